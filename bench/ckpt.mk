@@ -1,0 +1,1 @@
+# ckpt benchmarks (bench_ckpt*): appended by the ckpt part.

@@ -1,0 +1,1 @@
+# health benchmarks (bench_health*): appended by the health part.

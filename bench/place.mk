@@ -1,0 +1,1 @@
+# place benchmarks (bench_place*): appended by the place part.

@@ -1,0 +1,1 @@
+# topo benchmarks (bench_topo*): appended by the topo part.

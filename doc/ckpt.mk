@@ -1,0 +1,1 @@
+# ckpt man pages: appended by the ckpt part.

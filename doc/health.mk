@@ -1,0 +1,1 @@
+# health man pages: appended by the health part.

@@ -1,0 +1,1 @@
+# place man pages: appended by the place part.

@@ -1,0 +1,1 @@
+# topo man pages: appended by the topo part.

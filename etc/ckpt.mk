@@ -1,0 +1,1 @@
+# ckpt sample configs: appended by the ckpt part.

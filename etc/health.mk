@@ -1,0 +1,1 @@
+# health sample configs: appended by the health part.

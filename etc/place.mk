@@ -1,0 +1,1 @@
+# place sample configs: appended by the place part.

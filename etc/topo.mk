@@ -1,0 +1,1 @@
+# topo sample configs: appended by the topo part.

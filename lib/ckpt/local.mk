@@ -1,0 +1,1 @@
+# lib/ckpt: see issue; sources are added here.

@@ -1,0 +1,1 @@
+# lib/health: see issue; sources are added here.

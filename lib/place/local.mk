@@ -1,0 +1,1 @@
+# lib/place: see issue; sources are added here.

@@ -1,0 +1,1 @@
+# lib/topo sources and unit tests are added here.

@@ -1,0 +1,25 @@
+// loom: small, careful file helpers shared by every part.
+#pragma once
+
+#include "lib/util/expected.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loom {
+
+// Whole file into memory; files larger than max_bytes are refused.
+expected<std::string> read_file(const std::string &path, uint64_t max_bytes = 256ull << 20);
+// Write text to path atomically: a temporary file beside it, fsync, rename,
+// fsync of the directory. Readers see the old content or the new, never half.
+status write_file_atomic(const std::string &path, std::string_view text, unsigned mode = 0644);
+// Join path pieces with single slashes.
+std::string path_join(std::string_view a, std::string_view b);
+// Split text into lines (without the newline characters).
+std::vector<std::string> split_lines(std::string_view text);
+// Trim ASCII whitespace on both ends.
+std::string_view trim(std::string_view s);
+
+} // namespace loom

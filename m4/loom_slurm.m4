@@ -1,0 +1,86 @@
+# LOOM_SLURM: the installed Slurm headers (for SPANK), and --with-slurm-src=DIR,
+# a configured Slurm source tree for the internal plugins (select, jobcomp).
+# The tree must be the release the headers describe: internal plugins are
+# refused by any other Slurm micro release.
+AC_DEFUN([LOOM_SLURM], [
+  AC_ARG_WITH([slurm],
+    [AS_HELP_STRING([--with-slurm=PATH], [prefix of the installed Slurm headers (default: /usr)])],
+    [], [with_slurm=/usr])
+  AC_ARG_WITH([slurm-src],
+    [AS_HELP_STRING([--with-slurm-src=DIR],
+      [configured Slurm source tree (the source dir, or a build dir of it) for select/topo and jobcomp/health;
+       scripts/slurm-src.sh fetches and configures the one that matches the installed Slurm])],
+    [], [with_slurm_src=no])
+  AC_ARG_WITH([slurm-plugindir],
+    [AS_HELP_STRING([--with-slurm-plugindir=DIR], [where Slurm loads plugins from (default: LIBDIR/slurm-wlm on Debian, LIBDIR/slurm otherwise)])],
+    [slurmplugindir=$withval], [
+      AS_IF([test -d /usr/lib/x86_64-linux-gnu/slurm-wlm || test -d "$libdir/slurm-wlm" || test -f /etc/debian_version],
+        [slurmplugindir='${libdir}/slurm-wlm'], [slurmplugindir='${libdir}/slurm'])])
+  AC_SUBST([slurmplugindir])
+
+  SLURM_CPPFLAGS=
+  AS_IF([test "x$with_slurm" != x/usr], [SLURM_CPPFLAGS="-I$with_slurm/include"])
+  loom_save_CPPFLAGS=$CPPFLAGS
+  CPPFLAGS="$CPPFLAGS $SLURM_CPPFLAGS"
+  have_slurm_headers=no
+  AC_CHECK_HEADERS([slurm/spank.h slurm/slurm_version.h], [have_slurm_headers=yes],
+    [AC_MSG_ERROR([Slurm headers not found (Debian: apt-get install libslurm-dev), or give --with-slurm=PREFIX])])
+  AC_MSG_CHECKING([the installed Slurm version])
+  AC_COMPUTE_INT([slurm_version_number], [SLURM_VERSION_NUMBER], [#include <slurm/slurm_version.h>],
+    [AC_MSG_ERROR([cannot read SLURM_VERSION_NUMBER from slurm/slurm_version.h])])
+  CPPFLAGS=$loom_save_CPPFLAGS
+  SLURM_VERSION_MAJOR=`expr $slurm_version_number / 65536`
+  SLURM_VERSION_MINOR=`expr $slurm_version_number / 256 % 256`
+  SLURM_VERSION_MICRO=`expr $slurm_version_number % 256`
+  SLURM_VERSION_STRING=`printf "%d.%02d.%d" $SLURM_VERSION_MAJOR $SLURM_VERSION_MINOR $SLURM_VERSION_MICRO`
+  AC_MSG_RESULT([$SLURM_VERSION_STRING])
+  AC_SUBST([SLURM_CPPFLAGS])
+  AC_SUBST([SLURM_VERSION_STRING])
+  AC_DEFINE_UNQUOTED([LOOM_SLURM_VERSION_STRING], ["$SLURM_VERSION_STRING"], [Slurm release loom was built for])
+
+  have_slurm_src=no
+  slurm_build=no
+  SLURM_SRC_DIR=
+  SLURM_SRC_CPPFLAGS=
+  AS_IF([test "x$with_slurm_src" != xno && test "x$with_slurm_src" != x], [
+    AS_IF([test "x$with_slurm_src" = xyes],
+      [AC_MSG_ERROR([--with-slurm-src needs a directory: --with-slurm-src=DIR])])
+    AS_CASE([$with_slurm_src], [/*], [], [with_slurm_src="`pwd`/$with_slurm_src"])
+    AC_MSG_CHECKING([the Slurm source tree in $with_slurm_src])
+    # Accept the build dir of an out-of-tree configure, or the source dir when configured in place.
+    slurm_build=
+    slurm_src=
+    AS_IF([test -f "$with_slurm_src/config.h" && test -f "$with_slurm_src/slurm/slurm_version.h"],
+      [slurm_build=$with_slurm_src])
+    AS_IF([test -f "$with_slurm_src/src/common/select.h"], [slurm_src=$with_slurm_src])
+    AS_IF([test -n "$slurm_build" && test -z "$slurm_src" && test -f "$slurm_build/Makefile"], [
+      slurm_src=`sed -n 's/^abs_top_srcdir = //p' "$slurm_build/Makefile"`])
+    AS_IF([test -z "$slurm_build" || test -z "$slurm_src" || test ! -f "$slurm_src/src/common/select.h"], [
+      AC_MSG_RESULT([no])
+      AC_MSG_ERROR([$with_slurm_src is not a configured Slurm source tree (need config.h, slurm/slurm_version.h
+  and src/common/select.h). Run scripts/slurm-src.sh to fetch and configure the one for the installed Slurm.])])
+    src_version=`sed -n 's/^#define SLURM_VERSION_NUMBER *\(0x@<:@0-9a-fA-F@:>@*\).*/\1/p' "$slurm_build/config.h" | head -1`
+    AS_IF([test -z "$src_version"], [
+      AC_MSG_RESULT([no])
+      AC_MSG_ERROR([$slurm_build/config.h has no SLURM_VERSION_NUMBER])])
+    src_version_dec=`printf '%d' "$src_version"`
+    AS_IF([test "$src_version_dec" != "$slurm_version_number"], [
+      src_str=`printf "%d.%02d.%d" \`expr $src_version_dec / 65536\` \`expr $src_version_dec / 256 % 256\` \`expr $src_version_dec % 256\``
+      AC_MSG_RESULT([no])
+      AC_MSG_ERROR([Slurm version mismatch: the source tree $with_slurm_src is Slurm $src_str but the installed
+  <slurm/slurm_version.h> is Slurm $SLURM_VERSION_STRING. Internal plugins only load into the exact
+  release they were built against: use the source of $SLURM_VERSION_STRING (scripts/slurm-src.sh fetches it).])])
+    AC_MSG_RESULT([yes, Slurm $SLURM_VERSION_STRING])
+    have_slurm_src=yes
+    SLURM_SRC_DIR=$slurm_src
+    # -isystem: Slurm's internal headers are not ours to warn about.
+    SLURM_SRC_CPPFLAGS="-DHAVE_CONFIG_H -isystem $slurm_build -isystem $slurm_build/slurm -isystem $slurm_src -isystem $slurm_src/src/common"
+  ], [
+    AC_MSG_WARN([no --with-slurm-src: select/topo and jobcomp/health are not built (scripts/slurm-src.sh prepares a tree)])
+  ])
+  SLURM_SRC_ARG=$slurm_build
+  AC_SUBST([SLURM_SRC_ARG])
+  AC_SUBST([SLURM_SRC_DIR])
+  AC_SUBST([SLURM_SRC_CPPFLAGS])
+  AM_CONDITIONAL([HAVE_SLURM_SRC], [test "x$have_slurm_src" = xyes])
+])

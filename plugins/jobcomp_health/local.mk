@@ -1,0 +1,1 @@
+# jobcomp_health

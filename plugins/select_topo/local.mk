@@ -1,0 +1,15 @@
+# select/topo: topology-aware gang placement over select/cons_tres.
+if HAVE_SLURM_SRC
+slurmplugin_LTLIBRARIES += plugins/select_topo/select_topo.la
+plugins_select_topo_select_topo_la_SOURCES = \
+	plugins/select_topo/select_topo_plugin.cpp \
+	plugins/select_topo/cons_tres.hpp plugins/select_topo/cons_tres.cpp \
+	plugins/common/slurm_log.hpp plugins/common/slurm_log.cpp
+plugins_select_topo_select_topo_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_SRC_CPPFLAGS) $(SLURM_CPPFLAGS)
+plugins_select_topo_select_topo_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)
+plugins_select_topo_select_topo_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
+	-Wl,--version-script=$(srcdir)/plugins/select_topo/select_topo.map
+plugins_select_topo_select_topo_la_LIBADD = lib/libloom.la
+EXTRA_plugins_select_topo_select_topo_la_DEPENDENCIES = plugins/select_topo/select_topo.map
+endif
+EXTRA_DIST += plugins/select_topo/select_topo.map

@@ -1,0 +1,61 @@
+#!/bin/bash
+# Build every tests/fuzz/fuzz_*.cpp with clang's libFuzzer (+ASan/UBSan) and run
+# each for a bounded time on its seed corpus (tests/fuzz/corpus/<name>/).
+# A crash, leak, timeout or sanitizer report fails the run.
+#
+#   tests/fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]     (default 20 s, all targets)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+secs=${1:-20}
+shift || true
+out=${LOOM_FUZZ_OUT:-/tmp/loom-fuzz}
+mkdir -p "$out"
+CXX=${CLANGXX:-$(command -v clang++ || command -v clang++-14 || true)}
+[ -n "$CXX" ] || { echo "fuzz: clang++ not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
+
+# libloom sources, compiled once into an archive with fuzzer instrumentation.
+libsrcs=$(cd "$top" && ls lib/*/*.cpp)
+flags="-std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -I$top -I$out"
+flags="$flags $(pkg-config --cflags json-c hwloc)"
+libs="$(pkg-config --libs json-c hwloc) -ldl -pthread"
+pkg-config --exists libibverbs && libs="$libs $(pkg-config --libs libibverbs)"
+# The build's feature macros: a minimal loom_config.h for the fuzz build.
+cat > "$out/loom_config.h" <<CFG
+#define PACKAGE_VERSION "fuzz"
+#define LOOM_SLURM_VERSION_STRING "fuzz"
+CFG
+objs=()
+for s in $libsrcs; do
+    o="$out/obj/${s//\//_}.o"
+    mkdir -p "$out/obj"
+    if [ ! -f "$o" ] || [ "$top/$s" -nt "$o" ]; then
+        $CXX $flags -include "$out/loom_config.h" -c "$top/$s" -o "$o"
+    fi
+    objs+=("$o")
+done
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    for f in "$here"/fuzz_*.cpp; do targets+=("$(basename "$f" .cpp)"); done
+fi
+[ ${#targets[@]} -gt 0 ] || { echo "fuzz: no targets" >&2; exit 1; }
+fail=0
+for t in "${targets[@]}"; do
+    bin="$out/$t"
+    $CXX $flags -fsanitize=fuzzer -include "$out/loom_config.h" "$here/$t.cpp" "${objs[@]}" $libs -o "$bin"
+    corpus="$here/corpus/${t#fuzz_}"
+    work="$out/corpus-$t"
+    mkdir -p "$work"
+    [ -d "$corpus" ] || { echo "fuzz: $t has no seed corpus at $corpus" >&2; fail=1; continue; }
+    echo "fuzz: $t for ${secs}s"
+    if ! (cd "$out" && "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+            -print_final_stats=1 "$work" "$corpus" > "$out/$t.log" 2>&1); then
+        echo "fuzz: $t FAILED (log: $out/$t.log)" >&2
+        tail -40 "$out/$t.log" >&2
+        fail=1
+    else
+        grep -E "stat::number_of_executed_units|Done" "$out/$t.log" | tail -1 | sed "s/^/fuzz: $t: /"
+    fi
+done
+exit $fail
