@@ -1,5 +1,6 @@
-# Benchmarks: `make bench` builds them (not `make all`); scripts/bench.sh runs them.
-# A part adds: BENCH_PROGRAMS += bench/bench_x and EXTRA_PROGRAMS += bench/bench_x
+# Benchmarks (bench_*), installed under $(pkglibexecdir)/bench; scripts/bench.sh runs them.
+# A part adds: BENCH_PROGRAMS += bench/bench_x (and may list it in EXTRA_PROGRAMS too).
+BENCHdir = $(pkglibexecdir)/bench
 BENCH_PROGRAMS =
 EXTRA_PROGRAMS =
 include bench/topo.mk

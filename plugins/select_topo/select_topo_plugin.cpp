@@ -42,7 +42,11 @@ int init(void)
 			      why.c_str());
 			return SLURM_ERROR;
 		}
-		verbose("%s loaded (over select/cons_tres)", plugin_type);
+		// Clients (sinfo, srun, ...) load every select plugin: stay quiet there.
+		if (running_in_slurmctld())
+			info("%s loaded (over select/cons_tres)", plugin_type);
+		else
+			debug("%s loaded (over select/cons_tres)", plugin_type);
 		return SLURM_SUCCESS;
 	} catch (const std::exception &e) {
 		error("%s: init failed: %s", plugin_type, e.what());

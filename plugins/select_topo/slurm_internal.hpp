@@ -12,6 +12,7 @@ extern "C" {
 #include "src/common/list.h"
 #include "src/common/log.h"
 #include "src/common/read_config.h"
+#include "src/common/run_in_daemon.h"
 #include "src/common/select.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"

@@ -1,0 +1,390 @@
+#!/bin/bash
+# loom test cluster: a real Slurm (slurmctld + N slurmd, Debian's packages) on
+# this host, with loom's plugins loaded from the build tree.
+#
+#   cluster.sh up   [--nodes N] [--gpus-per-node G] [--dir DIR] [--select topo|cons_tres]
+#                   [--builddir DIR] [--conf-extra FILE] [--plugstack-args "k=v ..."] [--timeout S]
+#   cluster.sh down [--dir DIR]
+#   cluster.sh env  [--dir DIR]        prints: export SLURM_CONF=DIR/etc/slurm.conf
+#   cluster.sh logs [--dir DIR]        prints the tail of every daemon log
+#
+# Everything lives under DIR (default /tmp/loom-cluster): configs in etc/, state in
+# state/, logs in log/, pid files in run/, fake GPU devices in dev/, the plugins in
+# plugins/. Nodes are n1..nN, 4 per leaf switch, 2 leaves per pod, pods under one
+# spine (topology.conf); the first half of the nodes carry feature "a100", the
+# second half "h100" (two GPU generations). `up` waits until every node is idle;
+# `down` stops exactly the processes this cluster started (pid files, and the job
+# steps whose environment names this cluster). A second `up` cleans up first.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+
+nodes=16
+gpus=8
+dir=${LOOM_CLUSTER_DIR:-/tmp/loom-cluster}
+select=topo
+builddir=${LOOM_BUILDDIR:-}
+conf_extra=
+plugstack_args=
+timeout=60
+slurm_plugindir=/usr/lib/x86_64-linux-gnu/slurm-wlm
+
+die() { echo "cluster: error: $*" >&2; exit 1; }
+say() { echo "cluster: $*" >&2; }
+
+usage() {
+	sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	exit 2
+}
+
+cmd=${1:-}
+[ -n "$cmd" ] || usage
+shift
+while [ $# -gt 0 ]; do
+	case $1 in
+	--nodes) nodes=$2; shift 2 ;;
+	--gpus-per-node) gpus=$2; shift 2 ;;
+	--dir) dir=$2; shift 2 ;;
+	--select) select=$2; shift 2 ;;
+	--builddir) builddir=$2; shift 2 ;;
+	--conf-extra) conf_extra=$2; shift 2 ;;
+	--plugstack-args) plugstack_args=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	-h|--help) usage ;;
+	*) die "unknown option '$1' (see: cluster.sh --help)" ;;
+	esac
+done
+case $nodes in ''|*[!0-9]*) die "--nodes '$nodes': expected a number" ;; esac
+case $gpus in ''|*[!0-9]*) die "--gpus-per-node '$gpus': expected a number" ;; esac
+[ "$nodes" -ge 1 ] && [ "$nodes" -le 256 ] || die "--nodes $nodes: expected 1 to 256"
+[ "$gpus" -ge 0 ] && [ "$gpus" -le 16 ] || die "--gpus-per-node $gpus: expected 0 to 16"
+case $select in topo|cons_tres) ;; *) die "--select '$select': expected topo or cons_tres" ;; esac
+case $dir in /*) ;; *) dir="$(pwd)/$dir" ;; esac
+conf="$dir/etc/slurm.conf"
+
+# ----------------------------------------------------------------- processes
+
+# True if pid is alive and not a zombie.
+alive() {
+	local st
+	[ -r "/proc/$1/stat" ] || return 1
+	st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
+# Pids whose environment carries LOOM_CLUSTER_DIR=$dir (daemons, their steps).
+cluster_pids() {
+	local p
+	for p in /proc/[0-9]*; do
+		p=${p#/proc/}
+		[ "$p" = $$ ] && continue
+		if { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qxF "LOOM_CLUSTER_DIR=$dir"; then
+			alive "$p" && echo "$p"
+		fi
+	done
+}
+
+# Stop the pids given, TERM then KILL, waiting up to 10 s.
+stop_pids() {
+	local p i left
+	[ $# -gt 0 ] || return 0
+	kill -TERM "$@" 2>/dev/null || true
+	for i in $(seq 1 100); do
+		left=0
+		for p in "$@"; do alive "$p" && left=1; done
+		[ $left = 0 ] && return 0
+		sleep 0.1
+	done
+	kill -KILL "$@" 2>/dev/null || true
+}
+
+pidfile_pids() {
+	local f p
+	for f in "$dir"/run/*.pid; do
+		[ -f "$f" ] || continue
+		p=$(cat "$f" 2>/dev/null || true)
+		case $p in ''|*[!0-9]*) continue ;; esac
+		# Only our daemons: the pid must still run slurmctld or slurmd.
+		if alive "$p" && { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -qE '(^|/)slurm(ctld|d)( |$)'; then
+			echo "$p"
+		fi
+	done
+}
+
+do_down() {
+	local pids steps
+	if [ -f "$conf" ] && [ -n "$(pidfile_pids)" ]; then
+		# Cancel jobs first so that their steps end through Slurm.
+		SLURM_CONF=$conf timeout 5 scancel --quiet --full --state=RUNNING,PENDING,SUSPENDED \
+			--user="$(id -un)" >/dev/null 2>&1 || true
+		SLURM_CONF=$conf timeout 5 scancel --quiet --full >/dev/null 2>&1 || true
+	fi
+	pids=$(pidfile_pids)
+	# shellcheck disable=SC2086
+	stop_pids $pids
+	steps=$(cluster_pids)
+	# shellcheck disable=SC2086
+	[ -z "$steps" ] || stop_pids $steps
+	rm -f "$dir"/run/*.pid
+}
+
+# ----------------------------------------------------------------- munge
+
+ensure_munge() {
+	if munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+		return 0
+	fi
+	command -v munged >/dev/null || [ -x /usr/sbin/munged ] || die "munge is not installed (apt-get install munge)"
+	[ -f /etc/munge/munge.key ] || die "/etc/munge/munge.key is missing (reinstall munge or run mungekey)"
+	say "starting munged"
+	mkdir -p /run/munge /var/log/munge /var/lib/munge
+	chown munge:munge /run/munge /var/log/munge /var/lib/munge 2>/dev/null || true
+	runuser -u munge -- /usr/sbin/munged --force 2>/dev/null || runuser -u munge -- /usr/sbin/munged
+	local i
+	for i in $(seq 1 50); do
+		munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	die "munged started but 'munge -n | unmunge' still fails"
+}
+
+# ----------------------------------------------------------------- ports
+
+port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+
+# A base port with $1 consecutive free ports, chosen from the cluster dir's hash.
+pick_ports() {
+	local want=$1 base i ok tries
+	base=$(( 20000 + $(printf '%s' "$dir" | cksum | cut -d' ' -f1) % 20000 ))
+	for tries in $(seq 1 50); do
+		ok=1
+		for i in $(seq 0 $((want - 1))); do
+			port_free $((base + i)) || { ok=0; break; }
+		done
+		[ $ok = 1 ] && { echo "$base"; return 0; }
+		base=$(( (base - 20000 + 211) % 20000 + 20000 ))
+	done
+	die "no $want consecutive free TCP ports found"
+}
+
+# ----------------------------------------------------------------- config
+
+find_builddir() {
+	if [ -n "$builddir" ]; then
+		case $builddir in /*) ;; *) builddir="$(pwd)/$builddir" ;; esac
+		[ -d "$builddir" ] || die "--builddir $builddir: no such directory"
+		return
+	fi
+	local b
+	for b in "$top/_build" "$top"; do
+		if [ -f "$b/plugins/select_topo/.libs/select_topo.so" ]; then builddir=$b; return; fi
+	done
+	builddir=
+}
+
+# hostlist n[A-B]
+range() { if [ "$1" = "$2" ]; then echo "n$1"; else echo "n[$1-$2]"; fi; }
+
+write_topology() {
+	local leaves pods l p first last out="$dir/etc/topology.conf"
+	leaves=$(( (nodes + 3) / 4 ))
+	pods=$(( (leaves + 1) / 2 ))
+	{
+		echo "# loom test cluster: $nodes nodes, $leaves leaf switches of 4, $pods pods of 2 leaves, one spine"
+		for l in $(seq 1 "$leaves"); do
+			first=$(( (l - 1) * 4 + 1 )); last=$(( l * 4 ))
+			[ $last -le "$nodes" ] || last=$nodes
+			echo "SwitchName=leaf$l Nodes=$(range $first $last) LinkSpeed=400"
+		done
+		for p in $(seq 1 "$pods"); do
+			first=$(( (p - 1) * 2 + 1 )); last=$(( p * 2 ))
+			[ $last -le "$leaves" ] || last=$leaves
+			if [ $first = $last ]; then
+				echo "SwitchName=pod$p Switches=leaf$first LinkSpeed=800"
+			else
+				echo "SwitchName=pod$p Switches=leaf[$first-$last] LinkSpeed=800"
+			fi
+		done
+		if [ "$pods" = 1 ]; then
+			echo "SwitchName=spine Switches=pod1 LinkSpeed=1600"
+		else
+			echo "SwitchName=spine Switches=pod[1-$pods] LinkSpeed=1600"
+		fi
+	} >"$out"
+}
+
+write_configs() {
+	local base=$1 ctl_port=$1 host half last_gpu gres_line plugindir_list jobcomp plugstack
+	host=$(hostname -s)
+	half=$(( (nodes + 1) / 2 ))
+	last_gpu=$(( gpus - 1 ))
+	plugindir_list="$slurm_plugindir:$dir/plugins"
+
+	gres_line=
+	[ "$gpus" -gt 0 ] && gres_line="Gres=gpu:$gpus"
+
+	jobcomp="JobCompType=jobcomp/none"
+	if [ -f "$dir/plugins/jobcomp_health.so" ]; then
+		jobcomp="JobCompType=jobcomp/health
+JobCompLoc=$dir/state/loom-health"
+	fi
+	plugstack=
+	if [ -f "$dir/plugins/spank_ckpt.so" ]; then
+		plugstack="PlugStackConfig=$dir/etc/plugstack.conf"
+		echo "required $dir/plugins/spank_ckpt.so $plugstack_args" >"$dir/etc/plugstack.conf"
+	fi
+
+	cat >"$conf" <<EOF
+# loom test cluster (tests/cluster/cluster.sh): $nodes nodes x $gpus GPUs under $dir
+ClusterName=loomtest
+SlurmctldHost=$host
+SlurmctldPort=$ctl_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=cred_expire=5
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool/d/%n
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd-%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+PluginDir=$plugindir_list
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+$jobcomp
+SelectType=select/$select
+SelectTypeParameters=CR_Core
+TopologyPlugin=topology/tree
+SchedulerType=sched/backfill
+SchedulerParameters=sched_interval=2,bf_interval=1
+SlurmdParameters=config_overrides
+GresTypes=gpu
+MailProg=/bin/true
+ReturnToService=2
+MinJobAge=600
+KillWait=5
+InactiveLimit=0
+MpiDefault=none
+$plugstack
+NodeName=DEFAULT CPUs=16 Sockets=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=8000 $gres_line
+NodeName=$(range 1 $half) NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((base + 1))-$((base + half))] Feature=a100,gpu_a100
+EOF
+	if [ "$nodes" -gt "$half" ]; then
+		echo "NodeName=$(range $((half + 1)) "$nodes") NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((base + half + 1))-$((base + nodes))] Feature=h100,gpu_h100" >>"$conf"
+	fi
+	echo "PartitionName=gpu Nodes=$(range 1 "$nodes") Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" >>"$conf"
+	if [ -n "$conf_extra" ]; then
+		[ -f "$conf_extra" ] || die "--conf-extra $conf_extra: no such file"
+		{ echo "# --- from $conf_extra"; cat "$conf_extra"; } >>"$conf"
+	fi
+
+	: >"$dir/etc/gres.conf"
+	echo "AutoDetect=off" >>"$dir/etc/gres.conf"
+	if [ "$gpus" -gt 0 ]; then
+		if [ "$gpus" = 1 ]; then
+			echo "NodeName=$(range 1 "$nodes") Name=gpu File=$dir/dev/nvidia0" >>"$dir/etc/gres.conf"
+		else
+			echo "NodeName=$(range 1 "$nodes") Name=gpu File=$dir/dev/nvidia[0-$last_gpu]" >>"$dir/etc/gres.conf"
+		fi
+	fi
+	write_topology
+}
+
+make_devices() {
+	local i
+	mkdir -p "$dir/dev"
+	for i in $(seq 0 $((gpus - 1))); do
+		[ -c "$dir/dev/nvidia$i" ] && continue
+		rm -f "$dir/dev/nvidia$i"
+		mknod "$dir/dev/nvidia$i" c 195 "$i" 2>/dev/null || ln -s /dev/null "$dir/dev/nvidia$i"
+	done
+}
+
+install_plugins() {
+	mkdir -p "$dir/plugins"
+	rm -f "$dir"/plugins/*.so
+	[ -n "$builddir" ] || { say "warning: no build tree found: no loom plugin is loaded"; return 0; }
+	local so
+	if [ "$select" = topo ]; then
+		so="$builddir/plugins/select_topo/.libs/select_topo.so"
+		[ -f "$so" ] || die "--select topo but $so is not built (configure --with-slurm-src, make)"
+		cp "$so" "$dir/plugins/"
+	fi
+	so="$builddir/plugins/spank_ckpt/.libs/spank_ckpt.so"
+	[ -f "$so" ] && cp "$so" "$dir/plugins/"
+	so="$builddir/plugins/jobcomp_health/.libs/jobcomp_health.so"
+	[ -f "$so" ] && cp "$so" "$dir/plugins/"
+	return 0
+}
+
+print_logs() {
+	local f
+	for f in "$dir"/log/slurmctld.log "$dir"/log/slurmd-*.log; do
+		[ -f "$f" ] || continue
+		echo "===== $f (last 40 lines)"
+		tail -n 40 "$f"
+	done
+}
+
+wait_idle() {
+	local deadline states
+	deadline=$(( $(date +%s) + timeout ))
+	while :; do
+		states=$(SLURM_CONF=$conf sinfo -h -N -o '%T' 2>/dev/null | sort | uniq -c | tr -s ' ' || true)
+		if [ -n "$states" ] && [ "$(SLURM_CONF=$conf sinfo -h -N -t idle -o '%N' 2>/dev/null | wc -l)" = "$nodes" ]; then
+			return 0
+		fi
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			echo "cluster: error: nodes not idle after ${timeout}s (states:${states:- none reported})" >&2
+			print_logs >&2
+			return 1
+		fi
+		sleep 0.3
+	done
+}
+
+do_up() {
+	local i
+	[ "$(id -u)" = 0 ] || die "the test cluster runs its daemons as root (SlurmUser=root): run as root"
+	[ -x /usr/sbin/slurmctld ] || die "slurmctld is not installed (apt-get install slurmctld slurmd slurm-client)"
+	[ -x /usr/sbin/slurmd ] || die "slurmd is not installed (apt-get install slurmd)"
+	# A previous cluster in this dir (or its remains after a crash): stop it first.
+	do_down
+	find_builddir
+	ensure_munge
+	rm -rf "$dir/state" "$dir/spool" "$dir/log" "$dir/run" "$dir/scratch"
+	mkdir -p "$dir/etc" "$dir/state" "$dir/spool" "$dir/log" "$dir/run"
+	for i in $(seq 1 "$nodes"); do mkdir -p "$dir/spool/d/n$i"; done
+	make_devices
+	install_plugins
+	local base
+	base=$(pick_ports $((nodes + 1)))
+	write_configs "$base"
+
+	export SLURM_CONF=$conf LOOM_CLUSTER_DIR=$dir
+	/usr/sbin/slurmctld -i >"$dir/log/slurmctld.stdout" 2>&1 ||
+		{ cat "$dir/log/slurmctld.stdout" >&2; print_logs >&2; die "slurmctld failed to start"; }
+	for i in $(seq 1 "$nodes"); do
+		/usr/sbin/slurmd -N "n$i" >"$dir/log/slurmd-n$i.stdout" 2>&1 ||
+			{ cat "$dir/log/slurmd-n$i.stdout" >&2; print_logs >&2; die "slurmd -N n$i failed to start"; }
+	done
+	wait_idle || die "cluster did not come up (logs above, and under $dir/log)"
+	say "up: $nodes nodes x $gpus GPUs, select/$select, plugins: $(cd "$dir/plugins" && ls ./*.so 2>/dev/null | tr '\n' ' ' | sed 's|\./||g')"
+	echo "export SLURM_CONF=$conf"
+}
+
+case $cmd in
+up) do_up ;;
+down) do_down; say "down: $dir" ;;
+env) [ -f "$conf" ] || die "no cluster configured under $dir"; echo "export SLURM_CONF=$conf" ;;
+logs) print_logs ;;
+-h|--help|help) usage ;;
+*) die "unknown command '$cmd' (up, down, env, logs)" ;;
+esac

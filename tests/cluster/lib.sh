@@ -1,0 +1,61 @@
+# Helpers for cluster scenarios (sourced by tests/cluster/run.sh before each one).
+# SLURM_CONF, LOOM_CLUSTER_DIR, LOOM_SRCDIR and LOOM_BUILDDIR are set.
+
+# Stop the scenario with a message; run.sh prints the daemon logs.
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+note() { echo "  $*"; }
+
+# job_field JOBID FIELD: one field of `scontrol show job -o` (e.g. JobState, NodeList, Restarts).
+job_field() {
+	scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
+}
+
+# job_state JOBID: PENDING, RUNNING, COMPLETED, FAILED, ... (empty if unknown).
+job_state() { job_field "$1" JobState; }
+
+# wait_state JOBID STATE [TIMEOUT_S]: wait until the job is in STATE (a |-separated
+# list is accepted: "COMPLETED|FAILED"). Fails on timeout, naming the state seen.
+wait_state() {
+	local job=$1 want=$2 limit=${3:-60} deadline st
+	deadline=$(( $(date +%s) + limit ))
+	while :; do
+		st=$(job_state "$job")
+		if [ -n "$st" ] && echo "$st" | grep -qxE "$want"; then
+			return 0
+		fi
+		[ "$(date +%s)" -lt "$deadline" ] || fail "job $job: state ${st:-unknown} after ${limit}s, expected $want"
+		sleep 0.5
+	done
+}
+
+# wait_file PATH [TIMEOUT_S]: wait until PATH exists and is not empty.
+wait_file() {
+	local path=$1 limit=${2:-60} deadline
+	deadline=$(( $(date +%s) + limit ))
+	until [ -s "$path" ]; do
+		[ "$(date +%s)" -lt "$deadline" ] || fail "$path did not appear within ${limit}s"
+		sleep 0.3
+	done
+}
+
+# submit SBATCH_ARGS...: sbatch --parsable, fails the scenario when refused.
+submit() {
+	local out
+	out=$(sbatch --parsable "$@" 2>&1) || fail "sbatch $*: $out"
+	echo "${out%%;*}"
+}
+
+# expand_hosts HOSTLIST: one node name per line.
+expand_hosts() { scontrol show hostnames "$1"; }
+
+# The scenario's scratch directory (kept on failure).
+scratch() {
+	local d="$LOOM_CLUSTER_DIR/scratch"
+	mkdir -p "$d"
+	chmod 1777 "$d"
+	echo "$d"
+}

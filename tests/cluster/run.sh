@@ -1,0 +1,72 @@
+#!/bin/bash
+# Run cluster scenarios against a real Slurm: a fresh test cluster for each one.
+#
+#   tests/cluster/run.sh [--builddir DIR] [--dir DIR] [--keep] [SCENARIO...]
+#
+# SCENARIO is a file under tests/cluster/scenarios/ (or a path); default: all of
+# them in order. A scenario picks its cluster with a comment line near the top:
+#   # cluster: --nodes 4 --gpus-per-node 8 --select topo
+# On failure the daemon logs are printed and kept under DIR/failed/<scenario>/.
+# The last line reads "N passed, N failed".
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+builddir=${LOOM_BUILDDIR:-$top/_build}
+dir=${LOOM_CLUSTER_DIR:-/tmp/loom-cluster}
+keep=0
+scenarios=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--builddir) builddir=$2; shift 2 ;;
+	--dir) dir=$2; shift 2 ;;
+	--keep) keep=1; shift ;;
+	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) scenarios+=("$1"); shift ;;
+	esac
+done
+case $builddir in /*) ;; *) builddir="$(pwd)/$builddir" ;; esac
+if [ ${#scenarios[@]} -eq 0 ]; then
+	for f in "$here"/scenarios/*.sh; do [ -f "$f" ] && scenarios+=("$f"); done
+fi
+[ ${#scenarios[@]} -gt 0 ] || { echo "cluster tests: no scenarios found" >&2; echo "0 passed, 1 failed"; exit 1; }
+
+export LOOM_SRCDIR=$top LOOM_BUILDDIR=$builddir LOOM_CLUSTER_DIR=$dir
+export PATH="$builddir/tools:$PATH"
+passed=0
+failed=0
+failed_names=()
+rm -rf "$dir/failed"
+for s in "${scenarios[@]}"; do
+	[ -f "$s" ] || s="$here/scenarios/$s"
+	[ -f "$s" ] || { echo "cluster tests: no such scenario: $s" >&2; failed=$((failed + 1)); continue; }
+	name=$(basename "$s" .sh)
+	opts=$(sed -n 's/^# cluster: //p' "$s" | head -1)
+	echo "=== $name${opts:+ ($opts)}"
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	if ! up_out=$("$here/cluster.sh" up --dir "$dir" --builddir "$builddir" $opts 2>&1); then
+		echo "$up_out"
+		echo "--- FAIL: $name: cluster did not come up"
+		failed=$((failed + 1)); failed_names+=("$name")
+		continue
+	fi
+	export SLURM_CONF="$dir/etc/slurm.conf"
+	( cd "$dir" && set -e && source "$here/lib.sh" && source "$s" )
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	if [ $rc = 0 ]; then
+		echo "--- PASS: $name (${secs}s)"
+		passed=$((passed + 1))
+	else
+		echo "--- FAIL: $name (${secs}s)"
+		failed=$((failed + 1)); failed_names+=("$name")
+		"$here/cluster.sh" logs --dir "$dir" 2>&1 | sed 's/^/    /'
+		mkdir -p "$dir/failed/$name"
+		cp -r "$dir/log" "$dir/etc" "$dir/failed/$name/" 2>/dev/null
+		echo "    (logs kept in $dir/failed/$name)"
+	fi
+	[ $keep = 1 ] || "$here/cluster.sh" down --dir "$dir" >/dev/null 2>&1
+done
+[ ${#failed_names[@]} -eq 0 ] || echo "failed scenarios: ${failed_names[*]}"
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
