@@ -1,0 +1,280 @@
+#include "lib/topo/build.hpp"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+namespace loom::topo {
+
+namespace {
+
+std::string quoted(const std::string &s) { return "'" + s + "'"; }
+
+// Resolve parents, refuse cycles, order domains depth-first (roots and
+// children in input order). Fills c.domains, c.domain_index, c.kinds.
+status build_domains(const ClusterSpec &spec, Cluster &c, std::vector<size_t> &order)
+{
+	std::unordered_map<std::string, size_t> by_name;
+	for (size_t i = 0; i < spec.domains.size(); i++) {
+		const auto &d = spec.domains[i];
+		if (d.name.empty())
+			return unexpected(d.where, "domain without a name");
+		if (!by_name.emplace(d.name, i).second)
+			return unexpected(d.where, "duplicate domain name " + quoted(d.name));
+		if (d.uplink_gbps < 0)
+			return unexpected(d.where, "negative uplink bandwidth");
+	}
+	std::vector<std::vector<size_t>> kids(spec.domains.size());
+	std::vector<size_t> roots;
+	for (size_t i = 0; i < spec.domains.size(); i++) {
+		const auto &d = spec.domains[i];
+		if (d.parent.empty()) {
+			roots.push_back(i);
+			continue;
+		}
+		auto p = by_name.find(d.parent);
+		if (p == by_name.end())
+			return unexpected(d.where, "parent " + quoted(d.parent) + " is not a domain");
+		kids[p->second].push_back(i);
+	}
+	// Depth-first from the roots; anything not reached lies on a cycle.
+	std::vector<Index> new_index(spec.domains.size(), none);
+	std::vector<std::pair<size_t, uint16_t>> stack;
+	for (auto it = roots.rbegin(); it != roots.rend(); ++it)
+		stack.emplace_back(*it, 0);
+	while (!stack.empty()) {
+		auto [i, level] = stack.back();
+		stack.pop_back();
+		if (level >= max_domain_depth)
+			return unexpected(spec.domains[i].where,
+					  "domain tree deeper than " + std::to_string(max_domain_depth) + " levels");
+		new_index[i] = static_cast<Index>(order.size());
+		order.push_back(i);
+		for (auto it = kids[i].rbegin(); it != kids[i].rend(); ++it)
+			stack.emplace_back(*it, static_cast<uint16_t>(level + 1));
+		Domain d;
+		d.name = spec.domains[i].name;
+		d.kind = c.kinds.intern(spec.domains[i].kind.empty() ? "switch" : spec.domains[i].kind);
+		d.level = level;
+		d.uplink_gbps = spec.domains[i].uplink_gbps;
+		c.domains.push_back(std::move(d));
+	}
+	for (size_t i = 0; i < spec.domains.size(); i++)
+		if (new_index[i] == none)
+			return unexpected(spec.domains[i].where,
+					  "domain " + quoted(spec.domains[i].name) + " is part of a parent cycle");
+	for (size_t k = 0; k < order.size(); k++) {
+		const auto &s = spec.domains[order[k]];
+		Domain &d = c.domains[k];
+		if (!s.parent.empty())
+			d.parent = new_index[by_name[s.parent]];
+		for (size_t kid : kids[order[k]])
+			d.children.push_back(new_index[kid]);
+		c.domain_index.emplace(d.name, static_cast<Index>(k));
+		c.levels = std::max<uint16_t>(c.levels, static_cast<uint16_t>(d.level + 1));
+	}
+	return ok();
+}
+
+status check_node(const NodeSpec &n)
+{
+	if (n.name.empty())
+		return unexpected(n.where, "node without a name");
+	if (n.gpus.size() > max_gpus_per_node)
+		return unexpected(n.where, "more than " + std::to_string(max_gpus_per_node) + " GPUs");
+	if (n.nics.size() > max_nics_per_node)
+		return unexpected(n.where, "more than " + std::to_string(max_nics_per_node) + " NICs");
+	std::set<int> idx;
+	for (const auto &g : n.gpus) {
+		if (g.index < 0 || g.index >= static_cast<int>(max_gpus_per_node))
+			return unexpected(g.where, "GPU index out of range");
+		if (!idx.insert(g.index).second)
+			return unexpected(g.where, "duplicate GPU index " + std::to_string(g.index));
+		if (g.nvlink_gbps < 0 || g.nvlinks < 0 || g.nvlinks > 65535)
+			return unexpected(g.where, "negative NVLink figures");
+	}
+	for (const auto &g : n.gpus)
+		for (const auto &p : g.peers)
+			if (p.gpu == g.index || !idx.count(p.gpu))
+				return unexpected(g.where, "NVLink peer " + std::to_string(p.gpu) +
+								   " is not another GPU of this node");
+	std::set<std::pair<std::string, int>> ports;
+	for (const auto &x : n.nics) {
+		if (x.device.empty())
+			return unexpected(x.where, "NIC without a device name");
+		if (!ports.emplace(x.device, x.port).second)
+			return unexpected(x.where, "duplicate NIC " + x.device + " port " + std::to_string(x.port));
+		if (x.rate_gbps < 0)
+			return unexpected(x.where, "negative NIC rate");
+	}
+	for (const auto &g : n.gpus) {
+		if (g.nic.empty())
+			continue;
+		bool found = std::any_of(n.nics.begin(), n.nics.end(), [&](const NicSpec &x) { return x.device == g.nic; });
+		if (!found)
+			return unexpected(g.where, "NIC " + quoted(g.nic) + " is not a NIC of this node");
+	}
+	std::set<int> numa_ids;
+	for (const auto &m : n.numas)
+		if (!numa_ids.insert(m.id).second)
+			return unexpected(m.where, "duplicate NUMA node " + std::to_string(m.id));
+	return ok();
+}
+
+void add_node(const NodeSpec &s, Index leaf, Index nvl, Cluster &c)
+{
+	Node n;
+	n.name = s.name;
+	n.leaf = leaf;
+	n.nvlink_domain = nvl;
+	n.perf_class = c.classes.intern(s.perf_class);
+	for (const auto &f : s.features)
+		n.features.push_back(c.features.intern(f));
+	std::sort(n.features.begin(), n.features.end());
+	n.features.erase(std::unique(n.features.begin(), n.features.end()), n.features.end());
+	Index id = static_cast<Index>(c.nodes.size());
+	n.nic_begin = static_cast<Index>(c.nics.size());
+	n.nic_count = static_cast<uint16_t>(s.nics.size());
+	for (const auto &x : s.nics) {
+		Nic nic{id, x.device, static_cast<uint16_t>(x.port), x.link_layer, x.rate_gbps,
+			static_cast<int16_t>(x.rail), static_cast<int16_t>(x.numa), x.pci_bus_id, x.guid};
+		n.nic_gbps += x.rate_gbps;
+		c.nics.push_back(std::move(nic));
+	}
+	std::vector<const GpuSpec *> gs;
+	for (const auto &g : s.gpus)
+		gs.push_back(&g);
+	std::sort(gs.begin(), gs.end(), [](const GpuSpec *a, const GpuSpec *b) { return a->index < b->index; });
+	n.gpu_begin = static_cast<Index>(c.gpus.size());
+	n.gpu_count = static_cast<uint16_t>(gs.size());
+	for (const GpuSpec *g : gs) {
+		Gpu gpu;
+		gpu.node = id;
+		gpu.index = static_cast<uint16_t>(g->index);
+		gpu.model = c.models.intern(g->model);
+		gpu.perf_class = g->perf_class.empty() ? n.perf_class : c.classes.intern(g->perf_class);
+		gpu.numa = static_cast<int16_t>(g->numa);
+		for (uint16_t k = 0; k < n.nic_count && !g->nic.empty(); k++)
+			if (c.nics[n.nic_begin + k].device == g->nic) {
+				gpu.nic = n.nic_begin + k;
+				break;
+			}
+		gpu.pci_bus_id = g->pci_bus_id;
+		gpu.memory_mib = g->memory_mib;
+		gpu.nvswitch = g->nvswitch;
+		gpu.nvlinks = static_cast<uint16_t>(g->nvlinks);
+		gpu.nvlink_gbps = g->nvlink_gbps;
+		gpu.peers = g->peers;
+		c.gpus.push_back(std::move(gpu));
+	}
+	if (!gs.empty())
+		n.gpu_model = c.gpus[n.gpu_begin].model;
+	n.numa_begin = static_cast<Index>(c.numas.size());
+	n.numa_count = static_cast<uint16_t>(s.numas.size());
+	for (const auto &m : s.numas)
+		c.numas.push_back(Numa{id, static_cast<int16_t>(m.id), m.cpus, m.memory_mib});
+	c.node_index.emplace(n.name, id);
+	c.nodes.push_back(std::move(n));
+}
+
+} // namespace
+
+expected<Cluster> build_cluster(ClusterSpec spec)
+{
+	Cluster c;
+	c.name = spec.name;
+	c.pcie_gbps = spec.pcie_gbps;
+	c.models.intern("");
+	c.classes.intern("");
+	std::vector<size_t> order;
+	if (status st = build_domains(spec, c, order); !st)
+		return unexpected(st.error());
+
+	for (const auto &v : spec.nvlink_domains) {
+		if (v.name.empty())
+			return unexpected(v.where, "NVLink domain without a name");
+		Index id = static_cast<Index>(c.nvlink_domains.size());
+		if (!c.nvlink_index.emplace(v.name, id).second)
+			return unexpected(v.where, "duplicate NVLink domain " + quoted(v.name));
+		c.nvlink_domains.push_back(NvlinkDomain{v.name, v.gbps, {}, 0});
+	}
+
+	// Nodes grouped by domain, in input order within a domain.
+	std::vector<std::vector<const NodeSpec *>> at(c.domains.size());
+	std::vector<const NodeSpec *> loose;
+	std::unordered_map<std::string_view, const NodeSpec *> seen;
+	for (const auto &n : spec.nodes) {
+		if (status st = check_node(n); !st)
+			return unexpected(st.error());
+		if (auto [it, fresh] = seen.emplace(n.name, &n); !fresh)
+			return unexpected(n.where, "duplicate node name " + quoted(n.name) + " (first at " +
+							   it->second->where + ")");
+		if (n.domain.empty()) {
+			if (!c.domains.empty())
+				return unexpected(n.where, "node " + quoted(n.name) + " is in no domain");
+			loose.push_back(&n);
+			continue;
+		}
+		Index d = c.find_domain(n.domain);
+		if (d == none)
+			return unexpected(n.where, "domain " + quoted(n.domain) + " is not defined");
+		at[d].push_back(&n);
+		if (!n.nvlink_domain.empty() && !c.nvlink_index.count(n.nvlink_domain))
+			return unexpected(n.where, "NVLink domain " + quoted(n.nvlink_domain) + " is not defined");
+	}
+	auto nvl_of = [&](const NodeSpec &n) {
+		auto it = c.nvlink_index.find(n.nvlink_domain);
+		return n.nvlink_domain.empty() || it == c.nvlink_index.end() ? none : it->second;
+	};
+	for (const NodeSpec *n : loose) {
+		if (!n->nvlink_domain.empty() && !c.nvlink_index.count(n->nvlink_domain))
+			return unexpected(n->where, "NVLink domain " + quoted(n->nvlink_domain) + " is not defined");
+		add_node(*n, none, nvl_of(*n), c);
+	}
+
+	// Pre-order walk: a domain's own nodes, then its subtrees. Domains are
+	// stored in pre-order already, so a reverse pass closes the ranges.
+	std::vector<Index> stack;
+	for (Index r = static_cast<Index>(c.domains.size()) - 1; r >= 0; r--)
+		if (c.domains[r].parent == none)
+			stack.push_back(r);
+	while (!stack.empty()) {
+		Index d = stack.back();
+		stack.pop_back();
+		Domain &dom = c.domains[d];
+		dom.node_begin = static_cast<Index>(c.nodes.size());
+		for (const NodeSpec *n : at[d])
+			add_node(*n, d, nvl_of(*n), c);
+		dom.direct_end = static_cast<Index>(c.nodes.size());
+		for (auto it = dom.children.rbegin(); it != dom.children.rend(); ++it)
+			stack.push_back(*it);
+	}
+	for (Index d = static_cast<Index>(c.domains.size()) - 1; d >= 0; d--) {
+		Domain &dom = c.domains[d];
+		dom.node_end = dom.direct_end;
+		for (Index n = dom.node_begin; n < dom.direct_end; n++)
+			dom.gpu_count += c.nodes[n].gpu_count;
+		for (Index k : dom.children) {
+			dom.node_end = std::max(dom.node_end, c.domains[k].node_end);
+			dom.gpu_count += c.domains[k].gpu_count;
+		}
+	}
+	c.ancestors.assign(c.nodes.size() * c.levels, none);
+	for (size_t n = 0; n < c.nodes.size(); n++)
+		for (Index d = c.nodes[n].leaf; d != none; d = c.domains[d].parent)
+			c.ancestors[n * c.levels + c.domains[d].level] = d;
+	for (size_t n = 0; n < c.nodes.size(); n++) {
+		const Node &node = c.nodes[n];
+		if (node.nvlink_domain == none)
+			continue;
+		auto &v = c.nvlink_domains[node.nvlink_domain];
+		v.nodes.push_back(static_cast<Index>(n));
+		v.gpu_count += node.gpu_count;
+	}
+	if (c.kinds.size() > 60000 || c.models.size() > 60000 || c.classes.size() > 60000 ||
+	    c.features.size() > 60000)
+		return unexpected("cluster", "too many distinct names (kinds, models, classes or features)");
+	return c;
+}
+
+} // namespace loom::topo
