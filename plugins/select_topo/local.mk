@@ -3,6 +3,7 @@ if HAVE_SLURM_SRC
 slurmplugin_LTLIBRARIES += plugins/select_topo/select_topo.la
 plugins_select_topo_select_topo_la_SOURCES = \
 	plugins/select_topo/select_topo_plugin.cpp \
+	plugins/select_topo/slurm_internal.hpp \
 	plugins/select_topo/cons_tres.hpp plugins/select_topo/cons_tres.cpp \
 	plugins/common/slurm_log.hpp plugins/common/slurm_log.cpp
 plugins_select_topo_select_topo_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_SRC_CPPFLAGS) $(SLURM_CPPFLAGS)

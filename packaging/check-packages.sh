@@ -1,0 +1,55 @@
+#!/bin/bash
+# Check the packages `make rpm` and `make deb` built: the files each one holds,
+# the exact-version dependency of the slurmctld plugins, and debug symbols.
+#   packaging/check-packages.sh BUILDDIR
+set -uo pipefail
+b=${1:?usage: check-packages.sh BUILDDIR}
+problems=0
+bad() { echo "packages: PROBLEM: $*" >&2; problems=$((problems + 1)); }
+slurm=$(dpkg-query -W -f='${Version}' libslurm-dev)
+slurm_upstream=${slurm%%-*}
+
+# ---- rpm
+rpms=("$b"/rpmbuild/RPMS/*/*.rpm)
+main=$(ls "$b"/rpmbuild/RPMS/*/loom-[0-9]*.rpm 2>/dev/null | head -1)
+ctld=$(ls "$b"/rpmbuild/RPMS/*/loom-slurmctld-[0-9]*.rpm 2>/dev/null | head -1)
+dbg=$(ls "$b"/rpmbuild/RPMS/*/loom-debuginfo-*.rpm 2>/dev/null | head -1)
+[ -n "$main" ] || bad "no loom rpm in $b/rpmbuild/RPMS (found: ${rpms[*]})"
+[ -n "$ctld" ] || bad "no loom-slurmctld rpm"
+[ -n "$dbg" ] || bad "no loom-debuginfo rpm (debug symbols must be kept)"
+if [ -n "$main" ] && [ -n "$ctld" ]; then
+	case $(basename "$main") in *slurm${slurm_upstream}*) ;; *) bad "rpm Release does not carry Slurm $slurm_upstream: $(basename "$main")" ;; esac
+	rpm -qlp "$main" 2>/dev/null | grep -qx /usr/bin/loom || bad "loom rpm lacks /usr/bin/loom"
+	rpm -qlp "$main" 2>/dev/null | grep -q '/slurm/spank_ckpt.so$' || bad "loom rpm lacks spank_ckpt.so"
+	rpm -qlp "$ctld" 2>/dev/null | grep -q '/slurm/select_topo.so$' || bad "loom-slurmctld rpm lacks select_topo.so"
+	rpm -qlp "$main" "$ctld" 2>/dev/null | grep -q '\.la$' && bad "rpm ships libtool .la files"
+	rpm -qlp "$main" 2>/dev/null | grep -q '^/etc/slurm' && bad "rpm writes into /etc/slurm (plugstack snippet must not be active)"
+	rpm -qlp "$main" 2>/dev/null | grep -q '/usr/share/loom/plugstack.conf.d/' || bad "rpm lacks the plugstack.conf.d snippet"
+	rpm -qp --requires "$ctld" 2>/dev/null | grep -qx "slurm = $slurm_upstream" ||
+		bad "loom-slurmctld rpm does not require slurm = $slurm_upstream: $(rpm -qp --requires "$ctld" 2>/dev/null | grep slurm | tr '\n' ' ')"
+	echo "packages: rpm $(basename "$main"): $(rpm -qlp "$main" 2>/dev/null | wc -l) files"
+	echo "packages: rpm $(basename "$ctld"): $(rpm -qlp "$ctld" 2>/dev/null | tr '\n' ' ')"
+	echo "packages: rpm $(basename "$ctld") requires: $(rpm -qp --requires "$ctld" 2>/dev/null | grep -i slurm | tr '\n' ' ')"
+fi
+
+# ---- deb
+dmain=$(ls "$b"/debbuild/loom_*.deb 2>/dev/null | head -1)
+dctld=$(ls "$b"/debbuild/loom-slurmctld_*.deb 2>/dev/null | head -1)
+ddbg=$(ls "$b"/debbuild/loom*-dbgsym_*.deb 2>/dev/null | head -1)
+[ -n "$dmain" ] || bad "no loom deb in $b/debbuild"
+[ -n "$dctld" ] || bad "no loom-slurmctld deb"
+[ -n "$ddbg" ] || bad "no -dbgsym deb (debug symbols must be kept)"
+if [ -n "$dmain" ] && [ -n "$dctld" ]; then
+	dpkg-deb -c "$dmain" | grep -q '\./usr/bin/loom$' || bad "loom deb lacks /usr/bin/loom"
+	dpkg-deb -c "$dmain" | grep -q 'slurm-wlm/spank_ckpt.so$' || bad "loom deb lacks spank_ckpt.so"
+	dpkg-deb -c "$dctld" | grep -q 'slurm-wlm/select_topo.so$' || bad "loom-slurmctld deb lacks select_topo.so"
+	dpkg-deb -c "$dmain" "$dctld" 2>/dev/null | grep -q '\.la$' && bad "deb ships libtool .la files"
+	dpkg-deb -c "$dmain" | grep -q '\./etc/slurm' && bad "deb writes into /etc/slurm"
+	dep=$(dpkg-deb -f "$dctld" Depends)
+	echo "$dep" | grep -qF "slurm-wlm-basic-plugins (= $slurm)" || bad "loom-slurmctld deb does not depend on slurm-wlm-basic-plugins (= $slurm): $dep"
+	echo "packages: deb $(basename "$dmain"): $(dpkg-deb -c "$dmain" | grep -vc '/$') files"
+	echo "packages: deb $(basename "$dctld"): $(dpkg-deb -c "$dctld" | awk '{print $6}' | grep -v '/$' | tr '\n' ' ')"
+	echo "packages: deb $(basename "$dctld") depends: $dep"
+fi
+[ $problems = 0 ] && echo "packages: ok"
+exit $problems

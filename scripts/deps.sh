@@ -1,0 +1,45 @@
+#!/bin/bash
+# Install what loom needs to build, test and run its test cluster on Debian 12,
+# unless it is there already. Run as root (or with sudo available).
+set -euo pipefail
+
+pkgs=(
+	# toolchain and autotools
+	g++ make autoconf automake libtool pkg-config
+	# libraries loom builds against
+	libjson-c-dev libhwloc-dev libibverbs-dev check
+	# Slurm 22.05 (daemons, clients, headers) and munge; dpkg-dev for `apt-get source`
+	slurmctld slurmd slurm-client munge libslurm-dev libmunge-dev dpkg-dev
+	# test tools: ss (iproute2), python3 (SDK, training program), clang + runtime (libFuzzer)
+	iproute2 python3 clang libclang-rt-14-dev procps
+	# packaging: make rpm, make deb
+	rpm debhelper fakeroot xz-utils
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	case $p in \#*) continue ;; esac
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: all ${#pkgs[@]} packages present"
+	exit 0
+fi
+SUDO=
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null || { echo "deps: run as root to install: ${missing[*]}" >&2; exit 1; }
+	SUDO=sudo
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q >/dev/null
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/loom-deps.log 2>&1 ||
+	{ tail -30 /tmp/loom-deps.log >&2; echo "deps: apt-get install failed (log: /tmp/loom-deps.log)" >&2; exit 1; }
+# slurm-wlm-emulator takes over the daemons' alternatives and cannot run a normal cluster.
+if dpkg-query -W -f='${Status}' slurm-wlm-emulator 2>/dev/null | grep -q "install ok installed"; then
+	$SUDO update-alternatives --set slurmctld /usr/sbin/slurmctld-wlm
+	$SUDO update-alternatives --set slurmd /usr/sbin/slurmd-wlm
+fi
+echo "deps: done"
