@@ -1,1 +1,21 @@
-# lib/health: see issue; sources are added here.
+# lib/health: collectors (gather), health config and rules (judge), predictor,
+# failure classifier and failure statistics. The loom health subcommand and
+# the unit tests are listed here too; jobcomp/health has its own local.mk.
+lib_libloom_la_SOURCES += \
+	lib/health/sample.hpp lib/health/sample.cpp \
+	lib/health/kernel_log.hpp lib/health/kernel_log.cpp \
+	lib/health/link_flaps.hpp lib/health/link_flaps.cpp \
+	lib/health/nvidia_smi.hpp lib/health/nvidia_smi.cpp \
+	lib/health/nvml.hpp lib/health/nvml.cpp \
+	lib/health/infiniband.hpp lib/health/infiniband.cpp \
+	lib/health/host_sysfs.hpp lib/health/host_sysfs.cpp \
+	lib/health/job_log.hpp lib/health/job_log.cpp \
+	lib/health/gather.hpp lib/health/gather.cpp
+
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_health_collectors
+TESTS += tests/unit/test_health_collectors
+tests_unit_test_health_collectors_SOURCES = tests/unit/test_health_collectors.cpp tests/unit/check_main.hpp
+tests_unit_test_health_collectors_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_health_collectors_LDADD = lib/libloom.la $(CHECK_LIBS)
+endif
