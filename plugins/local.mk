@@ -6,4 +6,5 @@ PLUGIN_CXXFLAGS = $(AM_CXXFLAGS) $(LOOM_VISIBILITY_FLAGS)
 
 include plugins/select_topo/local.mk
 include plugins/spank_ckpt/local.mk
+include plugins/spank_place/local.mk
 include plugins/jobcomp_health/local.mk

@@ -229,10 +229,13 @@ write_configs() {
 		jobcomp="JobCompType=jobcomp/health
 JobCompLoc=$dir/state/loom-health"
 	fi
-	plugstack=
+	plugstack="PlugStackConfig=$dir/etc/plugstack.conf"
+	: >"$dir/etc/plugstack.conf"
+	if [ -f "$dir/plugins/spank_place.so" ]; then
+		echo "required $dir/plugins/spank_place.so" >>"$dir/etc/plugstack.conf"
+	fi
 	if [ -f "$dir/plugins/spank_ckpt.so" ]; then
-		plugstack="PlugStackConfig=$dir/etc/plugstack.conf"
-		echo "required $dir/plugins/spank_ckpt.so $plugstack_args" >"$dir/etc/plugstack.conf"
+		echo "required $dir/plugins/spank_ckpt.so $plugstack_args" >>"$dir/etc/plugstack.conf"
 	fi
 
 	cat >"$conf" <<EOF
@@ -317,8 +320,9 @@ install_plugins() {
 		[ -f "$so" ] || die "--select topo but $so is not built (configure --with-slurm-src, make)"
 		cp "$so" "$dir/plugins/"
 	fi
-	so="$builddir/plugins/spank_ckpt/.libs/spank_ckpt.so"
-	[ -f "$so" ] && cp "$so" "$dir/plugins/"
+	for so in "$builddir/plugins/spank_ckpt/.libs/spank_ckpt.so" "$builddir/plugins/spank_place/.libs/spank_place.so"; do
+		[ -f "$so" ] && cp "$so" "$dir/plugins/"
+	done
 	so="$builddir/plugins/jobcomp_health/.libs/jobcomp_health.so"
 	[ -f "$so" ] && cp "$so" "$dir/plugins/"
 	return 0

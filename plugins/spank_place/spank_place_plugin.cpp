@@ -1,0 +1,91 @@
+// spank_place: the placement options select/topo has no Slurm field for.
+//
+//   sbatch --comm=heavy ...          communication-heavy gang: tightest, least loaded domain
+//   sbatch --locality=leaf:strict    the gang must fit under one leaf switch (waits otherwise)
+//
+// Values are checked where the user typed them (sbatch, salloc, srun): a bad
+// value is refused at submit time naming the option and the value. Slurm
+// carries accepted options to slurmctld in the job's SPANK environment, where
+// select/topo reads them (plugins/common/place_hints.hpp).
+#include "plugins/common/place_hints.hpp"
+
+#include <cstring>
+#include <exception>
+
+extern "C" {
+#include <slurm/spank.h>
+}
+
+#pragma GCC visibility push(default)
+extern "C" {
+extern const char plugin_name[];
+extern const char plugin_type[];
+extern const unsigned int plugin_version;
+const char plugin_name[] = "loom_place";
+const char plugin_type[] = "spank";
+const unsigned int plugin_version = SLURM_VERSION_NUMBER;
+int slurm_spank_init(spank_t sp, int ac, char **av);
+}
+#pragma GCC visibility pop
+
+namespace {
+
+int opt_comm(int, const char *optarg, int)
+{
+	try {
+		auto c = loom::plugin::parse_comm(optarg ? optarg : "");
+		if (!c) {
+			slurm_error("loom: %s", c.error().str().c_str());
+			return -1;
+		}
+		return 0;
+	} catch (...) {
+		return -1;
+	}
+}
+
+int opt_locality(int, const char *optarg, int)
+{
+	try {
+		loom::plugin::PlaceHints h;
+		auto st = loom::plugin::parse_locality(optarg ? optarg : "", h);
+		if (!st) {
+			slurm_error("loom: %s", st.error().str().c_str());
+			return -1;
+		}
+		return 0;
+	} catch (...) {
+		return -1;
+	}
+}
+
+struct spank_option g_options[] = {
+	{const_cast<char *>("comm"), const_cast<char *>("heavy|normal|light"),
+	 const_cast<char *>("[loom] communication intensity of the job: heavy gets the tightest, least "
+			    "loaded part of the fabric (default: normal)"),
+	 1, 0, opt_comm},
+	{const_cast<char *>("locality"), const_cast<char *>("KIND[:strict|:prefer]"),
+	 const_cast<char *>("[loom] fit the whole job under one fabric domain of this kind (leaf, pod, "
+			    "nvlink, ...); strict: wait until it fits, prefer: best effort (default)"),
+	 1, 0, opt_locality},
+	SPANK_OPTIONS_TABLE_END};
+
+} // namespace
+
+extern "C" int slurm_spank_init(spank_t sp, int, char **)
+{
+	try {
+		// Slurm 22.05's sbatch/salloc ignore a static spank_options table:
+		// register in every context.
+		for (struct spank_option *o = g_options; o->name; o++) {
+			spank_err_t rc = spank_option_register(sp, o);
+			if (rc != ESPANK_SUCCESS) {
+				slurm_error("loom: cannot register --%s: %s", o->name, spank_strerror(rc));
+				return -1;
+			}
+		}
+		return 0;
+	} catch (...) {
+		return -1;
+	}
+}
