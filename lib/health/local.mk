@@ -10,7 +10,10 @@ lib_libloom_la_SOURCES += \
 	lib/health/infiniband.hpp lib/health/infiniband.cpp \
 	lib/health/host_sysfs.hpp lib/health/host_sysfs.cpp \
 	lib/health/job_log.hpp lib/health/job_log.cpp \
-	lib/health/gather.hpp lib/health/gather.cpp
+	lib/health/gather.hpp lib/health/gather.cpp \
+	lib/health/xid_table.hpp lib/health/xid_table.cpp \
+	lib/health/config.hpp lib/health/config.cpp \
+	lib/health/rules.hpp lib/health/rules.cpp lib/health/rules_gpu.cpp lib/health/rules_host.cpp
 
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_health_collectors
@@ -18,4 +21,12 @@ TESTS += tests/unit/test_health_collectors
 tests_unit_test_health_collectors_SOURCES = tests/unit/test_health_collectors.cpp tests/unit/check_main.hpp
 tests_unit_test_health_collectors_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_health_collectors_LDADD = lib/libloom.la $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/test_health_rules
+TESTS += tests/unit/test_health_rules
+tests_unit_test_health_rules_SOURCES = tests/unit/test_health_rules.cpp tests/unit/check_main.hpp
+tests_unit_test_health_rules_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_health_rules_LDADD = lib/libloom.la $(CHECK_LIBS)
 endif
+
+EXTRA_DIST += tests/data/health
