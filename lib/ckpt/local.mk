@@ -1,1 +1,29 @@
-# lib/ckpt: see issue; sources are added here.
+# lib/ckpt: the checkpoint protocol (layout, manifest, commit, catalog,
+# verification, retention, interval policy, restart budget, coordinator,
+# async writer) and the job options of spank_ckpt.
+lib_libloom_la_SOURCES += \
+	lib/ckpt/sha256.hpp lib/ckpt/sha256.cpp \
+	lib/ckpt/layout.hpp lib/ckpt/layout.cpp \
+	lib/ckpt/manifest.hpp lib/ckpt/manifest.cpp \
+	lib/ckpt/commit.hpp lib/ckpt/commit.cpp \
+	lib/ckpt/catalog.hpp lib/ckpt/catalog.cpp \
+	lib/ckpt/policy.hpp lib/ckpt/policy.cpp \
+	lib/ckpt/options.hpp lib/ckpt/options.cpp \
+	lib/ckpt/safe_dir.hpp lib/ckpt/safe_dir.cpp \
+	lib/ckpt/restart.hpp lib/ckpt/restart.cpp \
+	lib/ckpt/coordinator.hpp lib/ckpt/coordinator.cpp \
+	lib/ckpt/async_writer.hpp lib/ckpt/async_writer.cpp
+
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_ckpt_protocol tests/unit/test_ckpt_policy tests/unit/test_ckpt_options
+TESTS += tests/unit/test_ckpt_protocol tests/unit/test_ckpt_policy tests/unit/test_ckpt_options
+tests_unit_test_ckpt_protocol_SOURCES = tests/unit/test_ckpt_protocol.cpp tests/unit/check_main.hpp
+tests_unit_test_ckpt_protocol_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_ckpt_protocol_LDADD = lib/libloom.la $(CHECK_LIBS)
+tests_unit_test_ckpt_policy_SOURCES = tests/unit/test_ckpt_policy.cpp tests/unit/check_main.hpp
+tests_unit_test_ckpt_policy_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_ckpt_policy_LDADD = lib/libloom.la $(CHECK_LIBS)
+tests_unit_test_ckpt_options_SOURCES = tests/unit/test_ckpt_options.cpp tests/unit/check_main.hpp
+tests_unit_test_ckpt_options_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_ckpt_options_LDADD = lib/libloom.la $(CHECK_LIBS)
+endif

@@ -1,0 +1,115 @@
+#include "lib/ckpt/coordinator.hpp"
+
+#include "lib/util/log.hpp"
+
+#include <chrono>
+#include <exception>
+
+namespace loom::ckpt {
+
+const char *ask_name(Ask a)
+{
+	switch (a) {
+	case Ask::none: return "none";
+	case Ask::interval: return "interval";
+	case Ask::time_limit: return "time limit";
+	case Ask::suspect: return "node suspect";
+	}
+	return "?";
+}
+
+Decision CoordinatorLogic::next(const Observation &o)
+{
+	Decision d;
+	double cost = o.newest_write_s > 0 ? o.newest_write_s : plan_.cost_default_s;
+	interval_ = plan_.interval_auto ? auto_interval(cost, plan_.mtbf_s, plan_.bounds) : plan_.interval_s;
+
+	// A checkpoint committed after the time-limit request: requeue now,
+	// rather than let the job run into its limit and end as TIMEOUT.
+	if (tl_signalled_ && !requeued_ && plan_.requeue_on_time_limit && plan_.may_requeue &&
+	    o.newest_step > tl_step_ && o.newest_created >= tl_signal_time_ - 1) {
+		requeued_ = true;
+		d.requeue = true;
+		d.why = strprintf("checkpoint step %lld committed before the time limit",
+				  static_cast<long long>(o.newest_step));
+		return d;
+	}
+	if (requeued_)
+		return d;
+
+	if (suspect_seen_ < 0)
+		suspect_seen_ = o.suspect_mtime > 0 && o.suspect_mtime < start_ ? o.suspect_mtime : 0;
+	if (o.suspect_mtime > 0 && o.suspect_mtime != suspect_seen_) {
+		suspect_seen_ = o.suspect_mtime;
+		last_signal_ = o.now;
+		d.signal = Ask::suspect;
+		d.why = "the node was flagged suspect";
+		return d;
+	}
+
+	if (o.end_time > 0 && !tl_signalled_) {
+		int64_t margin = time_limit_margin(o.newest_write_s, plan_.margin_min_s);
+		if (o.now >= o.end_time - static_cast<double>(margin)) {
+			tl_signalled_ = true;
+			tl_signal_time_ = o.now;
+			tl_step_ = o.newest_step;
+			last_signal_ = o.now;
+			d.signal = Ask::time_limit;
+			d.why = strprintf("%lld s before the time limit (margin %lld s)",
+					  static_cast<long long>(o.end_time - o.now), static_cast<long long>(margin));
+			return d;
+		}
+	}
+
+	double base = std::max({start_, o.newest_created, last_signal_});
+	if (o.now >= base + static_cast<double>(interval_)) {
+		last_signal_ = o.now;
+		d.signal = Ask::interval;
+		d.why = strprintf("interval %lld s is due", static_cast<long long>(interval_));
+	}
+	return d;
+}
+
+void Coordinator::start(CoordinatorPlan plan, CoordinatorHooks hooks, double start_time, int poll_s)
+{
+	stop();
+	hooks_ = std::move(hooks);
+	stop_ = false;
+	thread_ = std::thread([this, plan, start_time, poll_s] { run(plan, start_time, poll_s); });
+}
+
+void Coordinator::stop()
+{
+	{
+		std::lock_guard<std::mutex> lock(mu_);
+		stop_ = true;
+	}
+	cv_.notify_all();
+	if (thread_.joinable())
+		thread_.join();
+}
+
+void Coordinator::run(CoordinatorPlan plan, double start_time, int poll_s)
+{
+	CoordinatorLogic logic(plan, start_time);
+	std::unique_lock<std::mutex> lock(mu_);
+	while (!stop_) {
+		lock.unlock();
+		try {
+			Observation o = hooks_.observe();
+			Decision d = logic.next(o);
+			if (d.signal != Ask::none)
+				hooks_.signal(d.signal, d.why);
+			if (d.requeue)
+				hooks_.requeue(d.why);
+		} catch (const std::exception &e) {
+			log_error("checkpoint coordinator: %s", e.what());
+		} catch (...) {
+			log_error("checkpoint coordinator: unexpected failure");
+		}
+		lock.lock();
+		cv_.wait_for(lock, std::chrono::seconds(poll_s), [this] { return stop_; });
+	}
+}
+
+} // namespace loom::ckpt

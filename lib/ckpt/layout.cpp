@@ -1,0 +1,92 @@
+#include "lib/ckpt/layout.hpp"
+
+#include "lib/util/log.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <unistd.h>
+
+namespace loom::ckpt {
+
+std::string checkpoint_name(int64_t step) { return strprintf("step-%012lld", static_cast<long long>(step)); }
+
+std::optional<int64_t> parse_checkpoint_name(std::string_view name)
+{
+	if (name.size() != 17 || name.substr(0, 5) != "step-")
+		return std::nullopt;
+	int64_t v = 0;
+	for (char c : name.substr(5)) {
+		if (c < '0' || c > '9')
+			return std::nullopt;
+		v = v * 10 + (c - '0');
+	}
+	return v;
+}
+
+std::string staging_name(int64_t step)
+{
+	static std::atomic<unsigned> seq{0};
+	char host[256] = "localhost";
+	if (::gethostname(host, sizeof(host) - 1) != 0)
+		std::snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	for (char *c = host; *c; c++)
+		if (*c == '.' || *c == '/')
+			*c = '_';
+	return checkpoint_name(step) + "." + host + "." + std::to_string(::getpid()) + "." +
+	       std::to_string(seq.fetch_add(1));
+}
+
+std::optional<StagingOwner> parse_staging_name(std::string_view name)
+{
+	// step-NNNNNNNNNNNN.<host>.<pid>.<seq>
+	if (name.size() < 18 || !parse_checkpoint_name(name.substr(0, 17)) || name[17] != '.')
+		return std::nullopt;
+	std::string_view rest = name.substr(18);
+	size_t last = rest.rfind('.');
+	if (last == std::string_view::npos)
+		return std::nullopt;
+	std::string_view head = rest.substr(0, last);
+	size_t mid = head.rfind('.');
+	if (mid == std::string_view::npos || mid == 0)
+		return std::nullopt;
+	StagingOwner o;
+	o.host = std::string(head.substr(0, mid));
+	std::string_view pid = head.substr(mid + 1);
+	if (pid.empty() || pid.size() > 9)
+		return std::nullopt;
+	for (char c : pid) {
+		if (c < '0' || c > '9')
+			return std::nullopt;
+		o.pid = o.pid * 10 + (c - '0');
+	}
+	return o;
+}
+
+status check_relative_name(std::string_view name)
+{
+	if (name.empty())
+		return unexpected("empty file name");
+	if (name.size() > 4096)
+		return unexpected("file name longer than 4096 characters");
+	if (name.front() == '/')
+		return unexpected(std::string(name), "file name must be relative");
+	for (unsigned char c : name)
+		if (c < 0x20 || c == 0x7f)
+			return unexpected("file name contains a control character");
+	size_t start = 0;
+	while (start <= name.size()) {
+		size_t slash = name.find('/', start);
+		if (slash == std::string_view::npos)
+			slash = name.size();
+		std::string_view comp = name.substr(start, slash - start);
+		if (comp.empty() || comp == "." || comp == "..")
+			return unexpected(std::string(name), "file name has an empty, '.' or '..' component");
+		start = slash + 1;
+	}
+	if (name == manifest_name)
+		return unexpected(std::string(name), "file name is reserved for the manifest");
+	return ok();
+}
+
+} // namespace loom::ckpt

@@ -1,0 +1,47 @@
+// loom ckpt: the on-disk layout of a checkpoint directory.
+//
+//   <dir>/step-000000001200/          one committed checkpoint (renamed in whole)
+//   <dir>/step-000000001200/MANIFEST.json
+//   <dir>/latest                      name of the newest committed checkpoint
+//   <dir>/.staging/step-...<host>.<pid>.<n>/   checkpoints being written
+//   <dir>/.trash/                     checkpoints being removed
+//   <dir>/.loom-starts.json           one record per job start (restart budget)
+//
+// A checkpoint exists only once its directory carries the step-N name: the
+// writer renames it there after the manifest is on disk.
+#pragma once
+
+#include "lib/util/expected.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace loom::ckpt {
+
+inline constexpr const char *manifest_name = "MANIFEST.json";
+inline constexpr const char *latest_name = "latest";
+inline constexpr const char *staging_dir_name = ".staging";
+inline constexpr const char *trash_dir_name = ".trash";
+inline constexpr const char *starts_name = ".loom-starts.json";
+inline constexpr int64_t max_step = 999999999999LL;
+
+// "step-000000001200" for step 1200.
+std::string checkpoint_name(int64_t step);
+// The step of a committed checkpoint's name; nullopt for any other name.
+std::optional<int64_t> parse_checkpoint_name(std::string_view name);
+// A name for a new staging directory, unique per host, process and call.
+std::string staging_name(int64_t step);
+// The pid and host recorded in a staging name (for cleaning up after dead writers).
+struct StagingOwner {
+	std::string host;
+	long pid = 0;
+};
+std::optional<StagingOwner> parse_staging_name(std::string_view name);
+
+// A relative file name inside a checkpoint: non-empty, no leading '/', no '.'
+// or '..' component, no empty component, no control characters, not the manifest.
+status check_relative_name(std::string_view name);
+
+} // namespace loom::ckpt

@@ -1,0 +1,41 @@
+// loom ckpt: the restart budget.
+//
+// Each start of a job records, in <dir>/.loom-starts.json, its restart count
+// and the newest checkpoint step it found. A restarted job runs while its
+// restart count is within the budget and while the run before it made
+// progress: a job that failed again without committing a new checkpoint
+// since its last restart is held, with a reason, instead of looping.
+#pragma once
+
+#include "lib/util/expected.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loom::ckpt {
+
+struct StartRecord {
+	int64_t restart_count = 0;
+	int64_t newest_step = -1; // -1: no checkpoint at that start
+	double time = 0;
+	std::string job_id;
+};
+
+expected<std::vector<StartRecord>> parse_starts(std::string_view text, const std::string &source);
+std::string starts_to_json(const std::vector<StartRecord> &starts);
+// Read <dir>/.loom-starts.json (empty when absent), append or replace the
+// record with the same restart count, write it back atomically.
+expected<std::vector<StartRecord>> record_start(const std::string &dir, const StartRecord &r);
+
+enum class StartVerdict { run, hold_budget, hold_no_progress };
+struct StartDecision {
+	StartVerdict verdict = StartVerdict::run;
+	std::string reason; // for the hold; empty when run
+};
+// starts: the records before this start (this one not yet included).
+StartDecision decide_start(int64_t restart_count, int64_t max_restarts, int64_t newest_step_now,
+			   const std::vector<StartRecord> &starts);
+
+} // namespace loom::ckpt

@@ -1,0 +1,191 @@
+// Unit tests for the checkpoint interval policy (Young/Daly against Daly's
+// published vectors), the time-limit margin, failure statistics, host lists,
+// and the coordinator's decisions.
+#include "lib/ckpt/coordinator.hpp"
+#include "lib/ckpt/policy.hpp"
+
+#include <cmath>
+
+// Check defines a fail() macro: include it after the C++ library headers.
+#include "tests/unit/check_main.hpp"
+
+using namespace loom;
+using namespace loom::ckpt;
+
+START_TEST(daly_published_vectors)
+{
+	// Daly (2006): C = 5 min; M = 24 h -> 117 min, 6 h -> 57 min, 15 min -> 9.1 min.
+	ck_assert_int_eq(std::lround(daly_interval(300, 24 * 3600) / 60), 117);
+	ck_assert_int_eq(std::lround(daly_interval(300, 6 * 3600) / 60), 57);
+	ck_assert_int_eq(std::lround(daly_interval(300, 15 * 60) / 6), 91); // 9.1 min
+	// Young: sqrt(2CM); C = 5 min, M = 24 h -> 120 min exactly.
+	ck_assert(std::fabs(young_interval(300, 86400) - 7200) < 1e-6);
+	// C >= 2M: the interval is M.
+	ck_assert(daly_interval(1000, 400) == 400);
+}
+END_TEST
+
+START_TEST(auto_interval_bounds)
+{
+	IntervalBounds b{600, 3600};
+	ck_assert_int_eq(auto_interval(300, 86400, b), 3600);     // 117 min clamped to 1 h
+	ck_assert_int_eq(auto_interval(300, 900, b), 600);        // 9.1 min raised to 10 min
+	ck_assert_int_eq(auto_interval(30, 86400, {60, 86400}), std::lround(daly_interval(30, 86400)));
+	ck_assert_int_eq(auto_interval(0, 86400, b), 3600);       // no measurement: the longest
+	ck_assert_int_eq(auto_interval(NAN, 86400, b), 3600);
+}
+END_TEST
+
+START_TEST(time_limit_margin_from_measured_write)
+{
+	ck_assert_int_eq(time_limit_margin(0, 120), 120);
+	ck_assert_int_eq(time_limit_margin(30, 20), 70);  // 2 x 30 s + 10 s
+	ck_assert_int_eq(time_limit_margin(30, 300), 300);
+}
+END_TEST
+
+START_TEST(failure_stats_and_job_mtbf)
+{
+	const char *text = R"({"format":"loom-failure-stats/1","updated":1700000000,"default_node_mtbf_s":100000,
+		"nodes":{"n1":{"mtbf_s":50000,"failures":3},"n2":{"mtbf_s":50000}}})";
+	auto s = parse_failure_stats(text, "stats.json");
+	ck_assert_msg(s.has_value(), "%s", s ? "" : s.error().str().c_str());
+	// n1 and n2 at 50000 s, n3 at the file's default 100000 s: 1/(2/50000 + 1/100000) = 20000 s.
+	ck_assert(std::fabs(job_mtbf(*s, {"n1", "n2", "n3"}, 1e9) - 20000) < 1e-6);
+	FailureStats empty;
+	ck_assert(std::fabs(job_mtbf(empty, {"a", "b", "c", "d"}, 86400) - 21600) < 1e-6);
+	auto bad = parse_failure_stats(R"({"format":"loom-failure-stats/1","nodes":{"n1":{"mtbf_s":0}}})", "f.json");
+	ck_assert(!bad.has_value());
+	ck_assert_msg(bad.error().str().find("f.json: $.nodes.n1.mtbf_s") != std::string::npos, "%s",
+		      bad.error().str().c_str());
+	ck_assert(!parse_failure_stats(R"({"format":"loom-failure-stats/1","nodez":{}})", "f").has_value());
+}
+END_TEST
+
+START_TEST(hostlists)
+{
+	auto h = expand_hostlist("n[1-3,7],gpu[08-10],login");
+	ck_assert(h.has_value());
+	std::vector<std::string> want = {"n1", "n2", "n3", "n7", "gpu08", "gpu09", "gpu10", "login"};
+	ck_assert_int_eq(h->size(), want.size());
+	for (size_t i = 0; i < want.size(); i++)
+		ck_assert_sstr_eq((*h)[i], want[i]);
+	ck_assert(!expand_hostlist("n[3-1]").has_value());
+	ck_assert(!expand_hostlist("n[1-").has_value());
+	ck_assert(!expand_hostlist("n[1-999999999]", 1000).has_value());
+}
+END_TEST
+
+START_TEST(coordinator_interval_and_time_limit)
+{
+	CoordinatorPlan p;
+	p.interval_auto = false;
+	p.interval_s = 100;
+	p.margin_min_s = 30;
+	CoordinatorLogic c(p, 1000);
+	Observation o;
+	o.now = 1050;
+	o.end_time = 1400;
+	ck_assert(c.next(o).signal == Ask::none);
+	o.now = 1100;
+	ck_assert(c.next(o).signal == Ask::interval);
+	o.now = 1102;
+	ck_assert(c.next(o).signal == Ask::none); // just asked
+	// The application committed at 1150 (write took 20 s): the next one is due at 1250.
+	o.newest_step = 10, o.newest_created = 1150, o.newest_write_s = 20;
+	o.now = 1240;
+	ck_assert(c.next(o).signal == Ask::none);
+	o.now = 1250;
+	ck_assert(c.next(o).signal == Ask::interval);
+	// Margin = 2 x 20 + 10 = 50 s before the end at 1400.
+	o.now = 1345;
+	ck_assert(c.next(o).signal == Ask::none);
+	o.now = 1350;
+	Decision d = c.next(o);
+	ck_assert(d.signal == Ask::time_limit);
+	ck_assert(!d.requeue);
+	o.now = 1355;
+	ck_assert(!c.next(o).requeue); // nothing new committed yet
+	o.now = 1370, o.newest_step = 11, o.newest_created = 1368;
+	d = c.next(o);
+	ck_assert(d.requeue);
+	o.now = 1372;
+	d = c.next(o);
+	ck_assert(!d.requeue && d.signal == Ask::none); // once
+}
+END_TEST
+
+START_TEST(coordinator_no_requeue_without_budget_and_suspect_flag)
+{
+	CoordinatorPlan p;
+	p.interval_auto = true;
+	p.bounds = {60, 3600};
+	p.mtbf_s = 86400;
+	p.cost_default_s = 5;
+	p.margin_min_s = 10;
+	p.may_requeue = false;
+	CoordinatorLogic c(p, 0);
+	Observation o;
+	o.now = 1;
+	o.suspect_mtime = -5; // flag older than the job: not acted on
+	o.suspect_mtime = 0;
+	ck_assert(c.next(o).signal == Ask::none);
+	ck_assert_int_eq(c.interval(), auto_interval(5, 86400, p.bounds));
+	o.now = 2, o.suspect_mtime = 1.5;
+	ck_assert(c.next(o).signal == Ask::suspect);
+	o.now = 4;
+	ck_assert(c.next(o).signal == Ask::none); // the same flag asks once
+	o.now = 5, o.suspect_mtime = 4.5;          // touched again
+	ck_assert(c.next(o).signal == Ask::suspect);
+	o.end_time = 20, o.now = 11;
+	ck_assert(c.next(o).signal == Ask::time_limit);
+	o.now = 12, o.newest_step = 3, o.newest_created = 11.5;
+	ck_assert(!c.next(o).requeue); // the budget is used up
+}
+END_TEST
+
+START_TEST(coordinator_thread_stops_promptly)
+{
+	Coordinator c;
+	int observed = 0, signals = 0;
+	CoordinatorPlan p;
+	p.interval_auto = false;
+	p.interval_s = 0;
+	CoordinatorHooks h;
+	h.observe = [&] {
+		observed++;
+		Observation o;
+		o.now = 1e9 + observed;
+		return o;
+	};
+	h.signal = [&](Ask, const std::string &) { signals++; };
+	h.requeue = [](const std::string &) {};
+	c.start(p, h, 0, 600);
+	while (observed == 0)
+		::usleep(1000);
+	auto t0 = std::chrono::steady_clock::now();
+	c.stop();
+	double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	ck_assert_msg(waited < 1.0, "stop took %.2f s with a 600 s poll period", waited);
+	ck_assert(!c.running());
+	ck_assert_int_eq(signals, 1);
+}
+END_TEST
+
+static Suite *make_suite()
+{
+	Suite *s = suite_create("ckpt_policy");
+	TCase *tc = tcase_create("policy");
+	tcase_add_test(tc, daly_published_vectors);
+	tcase_add_test(tc, auto_interval_bounds);
+	tcase_add_test(tc, time_limit_margin_from_measured_write);
+	tcase_add_test(tc, failure_stats_and_job_mtbf);
+	tcase_add_test(tc, hostlists);
+	tcase_add_test(tc, coordinator_interval_and_time_limit);
+	tcase_add_test(tc, coordinator_no_requeue_without_budget_and_suspect_flag);
+	tcase_add_test(tc, coordinator_thread_stops_promptly);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+LOOM_CHECK_MAIN(make_suite)
