@@ -14,3 +14,14 @@ plugins_select_topo_select_topo_la_LIBADD = lib/libloom.la
 EXTRA_plugins_select_topo_select_topo_la_DEPENDENCIES = plugins/select_topo/select_topo.map
 endif
 EXTRA_DIST += plugins/select_topo/select_topo.map
+
+# The Slurm-free parts of select/topo, unit tested without Slurm.
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_select_topo_fabric
+TESTS += tests/unit/test_select_topo_fabric
+tests_unit_test_select_topo_fabric_SOURCES = tests/unit/test_select_topo_fabric.cpp \
+	plugins/select_topo/fabric.hpp plugins/select_topo/fabric.cpp \
+	plugins/select_topo/config.hpp plugins/select_topo/config.cpp
+tests_unit_test_select_topo_fabric_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_select_topo_fabric_LDADD = lib/libloom.la $(CHECK_LIBS)
+endif

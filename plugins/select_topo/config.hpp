@@ -1,0 +1,37 @@
+// select/topo configuration: loom-topo.conf beside slurm.conf (optional).
+//
+//   cluster_file=/etc/slurm/loom-cluster.json  fabric (any format `loom topo` reads);
+//                                              default: Slurm's topology.conf
+//   gpu_classes=a100,h100                      node features naming GPU generations,
+//                                              slowest first
+//   max_candidates=3                           node sets tried with cons_tres per job
+//   weights=/etc/slurm/loom-weights.conf       placement weights (loom-place(1))
+//   explain_dir=/var/spool/slurmctld/loom      with DebugFlags=SelectType: one
+//                                              state+request file per decision,
+//                                              for `loom place --explain`
+//
+// Parsed fail-closed: an unknown key or a bad value is an error naming the
+// file, line, key and value.
+#pragma once
+
+#include "lib/util/expected.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loom::select_topo {
+
+struct Config {
+	std::string path;                  // the file read ("" = none, defaults)
+	std::string cluster_file;
+	std::vector<std::string> gpu_classes;
+	int64_t max_candidates = 3;
+	std::string weights_file;
+	std::string explain_dir;
+};
+
+// Reads 'path' if it exists; a missing file gives the defaults.
+expected<Config> read_config(const std::string &path);
+
+} // namespace loom::select_topo

@@ -1,0 +1,38 @@
+// select/topo: the fabric slurmctld places on. Slurm-free, so it is unit tested
+// without a running Slurm.
+//
+// The fabric comes from the loom cluster file named in loom.conf (any format
+// `loom topo` reads), or, when none is named, from Slurm's own topology.conf.
+// Slurm's node records then fill in what a fabric file lacks (GPU counts and
+// features), and a Slurm node the fabric does not know is placed as if on a
+// leaf of its own (with one warning naming all such nodes).
+#pragma once
+
+#include "lib/topo/model.hpp"
+#include "lib/util/expected.hpp"
+
+#include <string>
+#include <vector>
+
+namespace loom::select_topo {
+
+struct SlurmNodeInfo {
+	std::string name;
+	int gpus = 0;                      // configured GPUs (Gres=gpu:N)
+	std::vector<std::string> features; // node features (AvailableFeatures)
+};
+
+struct Fabric {
+	topo::Cluster cluster;
+	std::string source;                // the file it came from
+	std::vector<std::string> alone;    // Slurm nodes missing from the fabric file
+	std::vector<std::string> unknown;  // fabric nodes Slurm does not have
+};
+
+// class_features: node features that name GPU generations ("a100", "h100"):
+// a node's first such feature becomes its GPU model and performance class.
+expected<Fabric> load_fabric(const std::string &cluster_file, const std::string &topology_conf,
+			     const std::vector<SlurmNodeInfo> &slurm_nodes,
+			     const std::vector<std::string> &class_features);
+
+} // namespace loom::select_topo

@@ -1,0 +1,99 @@
+#include "plugins/select_topo/slurm_view.hpp"
+
+extern "C" {
+#include "src/common/gres.h"
+}
+
+#include <cstring>
+#include <sstream>
+
+namespace loom::select_topo {
+namespace {
+
+uint32_t gpu_plugin_id()
+{
+	static uint32_t id = gres_build_id(const_cast<char *>("gpu"));
+	return id;
+}
+
+gres_state_t *find_gpu(List gres_list)
+{
+	if (!gres_list)
+		return nullptr;
+	ListIterator it = list_iterator_create(gres_list);
+	gres_state_t *found = nullptr;
+	while (auto *g = static_cast<gres_state_t *>(list_next(it))) {
+		if (g->plugin_id == gpu_plugin_id()) {
+			found = g;
+			break;
+		}
+	}
+	list_iterator_destroy(it);
+	return found;
+}
+
+std::vector<std::string> split_features(const char *s)
+{
+	std::vector<std::string> out;
+	if (!s)
+		return out;
+	std::stringstream ss(s);
+	std::string f;
+	while (std::getline(ss, f, ','))
+		if (!f.empty())
+			out.push_back(f);
+	return out;
+}
+
+} // namespace
+
+NodeGpus node_gpus(node_record_t *node)
+{
+	NodeGpus r;
+	gres_state_t *g = find_gpu(node ? node->gres_list : nullptr);
+	if (!g || !g->gres_data)
+		return r;
+	auto *ns = static_cast<gres_node_state_t *>(g->gres_data);
+	r.total = static_cast<int>(ns->gres_cnt_avail);
+	int64_t free = static_cast<int64_t>(ns->gres_cnt_avail) - static_cast<int64_t>(ns->gres_cnt_alloc);
+	r.free = free > 0 ? static_cast<int>(free) : 0;
+	return r;
+}
+
+std::vector<SlurmNodeInfo> slurm_nodes()
+{
+	std::vector<SlurmNodeInfo> out;
+	node_record_t *node;
+	for (int i = 0; (node = next_node(&i)); i++) {
+		SlurmNodeInfo n;
+		n.name = node->name;
+		n.gpus = node_gpus(node).total;
+		n.features = split_features(node->features);
+		out.push_back(std::move(n));
+	}
+	return out;
+}
+
+JobAsk job_ask(job_record_t *job)
+{
+	JobAsk a;
+	a.job_id = job->job_id;
+	if (gres_state_t *g = find_gpu(job->gres_list_req); g && g->gres_data) {
+		auto *js = static_cast<gres_job_state_t *>(g->gres_data);
+		if (js->gres_per_node)
+			a.gpus_per_node = static_cast<int>(js->gres_per_node);
+		if (js->gres_per_job)
+			a.gpus_total = static_cast<int64_t>(js->gres_per_job);
+	}
+	if (job->details) {
+		a.whole_node = job->details->whole_node == WHOLE_NODE_REQUIRED || job->details->share_res == 0;
+		if (job->details->features)
+			a.features = job->details->features;
+	}
+	a.max_switches = job->req_switch;
+	a.spank_env = job->spank_job_env;
+	a.spank_env_size = job->spank_job_env_size;
+	return a;
+}
+
+} // namespace loom::select_topo

@@ -1,0 +1,37 @@
+// select/topo: what the placement needs, read from slurmctld's records.
+// Only this file and the plugin entry points touch Slurm's internal structs.
+#pragma once
+
+#include "plugins/select_topo/fabric.hpp"
+#include "plugins/select_topo/slurm_internal.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loom::select_topo {
+
+// Every configured node: name, GPUs, features.
+std::vector<SlurmNodeInfo> slurm_nodes();
+
+// GPUs configured on a node and GPUs not allocated to any job right now.
+struct NodeGpus {
+	int total = 0;
+	int free = 0;
+};
+NodeGpus node_gpus(node_record_t *node);
+
+// What a job asks for, as far as placement cares.
+struct JobAsk {
+	uint32_t job_id = 0;
+	int gpus_per_node = 0;     // --gres=gpu:N / --gpus-per-node
+	int64_t gpus_total = 0;    // --gpus=N (whole job)
+	bool whole_node = false;   // --exclusive
+	std::string features;      // --constraint, as given
+	uint32_t max_switches = 0; // --switches=N (0: not given)
+	char **spank_env = nullptr;
+	uint32_t spank_env_size = 0;
+};
+JobAsk job_ask(job_record_t *job);
+
+} // namespace loom::select_topo
