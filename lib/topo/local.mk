@@ -1,7 +1,18 @@
 # lib/topo: the fabric topology model, its formats and node discovery.
 lib_libloom_la_SOURCES += \
 	lib/topo/model.hpp lib/topo/model.cpp \
-	lib/topo/build.hpp lib/topo/build.cpp lib/topo/spec.cpp
+	lib/topo/build.hpp lib/topo/build.cpp lib/topo/spec.cpp lib/topo/try.hpp \
+	lib/topo/cluster_json.hpp lib/topo/json_read.cpp lib/topo/json_write.cpp \
+	lib/topo/hostlist.hpp lib/topo/hostlist.cpp \
+	lib/topo/slurm_conf.hpp lib/topo/slurm_conf.cpp \
+	lib/topo/ib_graph.hpp lib/topo/ibnetdiscover.hpp lib/topo/ibnetdiscover.cpp lib/topo/ib_fabric.cpp \
+	lib/topo/xml.hpp lib/topo/xml.cpp lib/topo/nccl_xml.hpp lib/topo/nccl_xml.cpp \
+	lib/topo/discover.hpp lib/topo/discover.cpp lib/topo/discover_hwloc.cpp lib/topo/discover_nvml.cpp \
+	lib/topo/formats.hpp lib/topo/formats.cpp lib/topo/check.hpp lib/topo/check.cpp \
+	lib/topo/hwloc_xml.hpp lib/topo/hwloc_xml.cpp
+
+# The `loom topo` sources are added in bench/topo.mk: lib/local.mk is included
+# before tools/local.mk defines tools_loom_SOURCES.
 
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_topo_model

@@ -1,0 +1,288 @@
+#include "lib/topo/slurm_conf.hpp"
+
+#include "lib/topo/hostlist.hpp"
+#include "lib/topo/try.hpp"
+#include "lib/util/fs.hpp"
+
+#include <cctype>
+#include <map>
+#include <set>
+#include <strings.h>
+
+namespace loom::topo {
+
+namespace {
+
+bool key_is(const std::string &k, const char *want) { return strcasecmp(k.c_str(), want) == 0; }
+
+std::string lower(std::string s)
+{
+	for (char &c : s)
+		c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+	return s;
+}
+
+// Logical lines: comments cut, backslash continuations joined; each with its first line number.
+std::vector<std::pair<size_t, std::string>> logical_lines(std::string_view text)
+{
+	std::vector<std::pair<size_t, std::string>> out;
+	auto lines = split_lines(text);
+	std::string acc;
+	size_t first = 0;
+	for (size_t i = 0; i < lines.size(); i++) {
+		std::string l = lines[i];
+		if (size_t h = l.find('#'); h != std::string::npos)
+			l.erase(h);
+		std::string_view t = trim(l);
+		bool cont = !t.empty() && t.back() == '\\';
+		if (cont)
+			t.remove_suffix(1);
+		if (acc.empty())
+			first = i + 1;
+		acc += std::string(t) + " ";
+		if (!cont) {
+			if (!trim(acc).empty())
+				out.emplace_back(first, std::string(trim(acc)));
+			acc.clear();
+		}
+	}
+	if (!trim(acc).empty())
+		out.emplace_back(first, std::string(trim(acc)));
+	return out;
+}
+
+} // namespace
+
+expected<std::vector<std::pair<std::string, std::string>>> slurm_words(std::string_view line, const std::string &where)
+{
+	std::vector<std::pair<std::string, std::string>> out;
+	size_t i = 0;
+	while (i < line.size()) {
+		while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i])))
+			i++;
+		if (i >= line.size())
+			break;
+		size_t eq = i;
+		while (eq < line.size() && line[eq] != '=' && !std::isspace(static_cast<unsigned char>(line[eq])))
+			eq++;
+		if (eq >= line.size() || line[eq] != '=' || eq == i)
+			return unexpected(where, "expected Key=Value, found '" + std::string(line.substr(i, eq - i)) + "'");
+		std::string key(line.substr(i, eq - i)), value;
+		i = eq + 1;
+		if (i < line.size() && line[i] == '"') {
+			size_t close = line.find('"', i + 1);
+			if (close == std::string_view::npos)
+				return unexpected(where, "unterminated quote in value of " + key);
+			value = line.substr(i + 1, close - i - 1);
+			i = close + 1;
+		} else {
+			size_t end = i;
+			while (end < line.size() && !std::isspace(static_cast<unsigned char>(line[end])))
+				end++;
+			value = line.substr(i, end - i);
+			i = end;
+		}
+		out.emplace_back(std::move(key), std::move(value));
+	}
+	return out;
+}
+
+expected<ClusterSpec> parse_topology_conf(std::string_view text, const std::string &source)
+{
+	ClusterSpec s;
+	std::map<std::string, size_t> switch_at;        // name -> index in s.domains
+	std::map<std::string, std::string> parent_of;   // child switch -> parent switch
+	std::map<std::string, std::string> parent_where;
+	std::map<std::string, std::string> node_where;  // node -> where first placed
+	std::vector<std::pair<std::string, std::string>> refs; // (child, where) for dangling checks
+	for (auto &[line_no, line] : logical_lines(text)) {
+		std::string where = source + ":" + std::to_string(line_no);
+		LOOM_TRY(words, slurm_words(line, where));
+		if (!key_is(words[0].first, "SwitchName"))
+			return unexpected(where, "expected SwitchName= (only the tree plugin's format is read), found " +
+							 words[0].first + "=");
+		const std::string &name = words[0].second;
+		if (name.empty())
+			return unexpected(where, "empty SwitchName");
+		if (switch_at.count(name))
+			return unexpected(where, "switch '" + name + "' defined twice");
+		switch_at[name] = s.domains.size();
+		DomainSpec d{name, "switch", "", 0, where};
+		std::vector<std::string> nodes;
+		for (size_t k = 1; k < words.size(); k++) {
+			const auto &[key, value] = words[k];
+			if (key_is(key, "Nodes")) {
+				auto names = hostlist_expand(value);
+				if (!names)
+					return unexpected(where, "Nodes=: " + names.error().message);
+				nodes.insert(nodes.end(), names->begin(), names->end());
+			} else if (key_is(key, "Switches")) {
+				auto kids = hostlist_expand(value);
+				if (!kids)
+					return unexpected(where, "Switches=: " + kids.error().message);
+				for (auto &k2 : *kids) {
+					if (parent_of.count(k2))
+						return unexpected(where, "switch '" + k2 + "' already has parent '" +
+										 parent_of[k2] + "' (" + parent_where[k2] + ")");
+					parent_of[k2] = name;
+					parent_where[k2] = where;
+					refs.emplace_back(k2, where);
+				}
+			} else if (key_is(key, "LinkSpeed")) {
+				// Slurm ignores LinkSpeed; we keep it as the uplink figure when numeric.
+				char *end = nullptr;
+				double v = std::strtod(value.c_str(), &end);
+				if (value.empty() || *end || v < 0)
+					return unexpected(where, "LinkSpeed=: not a number: '" + value + "'");
+				d.uplink_gbps = v;
+			} else {
+				return unexpected(where, "unknown key " + key + "=");
+			}
+		}
+		if (!nodes.empty())
+			d.kind = "leaf";
+		s.domains.push_back(d);
+		for (auto &n : nodes) {
+			if (auto it = node_where.find(n); it != node_where.end())
+				return unexpected(where, "node '" + n + "' is already under a switch (" + it->second + ")");
+			node_where[n] = where;
+			NodeSpec ns;
+			ns.name = n;
+			ns.domain = name;
+			ns.where = where;
+			s.nodes.push_back(std::move(ns));
+		}
+	}
+	for (auto &[child, where] : refs)
+		if (!switch_at.count(child))
+			return unexpected(where, "switch '" + child + "' is not defined");
+	for (auto &[child, parent] : parent_of)
+		s.domains[switch_at[child]].parent = parent;
+	if (s.domains.empty())
+		return unexpected(source, "no SwitchName= lines");
+	return s;
+}
+
+std::string write_topology_conf(const Cluster &c)
+{
+	std::string out = "# topology.conf for the tree plugin, written by loom topo convert\n";
+	// Children before parents, as Slurm's own examples do.
+	for (Index d = static_cast<Index>(c.domains.size()) - 1; d >= 0; d--) {
+		const Domain &dom = c.domains[d];
+		out += "SwitchName=" + dom.name;
+		if (dom.direct_end > dom.node_begin) {
+			std::vector<std::string> names;
+			for (Index n = dom.node_begin; n < dom.direct_end; n++)
+				names.push_back(c.nodes[n].name);
+			out += " Nodes=" + hostlist_compress(names);
+		}
+		if (!dom.children.empty()) {
+			std::vector<std::string> names;
+			for (Index k : dom.children)
+				names.push_back(c.domains[k].name);
+			out += " Switches=" + hostlist_compress(names);
+		}
+		out += "\n";
+	}
+	return out;
+}
+
+expected<std::vector<SlurmNode>> parse_slurm_nodes(std::string_view text, const std::string &source)
+{
+	std::vector<SlurmNode> out;
+	SlurmNode defaults;
+	for (auto &[line_no, line] : logical_lines(text)) {
+		std::string where = source + ":" + std::to_string(line_no);
+		if (line.size() < 9 || strncasecmp(line.c_str(), "NodeName=", 9) != 0)
+			continue;
+		LOOM_TRY(words, slurm_words(line, where));
+		SlurmNode proto = defaults;
+		proto.where = where;
+		for (size_t k = 1; k < words.size(); k++) {
+			const auto &[key, value] = words[k];
+			if (key_is(key, "Feature") || key_is(key, "Features")) {
+				proto.features.clear();
+				for (size_t p = 0; p <= value.size();) {
+					size_t comma = value.find(',', p);
+					std::string f = value.substr(p, comma == std::string::npos ? std::string::npos : comma - p);
+					if (!f.empty())
+						proto.features.push_back(f);
+					if (comma == std::string::npos)
+						break;
+					p = comma + 1;
+				}
+			} else if (key_is(key, "Gres")) {
+				for (size_t p = 0; p <= value.size();) {
+					size_t comma = value.find(',', p);
+					std::string g = value.substr(p, comma == std::string::npos ? std::string::npos : comma - p);
+					// gpu[:type]:count[(S:...)]
+					if (g.rfind("gpu", 0) == 0) {
+						g = g.substr(0, g.find('('));
+						size_t c1 = g.find(':'), c2 = g.rfind(':');
+						if (c1 == std::string::npos)
+							proto.gpus = 1;
+						else {
+							std::string n = g.substr(c2 + 1);
+							char *end = nullptr;
+							long v = std::strtol(n.c_str(), &end, 10);
+							if (n.empty() || *end || v < 0 || v > 1024)
+								return unexpected(where, "Gres=: bad GPU count in '" + g + "'");
+							proto.gpus = static_cast<int>(v);
+							proto.gpu_type = c2 > c1 ? g.substr(c1 + 1, c2 - c1 - 1) : "";
+						}
+					}
+					if (comma == std::string::npos)
+						break;
+					p = comma + 1;
+				}
+			}
+		}
+		if (strcasecmp(words[0].second.c_str(), "DEFAULT") == 0) {
+			defaults = proto;
+			continue;
+		}
+		auto names = hostlist_expand(words[0].second);
+		if (!names)
+			return unexpected(where, "NodeName=: " + names.error().message);
+		for (auto &n : *names) {
+			SlurmNode sn = proto;
+			sn.name = n;
+			out.push_back(std::move(sn));
+		}
+	}
+	return out;
+}
+
+std::string write_gres_conf(const Cluster &c, Index node)
+{
+	const Node &n = c.nodes[node];
+	std::string out;
+	for (uint16_t i = 0; i < n.gpu_count; i++) {
+		const Gpu &g = c.gpus[n.gpu_begin + i];
+		out += "NodeName=" + n.name + " Name=gpu";
+		std::string type = lower(c.models.name(g.model));
+		for (char &ch : type)
+			if (std::isspace(static_cast<unsigned char>(ch)))
+				ch = '_';
+		if (!type.empty())
+			out += " Type=" + type;
+		out += " File=/dev/nvidia" + std::to_string(g.index) + " Links=";
+		for (uint16_t j = 0; j < n.gpu_count; j++) {
+			const Gpu &h = c.gpus[n.gpu_begin + j];
+			int links = 0;
+			if (i == j)
+				links = -1;
+			else if (g.nvswitch && h.nvswitch)
+				links = std::min(g.nvlinks, h.nvlinks);
+			else
+				for (const auto &p : g.peers)
+					if (p.gpu == h.index)
+						links = p.links;
+			out += (j ? "," : "") + std::to_string(links);
+		}
+		out += "\n";
+	}
+	return out;
+}
+
+} // namespace loom::topo

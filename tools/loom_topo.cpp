@@ -1,0 +1,302 @@
+// loom topo: discover, build, show, check, convert (see loom-topo(1)).
+#include "tools/command.hpp"
+
+#include "lib/topo/cluster_json.hpp"
+#include "lib/topo/discover.hpp"
+#include "lib/topo/formats.hpp"
+#include "lib/topo/nccl_xml.hpp"
+#include "lib/topo/slurm_conf.hpp"
+#include "lib/util/fs.hpp"
+#include "lib/util/json.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace loom::tool {
+int topo_check(int argc, char **argv);
+int topo_show(int argc, char **argv);
+} // namespace loom::tool
+
+using namespace loom;
+using namespace loom::topo;
+
+namespace {
+
+const char usage_text[] =
+	"usage: loom topo discover [--root DIR] [--hwloc-xml FILE] [--hostname NAME] [--json] [-o FILE]\n"
+	"       loom topo build --fabric FILE [--from-format F] [-o FILE] NODEFILE...\n"
+	"       loom topo show [--json] [--depth N] CLUSTER\n"
+	"       loom topo check --slurm-conf FILE CLUSTER\n"
+	"       loom topo convert --from FILE [--from-format F] --to FORMAT [-o FILE|DIR] [--node NAME]\n"
+	"                 [--gpus-per-node N] [--gpu-model M] [--node-features FILE] [--class-features A,B]\n"
+	"formats: json, topology.conf, ibnetdiscover, hwloc, nccl (in); json, topology.conf, gres.conf, nccl (out)\n"
+	"exit codes: 0 ok, 1 problems found, 2 bad usage\n";
+
+int bad_usage(const std::string &msg)
+{
+	std::fprintf(stderr, "loom topo: %s\n%s", msg.c_str(), usage_text);
+	return tool::exit_usage;
+}
+
+int fail(const Error &e)
+{
+	std::fprintf(stderr, "loom topo: %s\n", e.str().c_str());
+	return tool::exit_problems;
+}
+
+// Options "--key value" and positional words; flags listed in 'flags' take no value.
+struct Args {
+	std::map<std::string, std::string> opt;
+	std::vector<std::string> pos;
+	std::string error;
+	Args(int argc, char **argv, std::initializer_list<const char *> valued, std::initializer_list<const char *> flags)
+	{
+		for (int i = 1; i < argc; i++) {
+			std::string a = argv[i];
+			if (a.size() < 2 || a[0] != '-') {
+				pos.push_back(a);
+				continue;
+			}
+			bool known = false;
+			for (const char *f : flags)
+				if (a == f) {
+					opt[a] = "1";
+					known = true;
+				}
+			for (const char *v : valued)
+				if (a == v) {
+					if (i + 1 >= argc) {
+						error = a + " needs a value";
+						return;
+					}
+					opt[a] = argv[++i];
+					known = true;
+				}
+			if (!known) {
+				error = "unknown option " + a;
+				return;
+			}
+		}
+	}
+	bool has(const char *k) const { return opt.count(k) != 0; }
+	std::string get(const char *k, std::string fallback = {}) const
+	{
+		auto it = opt.find(k);
+		return it == opt.end() ? fallback : it->second;
+	}
+};
+
+int write_out(const std::string &path, const std::string &text)
+{
+	if (path.empty() || path == "-") {
+		std::fwrite(text.data(), 1, text.size(), stdout);
+		return tool::exit_ok;
+	}
+	if (status st = write_file_atomic(path, text); !st)
+		return fail(st.error());
+	return tool::exit_ok;
+}
+
+int discover(int argc, char **argv)
+{
+	Args a(argc, argv, {"--root", "--hwloc-xml", "--hostname", "-o"}, {"--json"});
+	if (!a.error.empty() || !a.pos.empty())
+		return bad_usage(a.error.empty() ? "discover takes no positional arguments" : a.error);
+	DiscoverOptions o;
+	o.root = a.get("--root", "/");
+	o.hwloc_xml = a.get("--hwloc-xml");
+	o.hostname = a.get("--hostname");
+	auto d = discover_node(o);
+	if (!d)
+		return fail(d.error());
+	for (const auto &n : d->notes)
+		std::fprintf(stderr, "loom topo discover: %s\n", n.c_str());
+	ClusterSpec s;
+	if (!d->nvlink_domain.empty())
+		s.nvlink_domains.push_back(NvlinkDomainSpec{d->nvlink_domain, 0, ""});
+	s.nodes.push_back(d->node);
+	auto c = build_cluster(std::move(s));
+	if (!c)
+		return fail(c.error());
+	if (a.has("--json") || a.has("-o"))
+		return write_out(a.get("-o"), write_cluster_json(*c, {true, false}));
+	const Node &n = c->nodes[0];
+	std::printf("node %s: %u GPUs, %u NICs, %u NUMA nodes; hwloc %s, NVML %s\n", n.name.c_str(), n.gpu_count,
+		    n.nic_count, n.numa_count, d->hwloc_loaded ? "loaded" : "not used", d->nvml_loaded ? "loaded" : "not found");
+	for (uint16_t k = 0; k < n.gpu_count; k++) {
+		const Gpu &g = c->gpus[n.gpu_begin + k];
+		std::printf("  gpu %u %s %s numa %d nvlinks %u%s nic %s\n", g.index, g.pci_bus_id.c_str(),
+			    c->models.name(g.model).c_str(), g.numa, g.nvlinks, g.nvswitch ? " (nvswitch)" : "",
+			    g.nic == none ? "-" : c->nics[g.nic].device.c_str());
+	}
+	for (uint16_t k = 0; k < n.nic_count; k++) {
+		const Nic &x = c->nics[n.nic_begin + k];
+		std::printf("  nic %s port %u %s %g Gb/s rail %d numa %d\n", x.device.c_str(), x.port,
+			    link_layer_name(x.link_layer), x.rate_gbps, x.rail, x.numa);
+	}
+	return tool::exit_ok;
+}
+
+int build(int argc, char **argv)
+{
+	Args a(argc, argv, {"--fabric", "--from-format", "-o"}, {});
+	if (!a.error.empty())
+		return bad_usage(a.error);
+	if (!a.has("--fabric"))
+		return bad_usage("build needs --fabric FILE");
+	std::string note;
+	auto fabric = read_spec_file(a.get("--fabric"), parse_format_name(a.get("--from-format")), &note);
+	if (!fabric)
+		return fail(fabric.error());
+	std::map<std::string, size_t> at;
+	for (size_t i = 0; i < fabric->nodes.size(); i++)
+		at[fabric->nodes[i].name] = i;
+	int problems = 0;
+	for (const auto &path : a.pos) {
+		auto node = read_spec_file(path, Format::loom_json);
+		if (!node)
+			return fail(node.error());
+		for (auto &n : node->nodes) {
+			auto it = at.find(n.name);
+			if (it == at.end()) {
+				std::fprintf(stderr, "loom topo build: %s: node '%s' is not in the fabric file\n", path.c_str(),
+					     n.name.c_str());
+				problems++;
+				continue;
+			}
+			NodeSpec &f = fabric->nodes[it->second];
+			f.gpus = n.gpus;
+			f.numas = n.numas;
+			if (!n.nics.empty())
+				f.nics = n.nics; // the node knows its PCI and NUMA placement best
+			f.features = n.features;
+			f.perf_class = n.perf_class;
+			if (!n.nvlink_domain.empty()) {
+				f.nvlink_domain = n.nvlink_domain;
+				bool known = false;
+				for (const auto &v : fabric->nvlink_domains)
+					known = known || v.name == n.nvlink_domain;
+				if (!known)
+					fabric->nvlink_domains.push_back(NvlinkDomainSpec{n.nvlink_domain, 0, path});
+			}
+		}
+	}
+	auto c = build_cluster(std::move(*fabric));
+	if (!c)
+		return fail(c.error());
+	int rc = write_out(a.get("-o"), write_cluster_json(*c));
+	return problems ? tool::exit_problems : rc;
+}
+
+int convert(int argc, char **argv)
+{
+	Args a(argc, argv,
+	       {"--from", "--from-format", "--to", "-o", "--node", "--gpus-per-node", "--gpu-model", "--node-features",
+		"--class-features", "--name"},
+	       {});
+	if (!a.error.empty() || !a.pos.empty())
+		return bad_usage(a.error.empty() ? "convert takes options only" : a.error);
+	if (!a.has("--from") || !a.has("--to"))
+		return bad_usage("convert needs --from FILE and --to FORMAT");
+	Format from = parse_format_name(a.get("--from-format"));
+	if (a.has("--from-format") && from == Format::unknown)
+		return bad_usage("unknown input format '" + a.get("--from-format") + "'");
+	std::string to = a.get("--to");
+	if (to != "json" && to != "topology.conf" && to != "gres.conf" && to != "nccl")
+		return bad_usage("unknown output format '" + to + "'");
+	std::string note;
+	auto spec = read_spec_file(a.get("--from"), from, &note);
+	if (!spec)
+		return fail(spec.error());
+	if (!note.empty())
+		std::fprintf(stderr, "loom topo convert: %s\n", note.c_str());
+	NodeFacts fallback;
+	if (a.has("--gpus-per-node")) {
+		char *end = nullptr;
+		long n = std::strtol(a.get("--gpus-per-node").c_str(), &end, 10);
+		if (*end || n < 0 || n > static_cast<long>(max_gpus_per_node))
+			return bad_usage("--gpus-per-node: expected 0 to 1024");
+		fallback.gpus = static_cast<int>(n);
+	}
+	fallback.gpu_model = a.get("--gpu-model");
+	std::map<std::string, NodeFacts> facts;
+	if (a.has("--node-features")) {
+		std::vector<std::string> classes;
+		std::string cf = a.get("--class-features");
+		for (size_t p = 0; p < cf.size();) {
+			size_t c = cf.find(',', p);
+			classes.push_back(cf.substr(p, c == std::string::npos ? std::string::npos : c - p));
+			p = c == std::string::npos ? cf.size() : c + 1;
+		}
+		auto f = read_node_facts(a.get("--node-features"), classes);
+		if (!f)
+			return fail(f.error());
+		facts = std::move(*f);
+	}
+	apply_node_facts(*spec, facts, fallback);
+	if (a.has("--name"))
+		spec->name = a.get("--name");
+	auto c = build_cluster(std::move(*spec));
+	if (!c)
+		return fail(c.error());
+	if (to == "json")
+		return write_out(a.get("-o"), write_cluster_json(*c));
+	if (to == "topology.conf") {
+		if (c->domains.empty())
+			return fail(Error(a.get("--from"), "no switches to write: the input has no fabric"));
+		return write_out(a.get("-o"), write_topology_conf(*c));
+	}
+	if (to == "gres.conf") {
+		std::string out;
+		for (Index n = 0; n < static_cast<Index>(c->nodes.size()); n++)
+			out += write_gres_conf(*c, n);
+		return write_out(a.get("-o"), out);
+	}
+	// nccl: one node to -o FILE / stdout, or every node into -o DIR.
+	if (a.has("--node") || c->nodes.size() == 1) {
+		Index n = a.has("--node") ? c->find_node(a.get("--node")) : 0;
+		if (n == none)
+			return fail(Error(a.get("--from"), "no node '" + a.get("--node") + "'"));
+		auto x = write_nccl_topology(*c, n);
+		return x ? write_out(a.get("-o"), *x) : fail(x.error());
+	}
+	if (!a.has("-o"))
+		return bad_usage("--to nccl with several nodes needs --node NAME or -o DIR");
+	for (Index n = 0; n < static_cast<Index>(c->nodes.size()); n++) {
+		auto x = write_nccl_topology(*c, n);
+		if (!x)
+			return fail(x.error());
+		if (int rc = write_out(path_join(a.get("-o"), c->nodes[n].name + ".xml"), *x); rc)
+			return rc;
+	}
+	return tool::exit_ok;
+}
+
+int topo_main(int argc, char **argv)
+{
+	if (argc < 2)
+		return bad_usage("missing subcommand");
+	std::string sub = argv[1];
+	if (sub == "--help" || sub == "-h" || sub == "help") {
+		std::fputs(usage_text, stdout);
+		return tool::exit_ok;
+	}
+	if (sub == "discover")
+		return discover(argc - 1, argv + 1);
+	if (sub == "build")
+		return build(argc - 1, argv + 1);
+	if (sub == "convert")
+		return convert(argc - 1, argv + 1);
+	if (sub == "show")
+		return tool::topo_show(argc - 1, argv + 1);
+	if (sub == "check")
+		return tool::topo_check(argc - 1, argv + 1);
+	return bad_usage("unknown subcommand '" + sub + "'");
+}
+
+const tool::Command topo_command{"topo", "fabric topology: discover, build, show, check, convert", topo_main};
+
+} // namespace
