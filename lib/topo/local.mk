@@ -21,3 +21,29 @@ tests_unit_test_topo_model_SOURCES = tests/unit/test_topo_model.cpp tests/unit/c
 tests_unit_test_topo_model_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_topo_model_LDADD = lib/libloom.la $(CHECK_LIBS)
 endif
+
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_topo_formats
+TESTS += tests/unit/test_topo_formats
+tests_unit_test_topo_formats_SOURCES = tests/unit/test_topo_formats.cpp tests/unit/check_main.hpp
+tests_unit_test_topo_formats_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_topo_formats_LDADD = lib/libloom.la $(CHECK_LIBS)
+endif
+
+# Fuzz targets (tests/fuzz/run.sh) and their seed-corpus replays for make check.
+check_PROGRAMS += tests/fuzz/replay_topo_cluster_json
+tests_fuzz_replay_topo_cluster_json_SOURCES = tests/fuzz/fuzz_topo_cluster_json.cpp tests/fuzz/replay_main.cpp
+tests_fuzz_replay_topo_cluster_json_LDADD = lib/libloom.la
+TESTS += tests/fuzz/replay_topo_cluster_json.sh
+check_PROGRAMS += tests/fuzz/replay_topo_ibnetdiscover
+tests_fuzz_replay_topo_ibnetdiscover_SOURCES = tests/fuzz/fuzz_topo_ibnetdiscover.cpp tests/fuzz/replay_main.cpp
+tests_fuzz_replay_topo_ibnetdiscover_LDADD = lib/libloom.la
+TESTS += tests/fuzz/replay_topo_ibnetdiscover.sh
+check_PROGRAMS += tests/fuzz/replay_topo_topology_conf
+tests_fuzz_replay_topo_topology_conf_SOURCES = tests/fuzz/fuzz_topo_topology_conf.cpp tests/fuzz/replay_main.cpp
+tests_fuzz_replay_topo_topology_conf_LDADD = lib/libloom.la
+TESTS += tests/fuzz/replay_topo_topology_conf.sh
+check_PROGRAMS += tests/fuzz/replay_topo_xml
+tests_fuzz_replay_topo_xml_SOURCES = tests/fuzz/fuzz_topo_xml.cpp tests/fuzz/replay_main.cpp
+tests_fuzz_replay_topo_xml_LDADD = lib/libloom.la
+TESTS += tests/fuzz/replay_topo_xml.sh

@@ -1,0 +1,16 @@
+// Fuzz target: the topology.conf and slurm.conf readers must give a value or an Error, never crash or hang.
+#include "lib/topo/slurm_conf.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	std::string_view text(reinterpret_cast<const char *>(data), size);
+	auto s = loom::topo::parse_topology_conf(text, "fuzz.conf");
+	if (s)
+		(void)loom::topo::build_cluster(*s);
+	(void)loom::topo::parse_slurm_nodes(text, "fuzz.conf");
+	return 0;
+}

@@ -1,0 +1,267 @@
+// Unit tests for the topology formats on real files (tests/data/topology,
+// see PROVENANCE there). Expected counts were counted in the files with
+// grep/awk, as noted beside each assertion.
+#include "tests/unit/check_main.hpp"
+
+#include "lib/topo/check.hpp"
+#include "lib/topo/cluster_json.hpp"
+#include "lib/topo/discover.hpp"
+#include "lib/topo/formats.hpp"
+#include "lib/topo/hostlist.hpp"
+#include "lib/topo/ibnetdiscover.hpp"
+#include "lib/topo/nccl_xml.hpp"
+#include "lib/topo/slurm_conf.hpp"
+#include "lib/util/fs.hpp"
+
+#include <algorithm>
+
+using namespace loom;
+using namespace loom::topo;
+
+static std::string data_text(const char *name)
+{
+	auto t = read_file(test::data(std::string("topology/") + name));
+	ck_assert_msg(t.has_value(), "%s", t ? "" : t.error().str().c_str());
+	return *t;
+}
+
+START_TEST(ibnetdiscover_real_fabric)
+{
+	auto f = parse_ibnetdiscover(data_text("ibnetdiscover-ndr-fabric.out"), "fabric.out");
+	ck_assert_msg(f.has_value(), "%s", f ? "" : f.error().str().c_str());
+	ck_assert_int_eq(f->switches, 40);          // grep -c '^Switch'
+	ck_assert_int_eq(f->leaf_switches, 31);     // switch descriptions with IBLEAF: 15 A09 + 16 B09
+	ck_assert_int_eq(f->aggregation_nodes, 40); // CAs "Mellanox Technologies Aggregation Node"
+	ck_assert_int_eq(f->unnamed_hcas, 69);      // CAs "MT4129 ConnectX7 ..." without a host name
+	ck_assert_int_eq(f->hcas, 473);             // 582 Ca lines - 40 - 69
+	ck_assert_int_eq(f->hosts, 122);            // distinct first words of the named CA descriptions
+	ck_assert_int_eq(f->links, 1114);           // 2228 port lines with 4xNDR, each cable listed at both ends
+	auto c = build_cluster(f->spec);
+	ck_assert_msg(c.has_value(), "%s", c ? "" : c.error().str().c_str());
+	ck_assert_int_eq(c->nodes.size(), 122);
+	Index host = c->find_node("a08-p1-dgx-04-c01");
+	ck_assert_int_ne(host, none);
+	// Its HCA mlx5_5 is on port 1 of leaf A09-P1-IBLEAF-04-04 at 4xNDR = 400 Gb/s.
+	bool found = false;
+	for (uint16_t k = 0; k < c->nodes[host].nic_count; k++) {
+		const Nic &x = c->nics[c->nodes[host].nic_begin + k];
+		if (x.device == "mlx5_5") {
+			found = true;
+			ck_assert(x.rate_gbps == 400);
+			ck_assert(x.link_layer == LinkLayer::infiniband);
+		}
+	}
+	ck_assert(found);
+	ck_assert_int_eq(c->domains[0].node_count(), 122); // all leaves reach every spine: one root
+	auto bad = parse_ibnetdiscover(data_text("ibnetdiscover-bad.out"), "bad.out");
+	ck_assert(!bad);
+	ck_assert_sstr_eq(bad.error().str(), "bad.out: no switches in the ibnetdiscover output");
+	ck_assert(!parse_ibnetdiscover("", "empty"));
+	ck_assert(!parse_ibnetdiscover("[1] \"S-1\"[2]\n", "x"));
+}
+END_TEST
+
+START_TEST(nccl_topology_azure)
+{
+	auto a = parse_nccl_topology(data_text("nccl-topo-azure-ndv4-a100.xml"), "ndv4.xml");
+	ck_assert_msg(a.has_value(), "%s", a ? "" : a.error().str().c_str());
+	ck_assert_int_eq(a->gpus.size(), 8);  // class="0x030200"
+	ck_assert_int_eq(a->nics.size(), 8);  // class="0x020700"
+	ck_assert_int_eq(a->numas.size(), 4); // <cpu numaid=0..3>
+	ck_assert_sstr_eq(a->gpus[0].pci_bus_id, "0003:00:00.0");
+	ck_assert_sstr_eq(a->gpus[0].nic, "0103:00:00.0"); // the NIC behind the same bridge
+	ck_assert_sstr_eq(a->numas[0].cpus, "0-23");       // affinity 00ffffff
+	auto h = parse_nccl_topology(data_text("nccl-topo-azure-ndv5-h100.xml"), "ndv5.xml");
+	ck_assert(h.has_value());
+	ck_assert_int_eq(h->gpus.size(), 8); // class="0x0302..."
+	ck_assert_int_eq(h->nics.size(), 8); // class="0x0207..."
+	ck_assert_int_eq(h->numas.size(), 2);
+	// Write it back and read it again: same GPUs and pairing.
+	h->name = "h100-1";
+	ClusterSpec s;
+	s.nodes.push_back(*h);
+	auto c = build_cluster(s);
+	ck_assert(c.has_value());
+	auto xml = write_nccl_topology(*c, 0);
+	ck_assert(xml.has_value());
+	auto again = parse_nccl_topology(*xml, "written.xml");
+	ck_assert_msg(again.has_value(), "%s", again ? "" : again.error().str().c_str());
+	ck_assert_int_eq(again->gpus.size(), 8);
+	for (size_t k = 0; k < 8; k++) {
+		ck_assert_sstr_eq(again->gpus[k].pci_bus_id, h->gpus[k].pci_bus_id);
+		ck_assert_sstr_eq(again->gpus[k].nic, h->gpus[k].nic);
+	}
+	ck_assert(!parse_nccl_topology("<system><cpu>", "trunc.xml"));
+	ck_assert(!parse_nccl_topology("", "empty.xml"));
+	ck_assert(!parse_nccl_topology("garbage", "g.xml"));
+}
+END_TEST
+
+START_TEST(hwloc_dgx2)
+{
+	auto s = read_spec_file(test::data("topology/hwloc-dgx2.xml"));
+	ck_assert_msg(s.has_value(), "%s", s ? "" : s.error().str().c_str());
+	ck_assert_int_eq(s->nodes.size(), 1);
+	const NodeSpec &n = s->nodes[0];
+	ck_assert_int_eq(n.gpus.size(), 16);  // 16 nvml OS devices
+	ck_assert_int_eq(n.numas.size(), 2);  // 2 NUMANode objects
+	ck_assert_sstr_eq(n.gpus[0].model, "Tesla V100-SXM3-32GB-H");
+	// 192 entries of 25000 MB/s in NVLinkBandwidth: 16 GPUs x 6 NVSwitch links, both directions.
+	for (const auto &g : n.gpus) {
+		ck_assert(g.nvswitch);
+		ck_assert_int_eq(g.nvlinks, 6);
+	}
+	auto c = build_cluster(*s);
+	ck_assert(c.has_value());
+	std::string gres = write_gres_conf(*c, 0);
+	ck_assert_msg(gres.find("File=/dev/nvidia0 Links=-1,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6\n") != std::string::npos, "%s",
+		      gres.c_str());
+}
+END_TEST
+
+START_TEST(discover_recorded_h100_root)
+{
+	DiscoverOptions o;
+	o.root = test::data("topology/root-h100");
+	o.hostname = "h100-rec";
+	auto d = discover_node(o);
+	ck_assert_msg(d.has_value(), "%s", d ? "" : d.error().str().c_str());
+	// 9 devices under sys/class/infiniband: mlx5_0,1,4-9 InfiniBand at 400, mlx5_bond_0 Ethernet at 200.
+	ck_assert_int_eq(d->node.nics.size(), 9);
+	int ib = 0;
+	for (const auto &x : d->node.nics)
+		if (x.link_layer == LinkLayer::infiniband) {
+			ib++;
+			ck_assert(x.rate_gbps == 400);
+		} else {
+			ck_assert_sstr_eq(x.device, "mlx5_bond_0");
+			ck_assert(x.rate_gbps == 200);
+		}
+	ck_assert_int_eq(ib, 8);
+	// No GPU recorded: none invented, and the report says so.
+	ck_assert_int_eq(d->node.gpus.size(), 0);
+	ck_assert(!d->nvml_loaded);
+	bool said = false;
+	for (const auto &note : d->notes)
+		said = said || note.find("gpus: none found") != std::string::npos;
+	ck_assert(said);
+}
+END_TEST
+
+START_TEST(topology_conf_and_check)
+{
+	auto s = read_spec_file(test::data("topology/cluster16-topology.conf"));
+	ck_assert_msg(s.has_value(), "%s", s ? "" : s.error().str().c_str());
+	auto facts = read_node_facts(test::data("topology/cluster16-slurm.conf"), {"a100", "h100"});
+	ck_assert_msg(facts.has_value(), "%s", facts ? "" : facts.error().str().c_str());
+	apply_node_facts(*s, *facts, NodeFacts{});
+	auto c = build_cluster(*s);
+	ck_assert_msg(c.has_value(), "%s", c ? "" : c.error().str().c_str());
+	ck_assert_int_eq(c->nodes.size(), 16);
+	ck_assert_int_eq(c->total_gpus(), 128);
+	ck_assert_int_eq(c->levels, 3);
+	Index pod2 = c->find_domain("pod2");
+	ck_assert_int_eq(c->domains[pod2].gpu_count, 64);
+	ck_assert(c->has_feature(c->find_node("n12"), "h100"));
+	ck_assert_sstr_eq(c->classes.name(c->nodes[c->find_node("n02")].perf_class), "a100");
+	ck_assert_int_eq(c->node_path(c->find_node("n01"), c->find_node("n16")).hops, 6);
+	// Back to topology.conf and in again: the same tree.
+	auto again = parse_topology_conf(write_topology_conf(*c), "written");
+	ck_assert(again.has_value());
+	ck_assert_int_eq(again->domains.size(), 7);
+	ck_assert_int_eq(again->nodes.size(), 16);
+
+	// The cluster file written and checked against the planted mismatches.
+	std::string json = write_cluster_json(*c);
+	auto spec = parse_cluster_json(json, "c.json");
+	ck_assert(spec.has_value());
+	auto good = parse_slurm_nodes(data_text("cluster16-slurm.conf"), "slurm.conf");
+	ck_assert(good.has_value());
+	ck_assert_int_eq(check_against_slurm(*spec, "c.json", *good).size(), 0);
+	auto bad = parse_slurm_nodes(data_text("cluster16-slurm-mismatch.conf"), "bad.conf");
+	ck_assert(bad.has_value());
+	auto problems = check_against_slurm(*spec, "c.json", *bad);
+	std::string all;
+	for (const auto &p : problems)
+		all += p.str() + "\n";
+	ck_assert_msg(problems.size() == 4, "%s", all.c_str()); // the four planted mistakes
+	ck_assert_msg(all.find("bad.conf:7: node 'n03' is defined twice (first at bad.conf:3)") != std::string::npos, "%s", all.c_str());
+	ck_assert_msg(all.find("bad.conf:6: node 'n17' is not placed") != std::string::npos, "%s", all.c_str());
+	ck_assert_msg(all.find("node 'n16' is not a node in slurm.conf") != std::string::npos, "%s", all.c_str());
+	ck_assert_msg(all.find("'n09' has 8 GPUs, but bad.conf:4 gives it Gres gpu count 4") != std::string::npos, "%s", all.c_str());
+
+	// Bad topology.conf lines name file and line.
+	auto twice = parse_topology_conf("SwitchName=a Nodes=n1\nSwitchName=b Nodes=n[1-2]\n", "t.conf");
+	ck_assert(!twice);
+	ck_assert_sstr_eq(twice.error().str(), "t.conf:2: node 'n1' is already under a switch (t.conf:1)");
+	auto dangling = parse_topology_conf("SwitchName=top Switches=x\n", "t.conf");
+	ck_assert(!dangling);
+	ck_assert_sstr_eq(dangling.error().str(), "t.conf:1: switch 'x' is not defined");
+	ck_assert(!build_cluster(*parse_topology_conf("SwitchName=a Switches=b\nSwitchName=b Switches=a\n", "c")));
+}
+END_TEST
+
+START_TEST(json_strict_and_round_trip)
+{
+	auto c = read_cluster_json(R"({"version": 1, "domains": [{"name": "l1", "kind": "leaf"}],
+		"hardware": {"h": {"gpus": [{"index": 0, "model": "H100"}, {"index": 1, "model": "H100"}]}},
+		"nodes": [{"name": "a", "domain": "l1", "hardware": "h"}, {"name": "b", "domain": "l1", "hardware": "h"}]})",
+				   "c.json");
+	ck_assert_msg(c.has_value(), "%s", c ? "" : c.error().str().c_str());
+	ck_assert_int_eq(c->total_gpus(), 4);
+	auto again = read_cluster_json(write_cluster_json(*c), "w.json");
+	ck_assert(again.has_value());
+	ck_assert_int_eq(again->total_gpus(), 4);
+	auto unknown = read_cluster_json(R"({"version": 1, "nodes": [{"name": "a", "gpu": 8}]})", "u.json");
+	ck_assert(!unknown);
+	ck_assert_sstr_eq(unknown.error().str(), "u.json: $.nodes[0].gpu: unknown field");
+	auto dangling = read_cluster_json(R"({"version": 1, "nodes": [{"name": "a", "hardware": "x"}]})", "d.json");
+	ck_assert(!dangling);
+	ck_assert_sstr_eq(dangling.error().str(), "d.json: $.nodes[0].hardware: no hardware entry 'x'");
+	auto dup = read_cluster_json(R"({"version": 1, "nodes": [{"name": "a"}, {"name": "a"}]})", "2.json");
+	ck_assert(!dup);
+	ck_assert_sstr_eq(dup.error().str(), "2.json: $.nodes[1]: duplicate node name 'a' (first at $.nodes[0])");
+	ck_assert(!read_cluster_json(R"({"version": 2})", "v.json"));
+	ck_assert(!read_cluster_json("{\"version\": 1, \"nodes\": [", "t.json"));
+}
+END_TEST
+
+START_TEST(hostlists)
+{
+	auto h = hostlist_expand("gpu[08-10,12],login1,r[1-2]n[1-2]");
+	ck_assert(h.has_value());
+	ck_assert_int_eq(h->size(), 9);
+	ck_assert_sstr_eq((*h)[0], "gpu08");
+	ck_assert_sstr_eq((*h)[3], "gpu12");
+	ck_assert_sstr_eq((*h)[6], "r1n2");
+	ck_assert_sstr_eq(hostlist_compress(*hostlist_expand("n[01-04],n07,x")), "n[01-04,07],x");
+	// Mixed padding folds differently but names the same nodes.
+	auto mixed = *hostlist_expand("n[01-04],n07,x,n[1-10]");
+	auto back = hostlist_expand(hostlist_compress(mixed));
+	ck_assert(back.has_value());
+	std::sort(mixed.begin(), mixed.end());
+	std::sort(back->begin(), back->end());
+	ck_assert(mixed == *back);
+	ck_assert(!hostlist_expand("n[1-"));
+	ck_assert(!hostlist_expand("n[3-1]"));
+	ck_assert(!hostlist_expand("n[1-99999999]"));
+	ck_assert(!hostlist_expand("a,,b"));
+}
+END_TEST
+
+static Suite *make_suite()
+{
+	Suite *s = suite_create("topo_formats");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, ibnetdiscover_real_fabric);
+	tcase_add_test(tc, nccl_topology_azure);
+	tcase_add_test(tc, hwloc_dgx2);
+	tcase_add_test(tc, discover_recorded_h100_root);
+	tcase_add_test(tc, topology_conf_and_check);
+	tcase_add_test(tc, json_strict_and_round_trip);
+	tcase_add_test(tc, hostlists);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+LOOM_CHECK_MAIN(make_suite)
