@@ -1,1 +1,26 @@
-# sdk
+# sdk: the application side of the checkpoint protocol. A C++ library
+# (libloom_ckpt, header <loom/ckpt.hpp>) and a Python module (standard
+# library only), both writing the "loom-ckpt/1" format of lib/ckpt.
+lib_LTLIBRARIES = sdk/libloom_ckpt.la
+sdk_libloom_ckpt_la_SOURCES = sdk/cpp/loom/ckpt.hpp sdk/cpp/ckpt.cpp
+sdk_libloom_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+sdk_libloom_ckpt_la_CXXFLAGS = $(AM_CXXFLAGS) $(LOOM_VISIBILITY_FLAGS)
+sdk_libloom_ckpt_la_LDFLAGS = -version-info 0:0:0 -no-undefined
+sdk_libloom_ckpt_la_LIBADD = lib/libloom.la
+loom_sdk_includedir = $(includedir)/loom
+loom_sdk_include_HEADERS = sdk/cpp/loom/ckpt.hpp
+
+python_sdk_DATA += sdk/python/loom_ckpt.py
+EXTRA_DIST += sdk/python/loom_ckpt.py
+
+# Crash safety (hundreds of kill -9 of a writer), the Python SDK's tests and
+# the deterministic training program the cluster scenarios run.
+check_PROGRAMS += tests/ckpt/crash_writer tests/ckpt/crash_check
+tests_ckpt_crash_writer_SOURCES = tests/ckpt/crash_writer.cpp tests/ckpt/crash_pattern.hpp
+tests_ckpt_crash_writer_LDADD = sdk/libloom_ckpt.la
+tests_ckpt_crash_check_SOURCES = tests/ckpt/crash_check.cpp tests/ckpt/crash_pattern.hpp
+tests_ckpt_crash_check_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+tests_ckpt_crash_check_LDADD = lib/libloom.la
+TESTS += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh
+EXTRA_DIST += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/test_sdk_python.py \
+	tests/ckpt/train.py

@@ -1,0 +1,557 @@
+"""loom checkpoint SDK for Python (standard library only).
+
+The application side of loom's checkpoint protocol (format "loom-ckpt/1", the
+same as the C++ SDK and `loom ckpt`):
+
+    import loom_ckpt
+    ck = loom_ckpt.Checkpointer()              # reads LOOM_CKPT_* from the job
+    restored = ck.restore()                    # newest verified checkpoint or None
+    if restored:
+        step, files = restored.step, restored.read_all()
+    for step in range(start, steps):
+        train(step)
+        if ck.should_checkpoint():             # signal seen, or interval due
+            ck.save_async(step + 1, {"model.bin": weights_bytes})
+    ck.wait()
+
+save_async() snapshots the buffers into memory (bytes copies) and returns;
+a background thread writes, checksums (SHA-256) and commits the checkpoint
+with an atomic rename, then moves the `latest` pointer and applies retention.
+Only committed, verified checkpoints are restored; a corrupt newest one falls
+back to the one before it.
+
+With PyTorch installed, save_torch_async() uses torch.distributed.checkpoint's
+async_save into the staging directory and commits the same way; without it,
+that call raises and the module says so once on stderr.
+"""
+
+import ctypes
+import errno
+import hashlib
+import json
+import os
+import signal as _signal
+import socket
+import sys
+import threading
+import time
+
+FORMAT = "loom-ckpt/1"
+MANIFEST = "MANIFEST.json"
+LATEST = "latest"
+STAGING = ".staging"
+TRASH = ".trash"
+MAX_STEP = 999999999999
+
+try:  # pragma: no cover - depends on the environment
+    import torch  # noqa: F401
+    import torch.distributed.checkpoint as _dcp
+    TORCH_ASYNC = hasattr(_dcp, "async_save")
+except Exception:  # ImportError, or a broken installation
+    _dcp = None
+    TORCH_ASYNC = False
+
+_told_no_torch = False
+_seq = 0
+_seq_lock = threading.Lock()
+
+
+class CheckpointError(Exception):
+    """A checkpoint could not be written, read or verified."""
+
+
+def checkpoint_name(step):
+    return "step-%012d" % step
+
+
+def parse_checkpoint_name(name):
+    if len(name) == 17 and name.startswith("step-") and name[5:].isdigit() and name[5:].isascii():
+        return int(name[5:])
+    return None
+
+
+def _host():
+    return socket.gethostname().replace(".", "_").replace("/", "_")
+
+
+def check_relative_name(name):
+    if not name or len(name) > 4096:
+        raise CheckpointError("bad file name %r" % (name,))
+    if name.startswith("/") or any(ord(c) < 0x20 or c == "\x7f" for c in name):
+        raise CheckpointError("file name %r must be relative, without control characters" % name)
+    if any(c in ("", ".", "..") for c in name.split("/")):
+        raise CheckpointError("file name %r has an empty, '.' or '..' component" % name)
+    if name == MANIFEST:
+        raise CheckpointError("file name %r is reserved for the manifest" % name)
+
+
+def _fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path, data):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(tmp, path)
+    _fsync_dir(os.path.dirname(path) or ".")
+
+
+def _write_all(fd, data):
+    view = memoryview(data).cast("B")
+    chunk = 8 << 20
+    while len(view):
+        n = os.write(fd, view[:chunk])
+        view = view[n:]
+
+
+def _sha256_file(path):
+    h = hashlib.sha256()
+    size = 0
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        while True:
+            block = os.read(fd, 4 << 20)
+            if not block:
+                break
+            h.update(block)
+            size += len(block)
+    finally:
+        os.close(fd)
+    return size, h.hexdigest()
+
+
+_libc = None
+
+
+def _rename_exchange(a, b):
+    """Swap two paths in one step (renameat2 RENAME_EXCHANGE); False if unsupported."""
+    global _libc
+    try:
+        if _libc is None:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        fn = _libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    rc = fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    if rc != 0:
+        e = ctypes.get_errno()
+        if e in (errno.ENOSYS, errno.EINVAL):
+            return False
+        raise OSError(e, os.strerror(e), b)
+    return True
+
+
+def remove_tree(path):
+    """Remove a tree without following symlinks."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not os.path.isdir(path) or os.path.islink(path):
+        os.unlink(path)
+        return
+    del st
+    for name in os.listdir(path):
+        remove_tree(os.path.join(path, name))
+    os.rmdir(path)
+
+
+class Staging:
+    """One checkpoint being written; invisible until commit()."""
+
+    def __init__(self, directory, step):
+        if not (0 <= step <= MAX_STEP):
+            raise CheckpointError("step %d is out of range" % step)
+        global _seq
+        self.dir = directory
+        self.step = step
+        staging = os.path.join(directory, STAGING)
+        os.makedirs(staging, mode=0o700, exist_ok=True)
+        with _seq_lock:
+            _seq += 1
+            seq = _seq
+        self.path = os.path.join(staging, "%s.%s.%d.%d" % (checkpoint_name(step), _host(), os.getpid(), seq))
+        os.mkdir(self.path, 0o700)
+        self.files = []
+        self.done = False
+
+    def write_file(self, name, data):
+        check_relative_name(name)
+        path = os.path.join(self.path, name)
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        view = memoryview(data).cast("B")
+        digest = {}
+        hasher = None
+        if len(view) >= (4 << 20):  # hash beside the write: hashlib releases the GIL
+            hasher = threading.Thread(target=lambda: digest.setdefault("h", hashlib.sha256(view).hexdigest()))
+            hasher.start()
+        else:
+            digest["h"] = hashlib.sha256(view).hexdigest()
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            _write_all(fd, view)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            if hasher:
+                hasher.join()
+        entry = {"path": name, "size": len(view), "sha256": digest["h"]}
+        self.files.append(entry)
+        return entry
+
+    def add_existing(self, name):
+        check_relative_name(name)
+        size, digest = _sha256_file(os.path.join(self.path, name))
+        entry = {"path": name, "size": size, "sha256": digest}
+        self.files.append(entry)
+        return entry
+
+    def commit(self, write_seconds=0.0, world_size=1, job_id="", restart_count=0, writer="loom-sdk-python"):
+        if self.done:
+            raise CheckpointError("staging already committed or aborted")
+        manifest = {
+            "format": FORMAT, "step": self.step, "world_size": int(world_size), "created": time.time(),
+            "write_seconds": float(write_seconds), "restart_count": int(restart_count), "writer": writer,
+            "files": self.files,
+        }
+        if job_id:
+            manifest["job_id"] = str(job_id)
+        _write_atomic(os.path.join(self.path, MANIFEST), json.dumps(manifest, indent=2).encode() + b"\n")
+        _fsync_dir(self.path)
+        name = checkpoint_name(self.step)
+        target = os.path.join(self.dir, name)
+        try:
+            os.rename(self.path, target)
+        except OSError as e:
+            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            if _rename_exchange(self.path, target):
+                remove_tree(self.path)
+            else:  # older kernels: the step is briefly absent, the ones before it remain
+                os.makedirs(os.path.join(self.dir, TRASH), mode=0o700, exist_ok=True)
+                old = os.path.join(self.dir, TRASH, "%s.%d" % (name, os.getpid()))
+                os.rename(target, old)
+                os.rename(self.path, target)
+                remove_tree(old)
+        self.done = True
+        _fsync_dir(self.dir)
+        _write_atomic(os.path.join(self.dir, LATEST), (name + "\n").encode())
+        return target
+
+    def abort(self):
+        if not self.done:
+            self.done = True
+            remove_tree(self.path)
+
+
+class Checkpoint:
+    """A committed checkpoint found in a directory."""
+
+    def __init__(self, path, step, manifest=None, problem=""):
+        self.path, self.step, self.manifest, self.problem = path, step, manifest, problem
+
+    def read(self, name):
+        check_relative_name(name)
+        fd = os.open(os.path.join(self.path, name), os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            return f.read()
+
+    def read_all(self):
+        return {f["path"]: self.read(f["path"]) for f in self.manifest["files"]}
+
+    def __repr__(self):
+        return "Checkpoint(%r, step=%d)" % (self.path, self.step)
+
+
+def parse_manifest(text, source="manifest"):
+    """Parse and check a manifest strictly; raises CheckpointError naming the field."""
+    try:
+        m = json.loads(text)
+    except ValueError as e:
+        raise CheckpointError("%s: %s" % (source, e))
+    if not isinstance(m, dict):
+        raise CheckpointError("%s: $: expected an object" % source)
+    known = {"format", "step", "world_size", "created", "write_seconds", "job_id", "restart_count", "writer", "files"}
+    for k in m:
+        if k not in known:
+            raise CheckpointError("%s: $.%s: unknown field" % (source, k))
+
+    def need(key, types, check=lambda v: True):
+        if key not in m:
+            raise CheckpointError("%s: $: missing required field '%s'" % (source, key))
+        v = m[key]
+        if isinstance(v, bool) or not isinstance(v, types) or not check(v):
+            raise CheckpointError("%s: $.%s: bad value %r" % (source, key, v))
+        return v
+
+    if need("format", str) != FORMAT:
+        raise CheckpointError("%s: $.format: unsupported format %r" % (source, m["format"]))
+    need("step", int, lambda v: 0 <= v <= MAX_STEP)
+    need("world_size", int, lambda v: v >= 1)
+    need("created", (int, float), lambda v: 0 <= v < 1e11)
+    need("write_seconds", (int, float), lambda v: 0 <= v < 1e7)
+    files = need("files", list)
+    seen = set()
+    for i, f in enumerate(files):
+        where = "%s: $.files[%d]" % (source, i)
+        if not isinstance(f, dict) or set(f) != {"path", "size", "sha256"}:
+            raise CheckpointError("%s: expected an object with path, size and sha256" % where)
+        try:
+            check_relative_name(f["path"]) if isinstance(f["path"], str) else check_relative_name("")
+        except CheckpointError as e:
+            raise CheckpointError("%s.path: %s" % (where, e))
+        if isinstance(f["size"], bool) or not isinstance(f["size"], int) or f["size"] < 0:
+            raise CheckpointError("%s.size: bad value" % where)
+        s = f["sha256"]
+        if not isinstance(s, str) or len(s) != 64 or any(c not in "0123456789abcdef" for c in s):
+            raise CheckpointError("%s.sha256: expected 64 lower-case hex digits" % where)
+        if f["path"] in seen:
+            raise CheckpointError("%s: file %r listed twice" % (where, f["path"]))
+        seen.add(f["path"])
+    return m
+
+
+def list_checkpoints(directory):
+    """Committed checkpoints, newest first; manifests read, not verified."""
+    out = []
+    for name in os.listdir(directory):
+        step = parse_checkpoint_name(name)
+        if step is None:
+            continue
+        path = os.path.join(directory, name)
+        if os.path.islink(path) or not os.path.isdir(path):
+            out.append(Checkpoint(path, step, None, "not a directory (symlinks are not followed)"))
+            continue
+        try:
+            fd = os.open(os.path.join(path, MANIFEST), os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as f:
+                m = parse_manifest(f.read(64 << 20), os.path.join(path, MANIFEST))
+            if m["step"] != step:
+                raise CheckpointError("manifest says step %d" % m["step"])
+            out.append(Checkpoint(path, step, m))
+        except (OSError, CheckpointError) as e:
+            out.append(Checkpoint(path, step, None, str(e)))
+    out.sort(key=lambda c: c.step, reverse=True)
+    return out
+
+
+def verify(checkpoint, level="full"):
+    """Raise CheckpointError unless every file matches the manifest ("quick": sizes only)."""
+    if checkpoint.manifest is None:
+        raise CheckpointError("%s: %s" % (checkpoint.path, checkpoint.problem))
+    for f in checkpoint.manifest["files"]:
+        path = os.path.join(checkpoint.path, f["path"])
+        try:
+            st = os.lstat(path)
+        except OSError as e:
+            raise CheckpointError("%s: %s" % (path, e.strerror))
+        if not os.path.isfile(path) or os.path.islink(path):
+            raise CheckpointError("%s: is not a regular file" % path)
+        if st.st_size != f["size"]:
+            raise CheckpointError("%s: size %d differs from the manifest's %d" % (path, st.st_size, f["size"]))
+        if level == "full" and _sha256_file(path)[1] != f["sha256"]:
+            raise CheckpointError("%s: checksum differs from the manifest (corrupt)" % path)
+
+
+def find_latest(directory, level="full", skipped=None):
+    """The newest checkpoint that verifies, or None. Failures go to 'skipped'."""
+    for c in list_checkpoints(directory):
+        try:
+            verify(c, level)
+            return c
+        except CheckpointError as e:
+            c.problem = str(e)
+            if skipped is not None:
+                skipped.append(c)
+    return None
+
+
+def prune(directory, keep):
+    """Keep the newest 'keep' complete checkpoints; remove older and broken older ones."""
+    kept, broken, removed = [], [], []
+    for c in list_checkpoints(directory):
+        try:
+            verify(c, "quick")
+        except CheckpointError:
+            broken.append(c)
+            continue
+        (kept if len(kept) < keep else removed).append(c)
+    if kept:
+        removed += [c for c in broken if c.step < kept[-1].step]
+    for c in removed:
+        os.makedirs(os.path.join(directory, TRASH), mode=0o700, exist_ok=True)
+        tmp = os.path.join(directory, TRASH, "%s.%d" % (os.path.basename(c.path), os.getpid()))
+        os.rename(c.path, tmp)
+        remove_tree(tmp)
+    return [c.path for c in removed]
+
+
+class Checkpointer:
+    """Decides when to checkpoint, saves (async or not), restores."""
+
+    def __init__(self, directory=None, signal_name=None, interval=None, keep=None, world_size=None,
+                 install_signal_handler=True):
+        env = os.environ
+        self.dir = directory if directory is not None else env.get("LOOM_CKPT_DIR", "")
+        sig = signal_name if signal_name is not None else env.get("LOOM_CKPT_SIGNAL", "")
+        self.interval = float(interval if interval is not None else (env.get("LOOM_CKPT_INTERVAL") or 0))
+        self.keep = int(keep if keep is not None else (env.get("LOOM_CKPT_KEEP") or 3))
+        self.world_size = int(world_size if world_size is not None else (env.get("SLURM_NTASKS") or 1))
+        self.restart_count = int(env.get("LOOM_RESTART_COUNT") or 0)
+        self.job_id = env.get("SLURM_JOB_ID", "")
+        self._signalled = threading.Event()
+        self._last_save = time.monotonic()
+        self._thread = None
+        self._error = None
+        self.last_stall = 0.0
+        self.last_write = 0.0
+        self.signal = None
+        if sig and install_signal_handler:
+            self.signal = _signal.Signals(int(sig)) if sig.isdigit() else _signal.Signals[
+                sig if sig.startswith("SIG") else "SIG" + sig]
+            previous = _signal.getsignal(self.signal)
+
+            def handler(signum, frame):
+                self._signalled.set()
+                if callable(previous):
+                    previous(signum, frame)
+            _signal.signal(self.signal, handler)
+        global _told_no_torch
+        if not TORCH_ASYNC and not _told_no_torch:
+            _told_no_torch = True
+            sys.stderr.write("loom_ckpt: PyTorch distributed checkpoint not available; "
+                             "saving byte buffers with the built-in writer\n")
+
+    @property
+    def enabled(self):
+        return bool(self.dir)
+
+    def should_checkpoint(self):
+        if not self.enabled:
+            return False
+        if self._signalled.is_set():
+            return True
+        return self.interval > 0 and time.monotonic() - self._last_save >= self.interval
+
+    def _commit_files(self, step, files, started):
+        st = Staging(self.dir, step)
+        try:
+            for name, data in files.items():
+                st.write_file(name, data)
+            path = st.commit(time.monotonic() - started, self.world_size, self.job_id, self.restart_count)
+        except BaseException:
+            st.abort()
+            raise
+        if self.keep > 0:
+            prune(self.dir, self.keep)
+        return path
+
+    def save(self, step, files):
+        """Write and commit on the calling thread; returns the checkpoint's path."""
+        self.wait()
+        self._signalled.clear()
+        self._last_save = t0 = time.monotonic()
+        path = self._commit_files(step, files, t0)
+        self.last_stall = self.last_write = time.monotonic() - t0
+        return path
+
+    def save_async(self, step, files):
+        """Snapshot 'files' (name -> bytes-like) and write them in the background."""
+        t0 = time.monotonic()
+        self.wait()
+        self._signalled.clear()
+        snapshot = {name: bytes(data) for name, data in files.items()}
+        self._last_save = time.monotonic()
+        self.last_stall = self._last_save - t0
+
+        def run():
+            w0 = time.monotonic()
+            try:
+                self._commit_files(step, snapshot, w0)
+                self.last_write = time.monotonic() - w0
+            except BaseException as e:  # reported by wait()
+                self._error = e
+        self._thread = threading.Thread(target=run, name="loom-ckpt-writer", daemon=False)
+        self._thread.start()
+
+    def save_torch_async(self, step, state_dict):
+        """PyTorch DCP async_save into a staging directory, committed when done."""
+        if not TORCH_ASYNC:
+            raise CheckpointError("PyTorch with torch.distributed.checkpoint.async_save is not installed")
+        self.wait()
+        self._signalled.clear()
+        t0 = time.monotonic()
+        st = Staging(self.dir, step)
+        future = _dcp.async_save(state_dict, checkpoint_id=st.path)
+        self._last_save = time.monotonic()
+        self.last_stall = self._last_save - t0
+
+        def run():
+            try:
+                future.result()
+                for root, _dirs, names in os.walk(st.path):
+                    for n in sorted(names):
+                        st.add_existing(os.path.relpath(os.path.join(root, n), st.path))
+                st.commit(time.monotonic() - t0, self.world_size, self.job_id, self.restart_count,
+                          writer="loom-sdk-python-torch-dcp")
+                if self.keep > 0:
+                    prune(self.dir, self.keep)
+                self.last_write = time.monotonic() - t0
+            except BaseException as e:
+                st.abort()
+                self._error = e
+        self._thread = threading.Thread(target=run, name="loom-ckpt-dcp", daemon=False)
+        self._thread.start()
+
+    def wait(self):
+        """Wait for the save in flight; raise its error if it failed."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._error is not None:
+            e, self._error = self._error, None
+            raise CheckpointError("background checkpoint failed: %s" % e)
+
+    def restore(self, level="full"):
+        """The newest verified checkpoint (a Checkpoint) or None."""
+        if not self.enabled or not os.path.isdir(self.dir):
+            return None
+        skipped = []
+        c = find_latest(self.dir, level, skipped)
+        for s in skipped:
+            sys.stderr.write("loom_ckpt: skipping %s: %s\n" % (os.path.basename(s.path), s.problem))
+        return c
+
+
+def _main(argv):
+    if len(argv) != 3 or argv[1] not in ("ls", "verify", "latest"):
+        sys.stderr.write("usage: python3 -m loom_ckpt ls|verify|latest DIR\n")
+        return 2
+    cmd, directory = argv[1], argv[2]
+    if cmd == "latest":
+        c = find_latest(directory)
+        print(c.path if c else "")
+        return 0
+    bad = 0
+    for c in list_checkpoints(directory):
+        try:
+            verify(c, "full" if cmd == "verify" else "quick")
+            print("%s ok step=%d files=%d" % (os.path.basename(c.path), c.step, len(c.manifest["files"])))
+        except CheckpointError as e:
+            bad += 1
+            print("%s BAD %s" % (os.path.basename(c.path), e))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv))
