@@ -13,7 +13,16 @@ lib_libloom_la_SOURCES += \
 	lib/health/gather.hpp lib/health/gather.cpp \
 	lib/health/xid_table.hpp lib/health/xid_table.cpp \
 	lib/health/config.hpp lib/health/config.cpp \
-	lib/health/rules.hpp lib/health/rules.cpp lib/health/rules_gpu.cpp lib/health/rules_host.cpp
+	lib/health/rules.hpp lib/health/rules.cpp lib/health/rules_gpu.cpp lib/health/rules_host.cpp \
+	lib/health/subprocess.hpp lib/health/subprocess.cpp \
+	lib/health/drain.hpp lib/health/drain.cpp \
+	lib/health/report.hpp lib/health/report.cpp \
+	lib/health/predictor.hpp lib/health/predictor.cpp \
+	lib/health/classify.hpp lib/health/classify.cpp \
+	lib/health/failure_stats.hpp lib/health/failure_stats.cpp
+
+# `loom health` is added to tools_loom_SOURCES in bench/health.mk: this file is
+# included before tools/local.mk defines it.
 
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_health_collectors
@@ -27,6 +36,12 @@ TESTS += tests/unit/test_health_rules
 tests_unit_test_health_rules_SOURCES = tests/unit/test_health_rules.cpp tests/unit/check_main.hpp
 tests_unit_test_health_rules_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_health_rules_LDADD = lib/libloom.la $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/test_health_drain
+TESTS += tests/unit/test_health_drain
+tests_unit_test_health_drain_SOURCES = tests/unit/test_health_drain.cpp tests/unit/check_main.hpp
+tests_unit_test_health_drain_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_health_drain_LDADD = lib/libloom.la $(CHECK_LIBS)
 endif
 
 EXTRA_DIST += tests/data/health

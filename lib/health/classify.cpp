@@ -1,0 +1,238 @@
+#include "lib/health/classify.hpp"
+
+#include "lib/util/log.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+namespace loom::health {
+namespace {
+
+bool node_is_down(const std::string &state)
+{
+	return state.find("DOWN") != std::string::npos || state.find('*') != std::string::npos ||
+	       state.find("NOT_RESPONDING") != std::string::npos || state.find("FAIL") != std::string::npos;
+}
+
+// A loom health drain names its check: "loom: gpu_xid: ..." -> the class it points to.
+FailureClass class_of_loom_reason(const std::string &reason)
+{
+	std::string check = reason.substr(5);
+	size_t b = check.find_first_not_of(' ');
+	check = b == std::string::npos ? "" : check.substr(b);
+	if (check.rfind("gpu", 0) == 0)
+		return FailureClass::gpu_fault;
+	if (check.rfind("ib_", 0) == 0 || check.rfind("link_flaps", 0) == 0 || check.rfind("eth_", 0) == 0)
+		return FailureClass::network_fault;
+	return FailureClass::node_failure;
+}
+
+std::vector<std::string> hosts_of(const JobEnd &job, const JobLogScan &log, LogFinding kind)
+{
+	std::set<std::string> in_job(job.nodes.begin(), job.nodes.end()), seen;
+	std::vector<std::string> out;
+	for (const auto &l : log.lines)
+		if (l.kind == kind && in_job.count(l.host) && seen.insert(l.host).second)
+			out.push_back(l.host);
+	return out;
+}
+
+const JobLogLine *first_line(const JobLogScan &log, LogFinding kind)
+{
+	for (const auto &l : log.lines)
+		if (l.kind == kind)
+			return &l;
+	return nullptr;
+}
+
+std::string quote_line(const JobLogLine *l)
+{
+	if (!l)
+		return {};
+	std::string t = l->text.substr(0, 120);
+	return strprintf(" (log line %d: %s)", l->line, t.c_str());
+}
+
+} // namespace
+
+const char *failure_class_name(FailureClass c)
+{
+	switch (c) {
+	case FailureClass::none:
+		return "none";
+	case FailureClass::node_failure:
+		return "node_failure";
+	case FailureClass::gpu_fault:
+		return "gpu_fault";
+	case FailureClass::network_fault:
+		return "network_fault";
+	case FailureClass::nccl_timeout:
+		return "nccl_timeout";
+	case FailureClass::oom:
+		return "oom";
+	case FailureClass::user_error:
+		return "user_error";
+	}
+	return "?";
+}
+
+bool is_infrastructure(FailureClass c)
+{
+	return c == FailureClass::node_failure || c == FailureClass::gpu_fault || c == FailureClass::network_fault ||
+	       c == FailureClass::nccl_timeout;
+}
+
+Classification classify_job(const JobEnd &job, const JobLogScan &log)
+{
+	Classification c;
+	auto count = [&](LogFinding k) {
+		auto it = log.counts.find(k);
+		return it == log.counts.end() ? 0 : it->second;
+	};
+	if (job.state == "COMPLETED" && job.exit_code == 0 && job.signal == 0) {
+		c.evidence = "completed";
+		return c;
+	}
+	if (job.state == "CANCELLED" || job.state == "PREEMPTED") {
+		c.evidence = "ended by " + job.state;
+		return c;
+	}
+	// 1. Nodes that went down under the job, or that loom's health check drained.
+	std::vector<std::string> down, loom_drained;
+	FailureClass drained_class = FailureClass::node_failure;
+	for (const auto &n : job.nodes) {
+		auto st = job.node_state.find(n);
+		auto rs = job.node_reason.find(n);
+		if (st != job.node_state.end() && node_is_down(st->second))
+			down.push_back(n);
+		else if (rs != job.node_reason.end() && rs->second.rfind("loom:", 0) == 0 &&
+			 (st == job.node_state.end() || st->second.find("DRAIN") != std::string::npos)) {
+			loom_drained.push_back(n);
+			drained_class = class_of_loom_reason(rs->second);
+		}
+	}
+	if (job.state == "NODE_FAIL" || job.state == "BOOT_FAIL" || !down.empty()) {
+		c.cls = FailureClass::node_failure;
+		c.culprits = down;
+		c.evidence = job.state + (down.empty() ? std::string() : ", down: " + down.front() + (down.size() > 1 ? " +" + std::to_string(down.size() - 1) : ""));
+		return c;
+	}
+	if (!loom_drained.empty()) {
+		c.cls = drained_class;
+		c.culprits = loom_drained;
+		c.evidence = "node " + loom_drained.front() + " drained by the health check: " + job.node_reason.at(loom_drained.front());
+		return c;
+	}
+	// 2. What the job's own output says, most specific first.
+	if (count(LogFinding::gpu_fault)) {
+		c.cls = FailureClass::gpu_fault;
+		c.culprits = hosts_of(job, log, LogFinding::gpu_fault);
+		c.evidence = strprintf("%d GPU fault lines", count(LogFinding::gpu_fault)) + quote_line(first_line(log, LogFinding::gpu_fault));
+		return c;
+	}
+	if (job.state == "OUT_OF_MEMORY" || count(LogFinding::oom_host) || count(LogFinding::oom_gpu)) {
+		c.cls = FailureClass::oom;
+		const JobLogLine *l = first_line(log, LogFinding::oom_gpu);
+		c.evidence = (job.state == "OUT_OF_MEMORY" ? std::string("OUT_OF_MEMORY") : std::string("out of memory")) +
+			     quote_line(l ? l : first_line(log, LogFinding::oom_host));
+		return c;
+	}
+	if (count(LogFinding::network)) {
+		c.cls = FailureClass::network_fault;
+		c.culprits = hosts_of(job, log, LogFinding::network);
+		c.evidence = strprintf("%d network error lines", count(LogFinding::network)) + quote_line(first_line(log, LogFinding::network));
+		return c;
+	}
+	if (count(LogFinding::nccl_timeout)) {
+		// Every rank of a hung collective times out: the lines do not name the
+		// culprit, so nothing is drained; the job is still the infrastructure's.
+		c.cls = FailureClass::nccl_timeout;
+		c.evidence = strprintf("%d NCCL timeout lines", count(LogFinding::nccl_timeout)) + quote_line(first_line(log, LogFinding::nccl_timeout));
+		return c;
+	}
+	if (job.state == "TIMEOUT" || job.state == "DEADLINE") {
+		c.cls = FailureClass::user_error;
+		c.evidence = "reached its time limit";
+		return c;
+	}
+	c.cls = FailureClass::user_error;
+	const JobLogLine *l = first_line(log, LogFinding::user_error);
+	if (!l)
+		l = first_line(log, LogFinding::cuda_error);
+	if (!l)
+		l = first_line(log, LogFinding::nccl_error);
+	c.evidence = job.signal ? strprintf("killed by signal %d", job.signal) : strprintf("exit code %d", job.exit_code);
+	c.evidence += quote_line(l);
+	return c;
+}
+
+JobDecision decide_job(const JobEnd &job, const Classification &c, uint32_t restart_budget)
+{
+	JobDecision d;
+	if (!is_infrastructure(c.cls)) {
+		d.why = std::string(failure_class_name(c.cls)) + ": no drain, no requeue";
+		return d;
+	}
+	d.drain = c.culprits;
+	d.reason = strprintf("loom: jobcomp: %s: job %u: %s", failure_class_name(c.cls), job.job_id, c.evidence.c_str());
+	for (char &ch : d.reason)
+		if (ch == '\n' || ch == '"' || ch == '\'')
+			ch = ' ';
+	if (d.reason.size() > 200)
+		d.reason = d.reason.substr(0, 197) + "...";
+	if (!(job.checkpointed || job.requeue_allowed)) {
+		d.why = "not checkpoint-enabled and not requeueable: not requeued";
+	} else if (job.restart_count >= restart_budget) {
+		d.why = strprintf("restart budget spent (%u of %u): not requeued", job.restart_count, restart_budget);
+	} else {
+		d.requeue = true;
+		d.why = strprintf("requeue (restart %u of %u)", job.restart_count + 1, restart_budget);
+	}
+	return d;
+}
+
+std::string expand_output_path(const std::string &pattern, const std::string &work_dir, uint32_t job_id,
+			       const std::string &user, const std::string &job_name, const std::string &first_node,
+			       uint32_t array_job_id, uint32_t array_task_id)
+{
+	std::string out;
+	for (size_t i = 0; i < pattern.size(); i++) {
+		char ch = pattern[i];
+		if (ch != '%' || i + 1 >= pattern.size()) {
+			out += ch;
+			continue;
+		}
+		size_t j = i + 1;
+		int width = 0;
+		while (j < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[j])) && width < 100)
+			width = width * 10 + (pattern[j++] - '0');
+		if (j >= pattern.size()) {
+			out += pattern.substr(i);
+			break;
+		}
+		auto num = [&](uint32_t v) {
+			std::string s = std::to_string(v);
+			if (static_cast<int>(s.size()) < width)
+				s.insert(0, static_cast<size_t>(width) - s.size(), '0');
+			return s;
+		};
+		switch (pattern[j]) {
+		case '%': out += '%'; break;
+		case 'j': case 'J': out += num(job_id); break;
+		case 'A': out += num(array_job_id ? array_job_id : job_id); break;
+		case 'a': out += num(array_task_id); break;
+		case 'u': out += user; break;
+		case 'x': out += job_name; break;
+		case 'N': out += first_node; break;
+		case 'n': case 't': out += num(0); break;
+		default: out += pattern.substr(i, j - i + 1); break;
+		}
+		i = j;
+	}
+	if (!out.empty() && out[0] != '/' && !work_dir.empty())
+		out = work_dir + "/" + out;
+	return out;
+}
+
+} // namespace loom::health

@@ -1,0 +1,49 @@
+// loom health: failure statistics per node and per GPU class (MTBF).
+//
+// jobcomp/health records, for every finished job, the node-seconds each of its
+// nodes ran it (exposure) and, for infrastructure failures, one failure
+// against each culprit node (or against the GPU class when no node could be
+// named). MTBF = exposure / failures. The file (failure-stats.json in
+// StateSaveLocation, format in jobcomp_health(8)) is written atomically; the
+// checkpoint interval policy and the placement health weight read it.
+#pragma once
+
+#include "lib/health/classify.hpp"
+#include "lib/util/expected.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace loom::health {
+
+struct FailureCounts {
+	double exposure_s = 0;
+	int64_t failures = 0;
+	std::map<std::string, int64_t> by_class; // failure_class_name -> count
+	int64_t last_failure = 0;                // unix time
+	// exposure / failures; < 0 when there has been no failure yet.
+	double mtbf_s() const { return failures > 0 ? exposure_s / static_cast<double>(failures) : -1; }
+};
+
+struct NodeStats : FailureCounts {
+	std::string gpu_class;
+};
+
+struct FailureStats {
+	std::map<std::string, NodeStats> nodes;
+	std::map<std::string, FailureCounts> gpu_classes;
+	int64_t updated = 0;
+
+	// Add one finished job. gpu_class_of gives each node's GPU class ("h100"; "" -> "none").
+	void record(const JobEnd &job, const Classification &c, const std::map<std::string, std::string> &gpu_class_of,
+		    int64_t now);
+};
+
+std::string failure_stats_json(const FailureStats &s);
+expected<FailureStats> parse_failure_stats(std::string_view text, const std::string &source);
+// Missing file: empty statistics.
+expected<FailureStats> load_failure_stats(const std::string &path);
+status save_failure_stats(const std::string &path, const FailureStats &s);
+
+} // namespace loom::health

@@ -1,0 +1,189 @@
+#include "lib/health/predictor.hpp"
+
+#include "lib/util/fs.hpp"
+#include "lib/util/json.hpp"
+#include "lib/util/log.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <json-c/json.h>
+#include <unistd.h>
+
+namespace loom::health {
+
+std::vector<Metric> metrics_of(const NodeSample &s, const HealthConfig &c)
+{
+	std::vector<Metric> m;
+	for (const auto &g : s.gpus) {
+		std::string p = "gpu" + std::to_string(g.index) + ".";
+		if (g.temp_c)
+			m.push_back({p + "temp", *g.temp_c, c.gpu_temp_suspect});
+		if (g.mem_temp_c)
+			m.push_back({p + "mem_temp", *g.mem_temp_c, c.gpu_mem_temp_suspect});
+		if (g.ecc_agg_dram_corr && c.ecc_dram_corr_suspect > 0)
+			m.push_back({p + "ecc_dram_corr", static_cast<double>(*g.ecc_agg_dram_corr),
+				     static_cast<double>(c.ecc_dram_corr_suspect)});
+		if (g.ecc_agg_sram_corr && c.ecc_sram_corr_suspect > 0)
+			m.push_back({p + "ecc_sram_corr", static_cast<double>(*g.ecc_agg_sram_corr),
+				     static_cast<double>(c.ecc_sram_corr_suspect)});
+		if ((g.retired_sbe || g.retired_dbe) && c.retired_pages_drain > 0)
+			m.push_back({p + "retired_pages", static_cast<double>(g.retired_sbe.value_or(0) + g.retired_dbe.value_or(0)),
+				     static_cast<double>(c.retired_pages_drain)});
+	}
+	if (c.ib_errors_suspect > 0)
+		for (const auto &port : s.ib_ports) {
+			uint64_t sum = 0;
+			for (const auto &k : c.ib_error_counters)
+				if (auto it = port.counters.find(k); it != port.counters.end())
+					sum += it->second;
+			m.push_back({"ib." + port.device + "/" + std::to_string(port.port) + ".errors", static_cast<double>(sum),
+				     static_cast<double>(c.ib_errors_suspect)});
+		}
+	if (c.edac_ce_suspect > 0)
+		for (const auto &mc : s.edac)
+			if (mc.corrected)
+				m.push_back({"edac." + mc.name + ".ce", static_cast<double>(*mc.corrected),
+					     static_cast<double>(c.edac_ce_suspect)});
+	return m;
+}
+
+std::vector<Trend> predict(const std::vector<HistoryPoint> &history, const std::vector<Metric> &current,
+			   int64_t horizon_s, size_t min_points)
+{
+	std::vector<Trend> out;
+	for (const auto &m : current) {
+		if (m.value >= m.threshold)
+			continue;
+		std::vector<std::pair<double, double>> pts;
+		for (const auto &h : history)
+			if (auto it = h.values.find(m.name); it != h.values.end())
+				pts.emplace_back(static_cast<double>(h.t), it->second);
+		if (pts.size() < min_points)
+			continue;
+		int ups = 0, steps = 0;
+		for (size_t i = 1; i < pts.size(); i++) {
+			steps++;
+			ups += pts[i].second > pts[i - 1].second;
+		}
+		if (3 * ups < 2 * steps)
+			continue;
+		double n = static_cast<double>(pts.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
+		double t0 = pts.front().first;
+		for (const auto &[t, y] : pts) {
+			double x = t - t0;
+			sx += x;
+			sy += y;
+			sxx += x * x;
+			sxy += x * y;
+		}
+		double den = n * sxx - sx * sx;
+		if (den <= 0)
+			continue;
+		double slope = (n * sxy - sx * sy) / den;
+		if (!(slope > 0) || !std::isfinite(slope))
+			continue;
+		double eta = (m.threshold - m.value) / slope;
+		if (eta <= static_cast<double>(horizon_s))
+			out.push_back({m.name, m.value, m.threshold, slope, eta});
+	}
+	return out;
+}
+
+std::string trend_evidence(const Trend &t)
+{
+	return strprintf("%s at %g rising %.3g/min: reaches %g in about %.0f min", t.metric.c_str(), t.value,
+			 t.slope_per_s * 60.0, t.threshold, std::ceil(t.eta_s / 60.0));
+}
+
+expected<std::vector<HistoryPoint>> load_history(const std::string &path)
+{
+	std::vector<HistoryPoint> h;
+	if (::access(path.c_str(), F_OK) != 0)
+		return h;
+	auto j = json_parse_file(path, 8u << 20);
+	if (!j)
+		return unexpected(j.error());
+	ObjectReader r(j->get(), "$");
+	auto arr = r.array("samples");
+	if (!arr)
+		return unexpected(arr.error().within(path));
+	if (auto st = r.finish(); !st)
+		return unexpected(st.error().within(path));
+	size_t n = json_object_array_length(*arr);
+	for (size_t i = 0; i < n; i++) {
+		std::string where = ObjectReader::index_path("$.samples", i);
+		ObjectReader pr(json_object_array_get_idx(*arr, i), where);
+		if (!pr.ok())
+			return unexpected(pr.error().within(path));
+		auto t = pr.integer("t", 0);
+		auto vals = pr.object("values");
+		if (!t)
+			return unexpected(t.error().within(path));
+		if (!vals)
+			return unexpected(vals.error().within(path));
+		if (auto st = pr.finish(); !st)
+			return unexpected(st.error().within(path));
+		HistoryPoint p;
+		p.t = *t;
+		json_object_object_foreach(*vals, key, val)
+		{
+			if (!json_object_is_type(val, json_type_double) && !json_object_is_type(val, json_type_int))
+				return unexpected(path, where + ".values." + key + ": expected a number");
+			p.values[key] = json_object_get_double(val);
+		}
+		h.push_back(std::move(p));
+	}
+	return h;
+}
+
+status save_history(const std::string &path, const std::vector<HistoryPoint> &h)
+{
+	Json arr = Json::array();
+	for (const auto &p : h) {
+		Json o = Json::object();
+		o.set("t", Json::integer(p.t));
+		Json vals = Json::object();
+		for (const auto &[k, v] : p.values)
+			vals.set(k.c_str(), Json::number(v));
+		o.set("values", std::move(vals));
+		arr.push(std::move(o));
+	}
+	Json root = Json::object();
+	root.set("samples", std::move(arr));
+	return write_file_atomic(path, root.dump(false));
+}
+
+void predict_and_judge(const std::string &history_path, const NodeSample &s, const HealthConfig &c, int64_t now,
+		       Verdict &v)
+{
+	auto loaded = load_history(history_path);
+	std::vector<HistoryPoint> hist;
+	if (loaded)
+		hist = std::move(*loaded);
+	else
+		log_warning("predictor: %s: starting a new history", loaded.error().str().c_str());
+	std::vector<Metric> cur = metrics_of(s, c);
+	HistoryPoint p;
+	p.t = now;
+	for (const auto &m : cur)
+		p.values[m.name] = m.value;
+	// A clock that went backwards starts the history afresh.
+	if (!hist.empty() && hist.back().t >= now)
+		hist.clear();
+	hist.push_back(std::move(p));
+	if (hist.size() > static_cast<size_t>(c.history_len))
+		hist.erase(hist.begin(), hist.end() - c.history_len);
+	if (auto st = save_history(history_path, hist); !st)
+		log_warning("predictor: %s", st.error().str().c_str());
+	bool any = false;
+	for (const auto &t : predict(hist, cur, c.predict_horizon)) {
+		v.findings.push_back({"predict", Outcome::suspect, trend_evidence(t)});
+		any = true;
+	}
+	if (any && v.outcome == Outcome::ok) {
+		v.outcome = Outcome::suspect;
+		v.actions.insert(v.actions.begin(), {"suspect", "checkpoint"});
+	}
+}
+
+} // namespace loom::health

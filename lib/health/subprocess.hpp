@@ -1,0 +1,26 @@
+// loom health: run a helper command (scontrol) with a time limit.
+//
+// NHC's lesson (nhc#159): a health check that calls scontrol before slurmd
+// has registered, or while slurmctld is busy, can hang forever. Every call
+// here has a deadline; past it the child is killed and the call fails.
+// No shell is involved: argv goes to execvp as is.
+#pragma once
+
+#include "lib/util/expected.hpp"
+
+#include <string>
+#include <vector>
+
+namespace loom::health {
+
+struct CommandResult {
+	int exit_code = -1; // -1 when killed by a signal
+	std::string output; // stdout and stderr together, at most 64 KiB
+};
+
+expected<CommandResult> run_command(const std::vector<std::string> &argv, int timeout_seconds);
+
+// "scontrol update nodename=n1 state=drain reason=..." as one line, for logs.
+std::string command_line(const std::vector<std::string> &argv);
+
+} // namespace loom::health

@@ -1,0 +1,79 @@
+// loom health: node health checks, job failure classification, failure statistics.
+//
+//   loom health check [options]     run every collector, judge, report, drain/resume
+//   loom health config [FILE]       validate a health config, or list its keys
+//   loom health classify [options]  classify a finished job's failure
+//   loom health stats FILE          print the failure statistics (MTBF) file
+#include "tools/command.hpp"
+
+#include "lib/health/config.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+int loom_health_check_main(int argc, char **argv);
+int loom_health_classify_main(int argc, char **argv);
+int loom_health_stats_main(int argc, char **argv);
+
+namespace {
+
+void usage(FILE *out)
+{
+	std::fprintf(out,
+		     "usage: loom health <command> [options]\n\n"
+		     "  check     gather and judge this node's health (HealthCheckProgram, prolog, epilog)\n"
+		     "  config    validate a health config (default /etc/loom/health.conf), or --keys to list keys\n"
+		     "  classify  classify a finished job's failure from its state, exit code and logs\n"
+		     "  stats     print the failure statistics file jobcomp/health keeps\n\n"
+		     "'loom health <command> --help' describes a command; see loom-health(1).\n");
+}
+
+int config_main(int argc, char **argv)
+{
+	if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+		std::printf("usage: loom health config [FILE | --keys]\n");
+		return 0;
+	}
+	if (argc > 1 && std::strcmp(argv[1], "--keys") == 0) {
+		std::fputs(loom::health::describe_health_config().c_str(), stdout);
+		return 0;
+	}
+	std::string path = argc > 1 ? argv[1] : "/etc/loom/health.conf";
+	auto c = loom::health::load_health_config(path);
+	if (!c) {
+		std::fprintf(stderr, "loom health config: %s\n", c.error().str().c_str());
+		return loom::tool::exit_problems;
+	}
+	std::printf("%s: ok\n", path.c_str());
+	return 0;
+}
+
+int health_main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return loom::tool::exit_usage;
+	}
+	std::string sub = argv[1];
+	if (sub == "--help" || sub == "-h" || sub == "help") {
+		usage(stdout);
+		return 0;
+	}
+	if (sub == "check")
+		return loom_health_check_main(argc - 1, argv + 1);
+	if (sub == "config")
+		return config_main(argc - 1, argv + 1);
+	if (sub == "classify")
+		return loom_health_classify_main(argc - 1, argv + 1);
+	if (sub == "stats")
+		return loom_health_stats_main(argc - 1, argv + 1);
+	std::fprintf(stderr, "loom health: unknown command '%s'\n", sub.c_str());
+	usage(stderr);
+	return loom::tool::exit_usage;
+}
+
+loom::tool::Command health_command{"health", "node health checks, drain/resume, job failure classification",
+				   health_main};
+
+} // namespace
