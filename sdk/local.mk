@@ -10,6 +10,9 @@ sdk_libloom_ckpt_la_LIBADD = lib/libloom.la
 loom_sdk_includedir = $(includedir)/loom
 loom_sdk_include_HEADERS = sdk/cpp/loom/ckpt.hpp
 
+# The `loom ckpt` subcommand (here: tools/local.mk is included before lib/).
+tools_loom_SOURCES += tools/loom_ckpt.cpp
+
 python_sdk_DATA += sdk/python/loom_ckpt.py
 EXTRA_DIST += sdk/python/loom_ckpt.py
 
