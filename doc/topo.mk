@@ -1,1 +1,2 @@
-# topo man pages: appended by the topo part.
+# topo man pages.
+dist_man_MANS += doc/loom-topo.1 doc/loom-topology.5
