@@ -8,3 +8,8 @@ include plugins/select_topo/local.mk
 include plugins/spank_ckpt/local.mk
 include plugins/spank_place/local.mk
 include plugins/jobcomp_health/local.mk
+
+# Plugin-load tier, static half: undefined symbols resolvable inside Slurm,
+# exports exactly what Slurm looks up.
+TESTS += tests/plugins/check_symbols.sh
+EXTRA_DIST += tests/plugins/check_symbols.sh

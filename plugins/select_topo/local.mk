@@ -5,6 +5,11 @@ plugins_select_topo_select_topo_la_SOURCES = \
 	plugins/select_topo/select_topo_plugin.cpp \
 	plugins/select_topo/slurm_internal.hpp \
 	plugins/select_topo/cons_tres.hpp plugins/select_topo/cons_tres.cpp \
+	plugins/select_topo/placer.hpp plugins/select_topo/placer.cpp \
+	plugins/select_topo/slurm_view.hpp plugins/select_topo/slurm_view.cpp \
+	plugins/select_topo/fabric.hpp plugins/select_topo/fabric.cpp \
+	plugins/select_topo/config.hpp plugins/select_topo/config.cpp \
+	plugins/common/place_hints.hpp plugins/common/place_hints.cpp \
 	plugins/common/slurm_log.hpp plugins/common/slurm_log.cpp
 plugins_select_topo_select_topo_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_SRC_CPPFLAGS) $(SLURM_CPPFLAGS)
 plugins_select_topo_select_topo_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)

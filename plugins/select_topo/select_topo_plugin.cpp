@@ -4,6 +4,7 @@
 // us); select/topo only narrows where a job may go. This file holds nothing
 // but the extern "C" entry points and their forwarding.
 #include "plugins/select_topo/cons_tres.hpp"
+#include "plugins/select_topo/placer.hpp"
 
 #include "lib/util/log.hpp"
 #include "plugins/common/slurm_log.hpp"
@@ -59,6 +60,7 @@ int init(void)
 
 int fini(void)
 {
+	loom::select_topo::placer_unload();
 	loom::select_topo::cons_tres_unload();
 	loom::plugin::remove_slurm_log_sink();
 	return SLURM_SUCCESS;
@@ -67,14 +69,29 @@ int fini(void)
 int select_p_state_save(char *dir_name) { return cons_tres_ops.state_save(dir_name); }
 int select_p_state_restore(char *dir_name) { return cons_tres_ops.state_restore(dir_name); }
 int select_p_job_init(List job_list) { return cons_tres_ops.job_init(job_list); }
-int select_p_node_init(void) { return cons_tres_ops.node_init(); }
+// slurmctld has (re)built its node table: load the fabric for it. At start a
+// bad fabric file is fatal; afterwards the last good one stays in use.
+int select_p_node_init(void)
+{
+	int rc = cons_tres_ops.node_init();
+	if (rc != SLURM_SUCCESS || !running_in_slurmctld())
+		return rc;
+	std::string why;
+	bool starting = !loom::select_topo::placer_loaded();
+	if (!loom::select_topo::placer_load(starting, why)) {
+		if (starting)
+			fatal("%s: cannot load the fabric: %s", plugin_type, why.c_str());
+		error("%s: fabric not reloaded, keeping the last good one: %s", plugin_type, why.c_str());
+	}
+	return rc;
+}
 
 int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
 		      uint32_t req_nodes, uint16_t mode, List preemptee_candidates, List *preemptee_job_list,
 		      bitstr_t *exc_core_bitmap)
 {
-	return cons_tres_ops.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-				      preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+	return loom::select_topo::placer_job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+						  preemptee_candidates, preemptee_job_list, exc_core_bitmap);
 }
 
 int select_p_job_begin(job_record_t *job_ptr) { return cons_tres_ops.job_begin(job_ptr); }
@@ -159,7 +176,16 @@ int select_p_get_info_from_plugin(enum select_plugindata_info dinfo, job_record_
 	return cons_tres_ops.get_info_from_plugin(dinfo, job_ptr, data);
 }
 int select_p_update_node_config(int index) { return cons_tres_ops.update_node_config(index); }
-int select_p_reconfigure(void) { return cons_tres_ops.reconfigure(); }
+int select_p_reconfigure(void)
+{
+	int rc = cons_tres_ops.reconfigure();
+	if (!running_in_slurmctld())
+		return rc;
+	std::string why;
+	if (!loom::select_topo::placer_load(!loom::select_topo::placer_loaded(), why))
+		error("%s: reconfigure: fabric not reloaded, keeping the last good one: %s", plugin_type, why.c_str());
+	return rc;
+}
 bitstr_t *select_p_resv_test(resv_desc_msg_t *resv_desc_ptr, uint32_t node_cnt, bitstr_t *avail_bitmap,
 			     bitstr_t **core_bitmap)
 {

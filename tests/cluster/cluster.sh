@@ -288,6 +288,9 @@ EOF
 		{ echo "# --- from $conf_extra"; cat "$conf_extra"; } >>"$conf"
 	fi
 
+	# select/topo: the fabric is Slurm's topology.conf; features a100/h100 are GPU generations.
+	printf '%s\n' "# select/topo (loom-topo.conf(5))" "gpu_classes=a100,h100" >"$dir/etc/loom-topo.conf"
+
 	: >"$dir/etc/gres.conf"
 	echo "AutoDetect=off" >>"$dir/etc/gres.conf"
 	if [ "$gpus" -gt 0 ]; then
@@ -328,12 +331,20 @@ install_plugins() {
 	return 0
 }
 
+# The tail of slurmctld's log and of the first few slurmd logs (all stay in $dir/log).
 print_logs() {
-	local f
-	for f in "$dir"/log/slurmctld.log "$dir"/log/slurmd-*.log; do
+	local f n=0
+	if [ -f "$dir/log/slurmctld.log" ]; then
+		echo "===== $dir/log/slurmctld.log (last 30 lines)"
+		tail -n 30 "$dir/log/slurmctld.log"
+	fi
+	[ -s "$dir/log/slurmctld.stdout" ] && { echo "===== slurmctld stdout/stderr"; tail -n 10 "$dir/log/slurmctld.stdout"; }
+	for f in "$dir"/log/slurmd-*.log; do
 		[ -f "$f" ] || continue
-		echo "===== $f (last 40 lines)"
-		tail -n 40 "$f"
+		n=$((n + 1))
+		[ $n -le 3 ] || { echo "===== (more slurmd logs in $dir/log)"; break; }
+		echo "===== $f (last 6 lines)"
+		tail -n 6 "$f"
 	done
 }
 

@@ -1,0 +1,321 @@
+#include "plugins/select_topo/placer.hpp"
+
+#include "lib/place/engine.hpp"
+#include "lib/topo/hostlist.hpp"
+#include "plugins/common/place_hints.hpp"
+#include "plugins/select_topo/config.hpp"
+#include "plugins/select_topo/cons_tres.hpp"
+#include "plugins/select_topo/fabric.hpp"
+#include "plugins/select_topo/slurm_view.hpp"
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <sstream>
+
+namespace loom::select_topo {
+namespace {
+
+struct Loaded {
+	Config config;
+	Fabric fabric;
+	std::unique_ptr<place::State> state;  // points into fabric.cluster: keep Loaded on the heap
+	place::Weights weights;
+	std::vector<topo::Index> model_of;    // Slurm node index -> model node
+	std::vector<int> slurm_of;            // model node -> Slurm node index (-1: not in Slurm)
+};
+
+std::mutex g_mu;
+std::unique_ptr<Loaded> g_cur;
+
+bool debug_on() { return slurm_conf.debug_flags & DEBUG_FLAG_SELECT_TYPE; }
+
+std::string conf_path(const char *name)
+{
+	char *p = get_extra_conf_path(const_cast<char *>(name));
+	std::string s = p ? p : "";
+	xfree(p);
+	return s;
+}
+
+std::string join(const std::vector<std::string> &v, size_t max = 8)
+{
+	std::string s;
+	for (size_t i = 0; i < v.size() && i < max; i++)
+		s += (i ? "," : "") + v[i];
+	if (v.size() > max)
+		s += ",... (" + std::to_string(v.size()) + " in all)";
+	return s;
+}
+
+expected<std::unique_ptr<Loaded>> load()
+{
+	auto l = std::make_unique<Loaded>();
+	auto cfg = read_config(conf_path("loom-topo.conf"));
+	if (!cfg)
+		return unexpected(cfg.error());
+	l->config = std::move(*cfg);
+	if (!l->config.weights_file.empty()) {
+		auto w = place::load_weights_file(l->config.weights_file);
+		if (!w)
+			return unexpected(w.error());
+		l->weights = *w;
+	}
+	auto fabric = load_fabric(l->config.cluster_file, conf_path("topology.conf"), slurm_nodes(),
+				  l->config.gpu_classes);
+	if (!fabric)
+		return unexpected(fabric.error());
+	l->fabric = std::move(*fabric);
+	l->state = std::make_unique<place::State>(l->fabric.cluster);
+	const topo::Cluster &c = l->fabric.cluster;
+	l->slurm_of.assign(c.nodes.size(), -1);
+	node_record_t *node;
+	for (int i = 0; (node = next_node(&i)); i++) {
+		if (static_cast<size_t>(i) >= l->model_of.size())
+			l->model_of.resize(static_cast<size_t>(i) + 1, topo::none);
+		topo::Index m = c.find_node(node->name);
+		l->model_of[static_cast<size_t>(i)] = m;
+		if (m != topo::none)
+			l->slurm_of[static_cast<size_t>(m)] = i;
+	}
+	// Fabric nodes Slurm does not have are never offered.
+	for (size_t m = 0; m < c.nodes.size(); m++)
+		if (l->slurm_of[m] < 0)
+			(void)l->state->set_available(static_cast<topo::Index>(m), false);
+	return l;
+}
+
+// Free GPUs per node from Slurm's GRES accounting.
+void refresh(Loaded &l)
+{
+	node_record_t *node;
+	for (int i = 0; (node = next_node(&i)); i++) {
+		if (static_cast<size_t>(i) >= l.model_of.size())
+			break;
+		topo::Index m = l.model_of[static_cast<size_t>(i)];
+		if (m == topo::none)
+			continue;
+		NodeGpus g = node_gpus(node);
+		if (g.total != l.state->total_gpus(m))
+			(void)l.state->set_capacity(m, g.total, 0);
+		if (g.free != l.state->free_gpus(m))
+			(void)l.state->set_node_free(m, g.free, 0);
+	}
+}
+
+std::string gpu_class_of(const Loaded &l, const std::string &features)
+{
+	// The first GPU generation named in --constraint ("h100", "h100&ib", "[a100|h100]").
+	std::string word;
+	for (size_t i = 0; i <= features.size(); i++) {
+		char ch = i < features.size() ? features[i] : '&';
+		bool sep = !(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.');
+		if (!sep) {
+			word += ch;
+			continue;
+		}
+		for (const auto &cls : l.config.gpu_classes)
+			if (word == cls)
+				return cls;
+		word.clear();
+	}
+	return {};
+}
+
+place::Request make_request(const Loaded &l, const JobAsk &ask, const plugin::PlaceHints &hints, uint32_t min_nodes,
+			    uint32_t max_nodes, size_t offered)
+{
+	place::Request r;
+	r.min_nodes = static_cast<int>(min_nodes);
+	uint32_t maxn = max_nodes < offered ? max_nodes : static_cast<uint32_t>(offered);
+	r.max_nodes = maxn > min_nodes ? static_cast<int>(maxn) : 0;
+	if (ask.gpus_per_node > 0)
+		r.gpus_per_node = ask.gpus_per_node;
+	else if (ask.gpus_total > 0)
+		r.gpus = static_cast<int>(ask.gpus_total);
+	r.whole_node = ask.whole_node;
+	r.gpu_class = gpu_class_of(l, ask.features);
+	r.comm = hints.comm == plugin::Comm::heavy   ? place::Comm::heavy
+		 : hints.comm == plugin::Comm::light ? place::Comm::light
+						     : place::Comm::normal;
+	if (!hints.locality.empty()) {
+		r.locality = hints.strict ? place::Locality::strict : place::Locality::prefer;
+		r.locality_level = hints.locality;
+	}
+	if (ask.max_switches > 0)
+		r.max_leaves = static_cast<int>(ask.max_switches);
+	return r;
+}
+
+std::string node_names(const Loaded &l, const std::vector<topo::Index> &nodes)
+{
+	std::vector<std::string> names;
+	for (topo::Index m : nodes)
+		names.push_back(l.fabric.cluster.nodes[static_cast<size_t>(m)].name);
+	return topo::hostlist_compress(names);
+}
+
+int forward(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
+	    uint16_t mode, List preemptee_candidates, List *preemptee_job_list, bitstr_t *exc_core_bitmap)
+{
+	return cons_tres_ops.job_test(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+				      preemptee_job_list, exc_core_bitmap);
+}
+
+// For a strict --locality: is there any domain of that kind holding enough of
+// the offered nodes? (TEST_ONLY must not promise what can never happen.)
+bool strict_can_ever_fit(const Loaded &l, const std::string &kind, bitstr_t *bitmap, uint32_t min_nodes)
+{
+	const topo::Cluster &c = l.fabric.cluster;
+	topo::Index k = c.kinds.find(kind);
+	for (const auto &d : c.domains) {
+		if (k == topo::none || d.kind != static_cast<uint16_t>(k))
+			continue;
+		uint32_t n = 0;
+		for (topo::Index m = d.node_begin; m < d.node_end; m++) {
+			int s = l.slurm_of[static_cast<size_t>(m)];
+			if (s >= 0 && bit_test(bitmap, s) && ++n >= min_nodes)
+				return true;
+		}
+	}
+	return false;
+}
+
+} // namespace
+
+bool placer_load(bool starting, std::string &why)
+{
+	try {
+		auto l = load();
+		if (!l) {
+			why = l.error().str();
+			return false;
+		}
+		std::lock_guard<std::mutex> g(g_mu);
+		Loaded &n = **l;
+		info("select/topo: fabric from %s: %zu nodes, %lld GPUs, %zu domains, %u levels%s", n.fabric.source.c_str(),
+		     n.fabric.cluster.nodes.size(), static_cast<long long>(n.fabric.cluster.total_gpus()),
+		     n.fabric.cluster.domains.size(), n.fabric.cluster.levels, starting ? "" : " (reconfigured)");
+		if (!n.fabric.alone.empty())
+			info("select/topo: warning: %zu node(s) in slurm.conf but not in the fabric, each placed as if on a "
+			     "leaf of its own: %s",
+			     n.fabric.alone.size(), join(n.fabric.alone).c_str());
+		g_cur = std::move(*l);
+		return true;
+	} catch (const std::exception &e) {
+		why = e.what();
+		return false;
+	} catch (...) {
+		why = "unknown error";
+		return false;
+	}
+}
+
+void placer_unload()
+{
+	std::lock_guard<std::mutex> g(g_mu);
+	g_cur.reset();
+}
+
+bool placer_loaded()
+{
+	std::lock_guard<std::mutex> g(g_mu);
+	return g_cur != nullptr;
+}
+
+int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
+		    uint16_t mode, List preemptee_candidates, List *preemptee_job_list, bitstr_t *exc_core_bitmap)
+{
+	std::unique_lock<std::mutex> lock(g_mu);
+	Loaded *l = g_cur.get();
+	if (!l || !running_in_slurmctld())
+		return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+			       preemptee_job_list, exc_core_bitmap);
+	try {
+		JobAsk ask = job_ask(job);
+		auto hints = plugin::hints_from_env(ask.spank_env, ask.spank_env_size);
+		if (!hints) {
+			error("select/topo: JobId=%u: %s: placement hints ignored", job->job_id,
+			      hints.error().str().c_str());
+			hints = plugin::PlaceHints{};
+		}
+		if (mode != SELECT_MODE_RUN_NOW) {
+			if (mode == SELECT_MODE_TEST_ONLY && hints->strict &&
+			    !strict_can_ever_fit(*l, hints->locality, bitmap, min_nodes)) {
+				if (debug_on())
+					info("select/topo: JobId=%u: no %s holds %u of the offered nodes", job->job_id,
+					     hints->locality.c_str(), min_nodes);
+				return SLURM_ERROR;
+			}
+			return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+				       preemptee_job_list, exc_core_bitmap);
+		}
+		auto t0 = std::chrono::steady_clock::now();
+		refresh(*l);
+		place::Allowed allowed(l->fabric.cluster.nodes.size());
+		size_t offered = 0;
+		for (int64_t i = 0; i < bit_size(bitmap); i++) {
+			if (!bit_test(bitmap, i))
+				continue;
+			offered++;
+			if (static_cast<size_t>(i) < l->model_of.size() && l->model_of[static_cast<size_t>(i)] != topo::none)
+				allowed.set(l->model_of[static_cast<size_t>(i)]);
+		}
+		place::Request req = make_request(*l, ask, *hints, min_nodes, max_nodes, offered);
+		auto d = place::place(*l->state, req, &allowed, l->weights, static_cast<int>(l->config.max_candidates));
+		double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+		if (!d) {
+			info("select/topo: JobId=%u: placement engine failed (%s): placed by cons_tres", job->job_id,
+			     d.error().str().c_str());
+			return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+				       preemptee_job_list, exc_core_bitmap);
+		}
+		if (!d->placed()) {
+			if (debug_on())
+				info("select/topo: JobId=%u: cannot fit now: %s", job->job_id, d->reason.c_str());
+			if (req.locality == place::Locality::strict)
+				return SLURM_ERROR; // waits: never placed in part, never outside its domain
+			return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+				       preemptee_job_list, exc_core_bitmap);
+		}
+		int rank = 0;
+		for (const place::Candidate &c : d->candidates) {
+			rank++;
+			bitstr_t *only = bit_alloc(bit_size(bitmap));
+			for (topo::Index m : c.nodes) {
+				int s = l->slurm_of[static_cast<size_t>(m)];
+				if (s >= 0 && s < bit_size(bitmap))
+					bit_set(only, s);
+			}
+			int rc = forward(job, only, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+					 preemptee_job_list, exc_core_bitmap);
+			if (rc == SLURM_SUCCESS) {
+				bit_copybits(bitmap, only);
+				FREE_NULL_BITMAP(only);
+				info("select/topo: JobId=%u placed on %s (candidate %d of %zu, %.0f us): %s", job->job_id,
+				     node_names(*l, c.nodes).c_str(), rank, d->candidates.size(), us, c.why.c_str());
+				return SLURM_SUCCESS;
+			}
+			FREE_NULL_BITMAP(only);
+		}
+		if (req.locality == place::Locality::strict) {
+			if (debug_on())
+				info("select/topo: JobId=%u: cons_tres refused all %zu candidates; waiting (strict locality)",
+				     job->job_id, d->candidates.size());
+			return SLURM_ERROR;
+		}
+		if (debug_on())
+			info("select/topo: JobId=%u: cons_tres refused all %zu candidates; placed by cons_tres",
+			     job->job_id, d->candidates.size());
+		return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+			       preemptee_job_list, exc_core_bitmap);
+	} catch (const std::exception &e) {
+		error("select/topo: JobId=%u: %s: placed by cons_tres", job->job_id, e.what());
+	} catch (...) {
+		error("select/topo: JobId=%u: internal error: placed by cons_tres", job->job_id);
+	}
+	return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates, preemptee_job_list,
+		       exc_core_bitmap);
+}
+
+} // namespace loom::select_topo

@@ -1,0 +1,28 @@
+// select/topo: the placement engine inside slurmctld.
+//
+// Holds the fabric, the engine's free-capacity State and the map between
+// Slurm's node table and the fabric model. Loaded when slurmctld builds its
+// node table (select_p_node_init) and on `scontrol reconfigure`; a bad file at
+// start is fatal, a bad file at reconfigure keeps the last good fabric.
+// Every entry point catches everything: nothing throws into Slurm.
+#pragma once
+
+#include "plugins/select_topo/slurm_internal.hpp"
+
+#include <string>
+
+namespace loom::select_topo {
+
+// (Re)load the fabric and config. 'starting': no fabric is loaded yet.
+// Returns false with 'why' when the files are bad.
+bool placer_load(bool starting, std::string &why);
+void placer_unload();
+bool placer_loaded();
+
+// select_p_job_test for select/topo. Decides, then lets cons_tres allocate
+// inside the chosen node set.
+int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
+		    uint32_t req_nodes, uint16_t mode, List preemptee_candidates, List *preemptee_job_list,
+		    bitstr_t *exc_core_bitmap);
+
+} // namespace loom::select_topo

@@ -1,0 +1,56 @@
+#!/bin/bash
+# Plugin-load tier, static half: every symbol a loom plugin leaves undefined
+# must be provided where Slurm loads it (slurmctld or slurmstepd, libslurmfull,
+# or a library the plugin links). A missing one would only show when slurmctld
+# first calls it (lazy binding) and kill the daemon; here it fails the build's
+# tests instead. It also checks that each plugin exports exactly Slurm's symbols.
+#   check_symbols.sh [BUILDDIR]
+set -uo pipefail
+b=${1:-${LOOM_BUILDDIR:-.}}
+slurmlib=${SLURM_LIBDIR:-/usr/lib/x86_64-linux-gnu/slurm-wlm}
+fail=0
+checked=0
+defined() { nm -D --defined-only "$@" 2>/dev/null | awk '{print $3}' | sed 's/@.*//'; }
+
+host_syms=$(mktemp)
+trap 'rm -f "$host_syms"' EXIT
+for f in /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/slurmstepd "$slurmlib/libslurmfull.so"; do
+	[ -e "$f" ] || { echo "check_symbols: $f not found (is Slurm installed?)"; exit 1; }
+	defined "$f" >>"$host_syms"
+done
+
+for so in "$b"/plugins/*/.libs/*.so; do
+	[ -f "$so" ] || continue
+	checked=$((checked + 1))
+	name=$(basename "$so")
+	bad=0
+	libs=$(ldd "$so" 2>/dev/null | awk '/=> \//{print $3} /^[ \t]*\//{print $1}')
+	provided=$( (cat "$host_syms"; for l in $libs; do defined "$l"; done) | sort -u)
+	missing=$(nm -D --undefined-only "$so" | awk '$1=="U"{print $2}' | sed 's/@.*//' | sort -u |
+		comm -23 - <(echo "$provided"))
+	if [ -n "$missing" ]; then
+		echo "check_symbols: FAIL $name: undefined and provided by nothing Slurm loads:"
+		echo "$missing" | head -20 | sed 's/^/    /'
+		bad=1
+	fi
+	exports=$(defined "$so" | grep -vE '^(_init|_fini|__bss_start|_edata|_end)$' | sort)
+	case $name in
+	select_*.so) want='^(plugin_name|plugin_type|plugin_version|plugin_id|init|fini|select_p_.*)$' ;;
+	jobcomp_*.so) want='^(plugin_name|plugin_type|plugin_version|init|fini|jobcomp_p_.*)$' ;;
+	spank_*.so) want='^(plugin_name|plugin_type|plugin_version|slurm_spank_.*)$' ;;
+	*) want='.*' ;;
+	esac
+	extra=$(echo "$exports" | grep -vE "$want" || true)
+	if [ -n "$extra" ]; then
+		echo "check_symbols: FAIL $name exports symbols Slurm does not look up:"
+		echo "$extra" | head -10 | sed 's/^/    /'
+		bad=1
+	fi
+	[ $bad = 0 ] || fail=1
+	[ $bad = 0 ] && echo "check_symbols: ok $name ($(echo "$exports" | wc -l) exports)"
+done
+if [ $checked = 0 ]; then
+	echo "check_symbols: no plugins built under $b/plugins"
+	exit 1
+fi
+exit $fail
