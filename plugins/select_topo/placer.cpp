@@ -100,6 +100,9 @@ void refresh(Loaded &l)
 			(void)l.state->set_capacity(m, g.total, 0);
 		if (g.free != l.state->free_gpus(m))
 			(void)l.state->set_node_free(m, g.free, 0);
+		bool suspect = node_suspect(node);
+		if (suspect != l.state->suspect(m))
+			(void)l.state->set_health(m, suspect ? 0.5 : 1.0, suspect);
 	}
 }
 

@@ -60,6 +60,13 @@ NodeGpus node_gpus(node_record_t *node)
 	return r;
 }
 
+bool node_suspect(node_record_t *node)
+{
+	static const char mark[] = "loom:suspect";
+	auto has = [](const char *s) { return s && !std::strncmp(s, mark, sizeof(mark) - 1); };
+	return node && (has(node->extra) || has(node->comment));
+}
+
 std::vector<SlurmNodeInfo> slurm_nodes()
 {
 	std::vector<SlurmNodeInfo> out;

@@ -21,6 +21,11 @@ struct NodeGpus {
 };
 NodeGpus node_gpus(node_record_t *node);
 
+// A node marked suspect by loom's health checks: its Extra (or Comment)
+// field starts with "loom:suspect" (`scontrol update nodename=X
+// extra=loom:suspect:<why>`). Placement puts such nodes last.
+bool node_suspect(node_record_t *node);
+
 // What a job asks for, as far as placement cares.
 struct JobAsk {
 	uint32_t job_id = 0;
