@@ -42,6 +42,18 @@ TESTS += tests/unit/test_health_drain
 tests_unit_test_health_drain_SOURCES = tests/unit/test_health_drain.cpp tests/unit/check_main.hpp
 tests_unit_test_health_drain_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_health_drain_LDADD = lib/libloom.la $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/test_health_predictor
+TESTS += tests/unit/test_health_predictor
+tests_unit_test_health_predictor_SOURCES = tests/unit/test_health_predictor.cpp tests/unit/check_main.hpp
+tests_unit_test_health_predictor_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_health_predictor_LDADD = lib/libloom.la $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/test_health_classify
+TESTS += tests/unit/test_health_classify
+tests_unit_test_health_classify_SOURCES = tests/unit/test_health_classify.cpp tests/unit/check_main.hpp
+tests_unit_test_health_classify_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_health_classify_LDADD = lib/libloom.la $(CHECK_LIBS)
 endif
 
-EXTRA_DIST += tests/data/health
+EXTRA_DIST += tests/data/health tests/health

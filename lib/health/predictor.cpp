@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <json-c/json.h>
+#include <optional>
 #include <unistd.h>
 
 namespace loom::health {
@@ -47,26 +48,39 @@ std::vector<Metric> metrics_of(const NodeSample &s, const HealthConfig &c)
 	return m;
 }
 
-std::vector<Trend> predict(const std::vector<HistoryPoint> &history, const std::vector<Metric> &current,
-			   int64_t horizon_s, size_t min_points)
+namespace {
+
+// Least-squares slope of pts[from, to).
+double ls_slope(const std::vector<std::pair<double, double>> &pts, size_t from, size_t to)
 {
-	std::vector<Trend> out;
-	for (const auto &m : current) {
-		if (m.value >= m.threshold)
-			continue;
-		std::vector<std::pair<double, double>> pts;
-		for (const auto &h : history)
-			if (auto it = h.values.find(m.name); it != h.values.end())
-				pts.emplace_back(static_cast<double>(h.t), it->second);
-		if (pts.size() < min_points)
-			continue;
+	double n = static_cast<double>(to - from), sx = 0, sy = 0, sxx = 0, sxy = 0;
+	for (size_t i = from; i < to; i++) {
+		double x = pts[i].first - pts[from].first, y = pts[i].second;
+		sx += x;
+		sy += y;
+		sxx += x * x;
+		sxy += x * y;
+	}
+	double den = n * sxx - sx * sx;
+	return den > 0 ? (n * sxy - sx * sy) / den : 0;
+}
+
+// The trend of one series (oldest first, last = now) toward threshold, if it
+// reaches it within horizon_s.
+std::optional<Trend> trend_of(const std::vector<std::pair<double, double>> &pts, const Metric &m, int64_t horizon_s,
+			      size_t min_points)
+{
+	constexpr double min_t = 3.0;
+	if (pts.size() < min_points || pts.back().second >= m.threshold)
+		return std::nullopt;
+	{
 		int ups = 0, steps = 0;
 		for (size_t i = 1; i < pts.size(); i++) {
 			steps++;
 			ups += pts[i].second > pts[i - 1].second;
 		}
 		if (3 * ups < 2 * steps)
-			continue;
+			return std::nullopt;
 		double n = static_cast<double>(pts.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
 		double t0 = pts.front().first;
 		for (const auto &[t, y] : pts) {
@@ -78,13 +92,69 @@ std::vector<Trend> predict(const std::vector<HistoryPoint> &history, const std::
 		}
 		double den = n * sxx - sx * sx;
 		if (den <= 0)
-			continue;
+			return std::nullopt;
 		double slope = (n * sxy - sx * sy) / den;
 		if (!(slope > 0) || !std::isfinite(slope))
-			continue;
-		double eta = (m.threshold - m.value) / slope;
+			return std::nullopt;
+		// The slope must stand out of the noise: at least min_t standard
+		// errors (a clean ramp or counter has a tiny error; noise around a
+		// steady value does not clear it).
+		double intercept = (sy - slope * sx) / n, ss = 0;
+		for (const auto &[t, y] : pts) {
+			double r = y - (intercept + slope * (t - t0));
+			ss += r * r;
+		}
+		double sxx_c = sxx - sx * sx / n;
+		double se = pts.size() > 2 && sxx_c > 0 ? std::sqrt(ss / (n - 2) / sxx_c) : 0;
+		if (se > 0 && slope < min_t * se)
+			return std::nullopt;
+		// A curve that flattens (a GPU settling at its working temperature)
+		// is no trend: the last third of the window must
+		// climb at least half as fast as the third before it, and the ETA uses
+		// the smaller of the overall and the recent slope.
+		// And a rise that began only in the recent half (a job starting on an
+		// idle GPU) is a step, not a trend: the older half must climb too.
+		if (ls_slope(pts, 0, pts.size() / 2) < 0.2 * slope)
+			return std::nullopt;
+		size_t third = pts.size() / 3;
+		if (third >= 2) {
+			double last = ls_slope(pts, pts.size() - third, pts.size());
+			double prev = ls_slope(pts, pts.size() - 2 * third, pts.size() - third);
+			if (prev > 0 && last < 0.5 * prev)
+				return std::nullopt;
+			slope = std::min(slope, std::max(last, 0.0));
+		}
+		if (!(slope > 0))
+			return std::nullopt;
+		double value = pts.back().second;
+		double eta = (m.threshold - value) / slope;
 		if (eta <= static_cast<double>(horizon_s))
-			out.push_back({m.name, m.value, m.threshold, slope, eta});
+			return Trend{m.name, value, m.threshold, slope, eta};
+	}
+	return std::nullopt;
+}
+
+} // namespace
+
+std::vector<Trend> predict(const std::vector<HistoryPoint> &history, const std::vector<Metric> &current,
+			   int64_t horizon_s, size_t min_points)
+{
+	std::vector<Trend> out;
+	for (const auto &m : current) {
+		if (m.value >= m.threshold)
+			continue; // over the threshold: the rules' business, not a prediction
+		std::vector<std::pair<double, double>> pts;
+		for (const auto &h : history)
+			if (auto it = h.values.find(m.name); it != h.values.end())
+				pts.emplace_back(static_cast<double>(h.t), it->second);
+		auto now = trend_of(pts, m, horizon_s, min_points);
+		if (!now)
+			continue;
+		// It must have held one check earlier too: one lucky run of noise is
+		// not a trend.
+		std::vector<std::pair<double, double>> before(pts.begin(), pts.end() - 1);
+		if (trend_of(before, m, horizon_s, min_points))
+			out.push_back(*now);
 	}
 	return out;
 }
@@ -93,6 +163,32 @@ std::string trend_evidence(const Trend &t)
 {
 	return strprintf("%s at %g rising %.3g/min: reaches %g in about %.0f min", t.metric.c_str(), t.value,
 			 t.slope_per_s * 60.0, t.threshold, std::ceil(t.eta_s / 60.0));
+}
+
+ReplayResult replay_series(const std::string &metric, const std::vector<std::pair<int64_t, double>> &points,
+			   double threshold, size_t history_len, int64_t horizon_s)
+{
+	ReplayResult r;
+	std::vector<HistoryPoint> hist;
+	for (const auto &[t, value] : points) {
+		HistoryPoint p;
+		p.t = t;
+		p.values[metric] = value;
+		hist.push_back(std::move(p));
+		if (hist.size() > history_len)
+			hist.erase(hist.begin());
+		if (value >= threshold) {
+			if (r.fails_at < 0)
+				r.fails_at = t;
+			continue;
+		}
+		if (!predict(hist, {{metric, value, threshold}}, horizon_s).empty()) {
+			r.warnings++;
+			if (r.first_warning < 0 && r.fails_at < 0)
+				r.first_warning = t;
+		}
+	}
+	return r;
 }
 
 expected<std::vector<HistoryPoint>> load_history(const std::string &path)

@@ -6,8 +6,9 @@
 // their state and placement steers new work away.
 //
 // The trend is a least-squares slope over the history, and counts only when
-// the series mostly rises (at least two thirds of its steps go up) so that
-// noise around a steady value does not raise alarms.
+// the series mostly rises (at least two thirds of its steps go up) and the
+// slope is at least three standard errors above zero, so that noise around a
+// steady value does not raise alarms.
 #pragma once
 
 #include "lib/health/config.hpp"
@@ -48,6 +49,7 @@ std::vector<Metric> metrics_of(const NodeSample &s, const HealthConfig &c);
 // threshold is the rules' business, not a prediction.
 std::vector<Trend> predict(const std::vector<HistoryPoint> &history, const std::vector<Metric> &current,
 			   int64_t horizon_s, size_t min_points = 4);
+// (A trend must hold at this check and at the one before it.)
 
 std::string trend_evidence(const Trend &t);
 
@@ -57,6 +59,22 @@ std::string trend_evidence(const Trend &t);
 // replaced (the predictor starts afresh), never fatal.
 void predict_and_judge(const std::string &history_path, const NodeSample &s, const HealthConfig &c, int64_t now,
 		       Verdict &v);
+
+// Replay one metric's series through the predictor as `loom health check`
+// would see it, one check per point, keeping history_len points. Counts the
+// checks that warned while the value was still below the threshold, the time
+// of the first such warning and of the first value at or above it (-1: none).
+struct ReplayResult {
+	int warnings = 0;
+	int64_t first_warning = -1, fails_at = -1;
+	// How long before the failure the first warning came (-1: no warning before it).
+	int64_t lead_s() const
+	{
+		return first_warning >= 0 && fails_at >= 0 && first_warning < fails_at ? fails_at - first_warning : -1;
+	}
+};
+ReplayResult replay_series(const std::string &metric, const std::vector<std::pair<int64_t, double>> &points,
+			   double threshold, size_t history_len, int64_t horizon_s);
 
 expected<std::vector<HistoryPoint>> load_history(const std::string &path);
 status save_history(const std::string &path, const std::vector<HistoryPoint> &h);
