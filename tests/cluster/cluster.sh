@@ -73,13 +73,15 @@ alive() {
 	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
 }
 
-# Pids whose environment carries LOOM_CLUSTER_DIR=$dir (daemons, their steps).
+# Pids whose environment carries LOOM_CLUSTER_DAEMON=$dir: the daemons this
+# cluster started and the slurmstepd processes they forked (never the shells
+# that run tests: only the daemons are started with that variable).
 cluster_pids() {
 	local p
 	for p in /proc/[0-9]*; do
 		p=${p#/proc/}
 		[ "$p" = $$ ] && continue
-		if { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qxF "LOOM_CLUSTER_DIR=$dir"; then
+		if { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qxF "LOOM_CLUSTER_DAEMON=$dir"; then
 			alive "$p" && echo "$p"
 		fi
 	done
@@ -383,11 +385,11 @@ do_up() {
 	base=$(pick_ports $((nodes + 1)))
 	write_configs "$base"
 
-	export SLURM_CONF=$conf LOOM_CLUSTER_DIR=$dir
-	/usr/sbin/slurmctld -i >"$dir/log/slurmctld.stdout" 2>&1 ||
+	export SLURM_CONF=$conf
+	LOOM_CLUSTER_DAEMON=$dir /usr/sbin/slurmctld -i >"$dir/log/slurmctld.stdout" 2>&1 ||
 		{ cat "$dir/log/slurmctld.stdout" >&2; print_logs >&2; die "slurmctld failed to start"; }
 	for i in $(seq 1 "$nodes"); do
-		/usr/sbin/slurmd -N "n$i" >"$dir/log/slurmd-n$i.stdout" 2>&1 ||
+		LOOM_CLUSTER_DAEMON=$dir /usr/sbin/slurmd -N "n$i" >"$dir/log/slurmd-n$i.stdout" 2>&1 ||
 			{ cat "$dir/log/slurmd-n$i.stdout" >&2; print_logs >&2; die "slurmd -N n$i failed to start"; }
 	done
 	wait_idle || die "cluster did not come up (logs above, and under $dir/log)"
