@@ -3,7 +3,10 @@
 #include "lib/place/engine.hpp"
 #include "lib/topo/hostlist.hpp"
 #include "plugins/common/place_hints.hpp"
+#include "lib/place/state_file.hpp"
+#include "lib/topo/cluster_json.hpp"
 #include "plugins/select_topo/config.hpp"
+#include "plugins/select_topo/explain.hpp"
 #include "plugins/select_topo/cons_tres.hpp"
 #include "plugins/select_topo/fabric.hpp"
 #include "plugins/select_topo/slurm_view.hpp"
@@ -29,6 +32,30 @@ std::mutex g_mu;
 std::unique_ptr<Loaded> g_cur;
 
 bool debug_on() { return slurm_conf.debug_flags & DEBUG_FLAG_SELECT_TYPE; }
+
+// Where decisions are kept for `loom place --explain` ("" = not kept).
+std::string explain_dir(const Loaded &l)
+{
+	if (!l.config.explain_dir.empty())
+		return l.config.explain_dir;
+	if (!debug_on() || !slurm_conf.state_save_location)
+		return {};
+	return std::string(slurm_conf.state_save_location) + "/loom-place";
+}
+
+// The request as replayed by `loom place --explain`: nodes Slurm did not offer
+// this job are excluded by name.
+std::string replay_request(const Loaded &l, place::Request req, const place::Allowed &allowed)
+{
+	const topo::Cluster &c = l.fabric.cluster;
+	std::vector<std::string> out;
+	for (size_t m = 0; m < c.nodes.size(); m++)
+		if (!allowed.test(static_cast<topo::Index>(m)))
+			out.push_back(c.nodes[m].name);
+	if (!out.empty())
+		req.exclude = {topo::hostlist_compress(out)};
+	return place::format_request(req) + "\n";
+}
 
 std::string conf_path(const char *name)
 {
@@ -204,6 +231,8 @@ bool placer_load(bool starting, std::string &why)
 			     "leaf of its own: %s",
 			     n.fabric.alone.size(), join(n.fabric.alone).c_str());
 		g_cur = std::move(*l);
+		if (std::string dir = explain_dir(*g_cur); !dir.empty())
+			explain_fabric(dir, topo::write_cluster_json(g_cur->fabric.cluster));
 		return true;
 	} catch (const std::exception &e) {
 		why = e.what();
@@ -216,6 +245,7 @@ bool placer_load(bool starting, std::string &why)
 
 void placer_unload()
 {
+	explain_stop();
 	std::lock_guard<std::mutex> g(g_mu);
 	g_cur.reset();
 }
@@ -273,7 +303,14 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 			return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
 				       preemptee_job_list, exc_core_bitmap);
 		}
+		std::string xdir = explain_dir(*l);
+		auto record = [&](const std::string &outcome) {
+			if (!xdir.empty())
+				explain_decision(xdir, job->job_id, replay_request(*l, req, allowed),
+						 place::write_state(*l->state), outcome + "\n");
+		};
 		if (!d->placed()) {
+			record("pending: " + d->reason);
 			if (debug_on())
 				info("select/topo: JobId=%u: cannot fit now: %s", job->job_id, d->reason.c_str());
 			if (req.locality == place::Locality::strict)
@@ -295,6 +332,8 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 			if (rc == SLURM_SUCCESS) {
 				bit_copybits(bitmap, only);
 				FREE_NULL_BITMAP(only);
+				record("placed " + node_names(*l, c.nodes) + " candidate " + std::to_string(rank) + ": " +
+				       c.why);
 				info("select/topo: JobId=%u placed on %s (candidate %d of %zu, %.0f us): %s", job->job_id,
 				     node_names(*l, c.nodes).c_str(), rank, d->candidates.size(), us, c.why.c_str());
 				return SLURM_SUCCESS;
