@@ -96,7 +96,10 @@ expected<std::string> run_as(const Credentials &cred, const std::function<expect
 		::close(p[0]);
 		std::string out;
 		bool switched = true;
-		if (::geteuid() == 0 || ::getuid() == 0) {
+		// slurmstepd may have dropped only its effective uid: take root back first.
+		if (::getuid() == 0 && ::geteuid() != 0 && ::seteuid(0) != 0)
+			switched = false;
+		if (switched && ::geteuid() == 0) {
 			switched = ::setgroups(cred.groups.size(), cred.groups.data()) == 0 &&
 				   ::setresgid(cred.gid, cred.gid, cred.gid) == 0 &&
 				   ::setresuid(cred.uid, cred.uid, cred.uid) == 0;

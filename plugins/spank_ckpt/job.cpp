@@ -1,0 +1,247 @@
+#include "plugins/spank_ckpt/job.hpp"
+
+#include "lib/ckpt/catalog.hpp"
+#include "lib/ckpt/layout.hpp"
+#include "lib/ckpt/policy.hpp"
+#include "lib/util/fs.hpp"
+#include "lib/util/json.hpp"
+#include "lib/util/log.hpp"
+#include "plugins/spank_ckpt/signal_tasks.hpp"
+#include "plugins/spank_ckpt/slurm_api.hpp"
+
+#include <chrono>
+#include <json-c/json.h>
+#include <sys/stat.h>
+
+namespace loom::spank_ckpt {
+namespace {
+
+double now_unix()
+{
+	return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+struct Newest {
+	int64_t step = -1;
+	double created = 0, write_s = 0;
+	std::string path;
+};
+
+// Runs as the job's user (in run_as): the newest checkpoint as a JSON line.
+expected<std::string> newest_as_json(const std::string &dir, ckpt::Verify level)
+{
+	Json o = Json::object();
+	auto l = ckpt::find_latest(dir, level);
+	if (!l)
+		return unexpected(l.error());
+	if (l->has_value()) {
+		const auto &e = (*l)->entry;
+		o.set("step", Json::integer(e.step)).set("path", Json::string(e.path));
+		o.set("created", Json::number(e.manifest->created));
+		o.set("write_s", Json::number(e.manifest->write_seconds));
+	}
+	return o.dump(false);
+}
+
+expected<Newest> parse_newest(const std::string &text)
+{
+	auto doc = json_parse(text, "checkpoint helper");
+	if (!doc)
+		return unexpected(doc.error());
+	ObjectReader r(doc->get(), "$");
+	Newest n;
+	auto step = r.integer_or("step", -1);
+	auto path = r.str_or("path", "");
+	auto created = r.number_or("created", 0);
+	auto write_s = r.number_or("write_s", 0);
+	if (!step || !path || !created || !write_s)
+		return unexpected("checkpoint helper", "unreadable answer");
+	n.step = *step, n.path = *path, n.created = *created, n.write_s = *write_s;
+	return n;
+}
+
+double compute_mtbf(const ckpt::SiteConfig &site, const JobFacts &facts)
+{
+	std::vector<std::string> nodes;
+	if (auto h = ckpt::expand_hostlist(facts.nodelist); h)
+		nodes = *h;
+	ckpt::FailureStats stats;
+	if (!site.failure_stats.empty()) {
+		auto text = read_file(site.failure_stats, 64u << 20);
+		auto parsed = text ? ckpt::parse_failure_stats(*text, site.failure_stats)
+				   : expected<ckpt::FailureStats>(unexpected(text.error()));
+		if (parsed)
+			stats = *parsed;
+		else
+			log_warning("failure statistics unusable, using node_mtbf=%llds: %s",
+				    static_cast<long long>(site.node_mtbf_s), parsed.error().str().c_str());
+	}
+	return ckpt::job_mtbf(stats, nodes, static_cast<double>(site.node_mtbf_s));
+}
+
+} // namespace
+
+expected<JobSetup> prepare_job(const ckpt::SiteConfig &site, const ckpt::JobOptions &opts, const JobFacts &facts)
+{
+	JobSetup s;
+	ckpt::PatternVars vars{facts.user, std::to_string(facts.cred.uid), std::to_string(facts.job_id), facts.node};
+	auto dir = ckpt::expand_pattern(opts.dir, vars);
+	if (!dir)
+		return unexpected(dir.error().within("--ckpt-dir"));
+	if (auto st = ckpt::check_clean_path(*dir); !st)
+		return unexpected(*dir, st.error().message);
+	auto root = ckpt::root_for(*dir, site.roots);
+	if (!root)
+		return unexpected(*dir, root.error().message);
+	s.dir = *dir;
+
+	// Everything in the user's directory happens with the user's identity.
+	int64_t restarts = facts.restart_count, budget = opts.max_restarts;
+	bool batch = facts.batch_step;
+	std::string job = std::to_string(facts.job_id);
+	auto answer = ckpt::run_as(facts.cred, [&]() -> expected<std::string> {
+		if (auto st = ckpt::make_checkpoint_dir(*root, *dir); !st)
+			return unexpected(st.error());
+		auto newest = newest_as_json(*dir, ckpt::Verify::quick);
+		if (!newest)
+			return unexpected(newest.error());
+		if (!batch)
+			return *newest;
+		auto n = parse_newest(*newest);
+		std::vector<ckpt::StartRecord> before;
+		std::string starts_path = path_join(*dir, ckpt::starts_name);
+		if (auto text = read_file(starts_path, 16u << 20); text)
+			if (auto parsed = ckpt::parse_starts(*text, starts_path); parsed)
+				before = *parsed;
+		auto d = ckpt::decide_start(restarts, budget, n ? n->step : -1, before);
+		if (auto rec = ckpt::record_start(*dir, {restarts, n ? n->step : -1, now_unix(), job}); !rec)
+			return unexpected(rec.error());
+		Json o = Json::object();
+		o.set("newest", Json::string(*newest));
+		o.set("verdict", Json::integer(static_cast<int64_t>(d.verdict)));
+		o.set("reason", Json::string(d.reason));
+		return o.dump(false);
+	});
+	if (!answer)
+		return unexpected(answer.error());
+	std::string newest_text = *answer;
+	if (batch) {
+		auto doc = json_parse(*answer, "checkpoint helper");
+		if (!doc)
+			return unexpected(doc.error());
+		ObjectReader r(doc->get(), "$");
+		auto nt = r.str("newest");
+		auto verdict = r.integer("verdict", 0, 2);
+		auto reason = r.str("reason");
+		if (!nt || !verdict || !reason)
+			return unexpected("checkpoint helper", "unreadable answer");
+		newest_text = *nt;
+		s.decision.verdict = static_cast<ckpt::StartVerdict>(*verdict);
+		s.decision.reason = *reason;
+	}
+	auto n = parse_newest(newest_text);
+	if (!n)
+		return unexpected(n.error());
+	s.latest = n->path;
+	s.newest_step = n->step;
+	s.newest_write_s = n->write_s;
+	s.mtbf_s = compute_mtbf(site, facts);
+	double cost = n->write_s > 0 ? n->write_s : static_cast<double>(site.ckpt_cost_s);
+	s.interval_s = opts.interval_auto ? ckpt::auto_interval(cost, s.mtbf_s, site.bounds) : opts.interval_s;
+	s.env = {{"LOOM_CKPT_DIR", s.dir},
+		 {"LOOM_CKPT_LATEST", s.latest},
+		 {"LOOM_CKPT_SIGNAL", opts.signal_name},
+		 {"LOOM_CKPT_INTERVAL", std::to_string(s.interval_s)},
+		 {"LOOM_CKPT_KEEP", std::to_string(opts.keep)},
+		 {"LOOM_RESTART_COUNT", std::to_string(facts.restart_count)}};
+	return s;
+}
+
+void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions &opts, const JobFacts &facts,
+			   const JobSetup &setup, pid_t batch_pid)
+{
+	stop();
+	ckpt::CoordinatorPlan plan;
+	plan.interval_auto = opts.interval_auto;
+	plan.interval_s = opts.interval_s;
+	plan.bounds = site.bounds;
+	plan.mtbf_s = setup.mtbf_s;
+	plan.cost_default_s = static_cast<double>(site.ckpt_cost_s);
+	plan.margin_min_s = site.margin_min_s;
+	plan.requeue_on_time_limit = site.requeue_on_time_limit;
+	plan.may_requeue = facts.restart_count < opts.max_restarts;
+
+	std::string suspect;
+	if (!site.suspect_flag.empty())
+		if (auto p = ckpt::expand_pattern(site.suspect_flag, {facts.user, "", "", facts.node}); p)
+			suspect = *p;
+	struct EndTime {
+		double value = 0, fetched = -1e18;
+		bool warned = false;
+	};
+	auto end = std::make_shared<EndTime>();
+	uint32_t job_id = facts.job_id;
+	ckpt::Credentials cred = facts.cred;
+	std::string dir = setup.dir;
+	int sig = opts.signal;
+
+	ckpt::CoordinatorHooks h;
+	h.observe = [=]() {
+		ckpt::Observation o;
+		o.now = now_unix();
+		if (o.now - end->fetched >= 30) {
+			std::string err;
+			time_t t = job_end_time(job_id, &err);
+			end->fetched = o.now;
+			end->value = static_cast<double>(t);
+			if (!err.empty() && !end->warned) {
+				end->warned = true;
+				log_warning("job %u: time limit unknown (%s): no checkpoint before it", job_id, err.c_str());
+			}
+		}
+		o.end_time = end->value;
+		auto answer = ckpt::run_as(cred, [&] { return newest_as_json(dir, ckpt::Verify::quick); }, 60);
+		if (answer) {
+			if (auto n = parse_newest(*answer); n) {
+				o.newest_step = n->step;
+				o.newest_created = n->created;
+				o.newest_write_s = n->write_s;
+			}
+		} else {
+			log_warning("job %u: cannot read %s: %s", job_id, dir.c_str(), answer.error().str().c_str());
+		}
+		struct stat st;
+		if (!suspect.empty() && ::stat(suspect.c_str(), &st) == 0)
+			o.suspect_mtime = static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec * 1e-9;
+		return o;
+	};
+	h.signal = [=](ckpt::Ask ask, const std::string &why) {
+		int n = signal_catchers(batch_pid, sig);
+		if (n > 0)
+			log_info("job %u: asked for a checkpoint (%s: %s): SIG%s to %d process(es)", job_id,
+				 ckpt::ask_name(ask), why.c_str(), ckpt::signal_name(sig).c_str(), n);
+		else
+			log_warning("job %u: wanted a checkpoint (%s: %s) but no process of the batch step "
+				    "handles SIG%s",
+				    job_id, ckpt::ask_name(ask), why.c_str(), ckpt::signal_name(sig).c_str());
+	};
+	h.requeue = [=](const std::string &why) {
+		std::string err;
+		if (requeue_job(job_id, &err))
+			log_info("job %u: requeued: %s", job_id, why.c_str());
+		else
+			log_error("job %u: requeue after %s failed: %s", job_id, why.c_str(), err.c_str());
+	};
+	coordinator_ = std::make_unique<ckpt::Coordinator>();
+	coordinator_->start(plan, h, now_unix(), static_cast<int>(site.poll_s));
+}
+
+void JobCoordinator::stop()
+{
+	if (coordinator_) {
+		coordinator_->stop();
+		coordinator_.reset();
+	}
+}
+
+} // namespace loom::spank_ckpt

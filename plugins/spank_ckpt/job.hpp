@@ -1,0 +1,61 @@
+// spank_ckpt: what the plugin does for one job step in slurmstepd, free of
+// SPANK types. The plugin file gathers JobFacts from Slurm and calls these.
+//
+// prepare_job() creates the checkpoint directory as the job's user, finds
+// the newest complete checkpoint, applies the restart budget (batch step),
+// computes the interval and returns the LOOM_CKPT_* environment.
+// JobCoordinator runs the coordinator of the batch step: it signals the
+// application, requeues after a checkpoint taken before the time limit, and
+// stops with the step.
+#pragma once
+
+#include "lib/ckpt/coordinator.hpp"
+#include "lib/ckpt/options.hpp"
+#include "lib/ckpt/restart.hpp"
+#include "lib/ckpt/safe_dir.hpp"
+#include "lib/util/expected.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace loom::spank_ckpt {
+
+struct JobFacts {
+	uint32_t job_id = 0;
+	bool batch_step = false;
+	ckpt::Credentials cred;
+	std::string user;
+	int64_t restart_count = 0;
+	std::string node;     // this node's name
+	std::string nodelist; // SLURM_JOB_NODELIST
+};
+
+struct JobSetup {
+	std::string dir;
+	std::string latest; // path of the newest complete checkpoint, empty if none
+	int64_t newest_step = -1;
+	double newest_write_s = 0;
+	double mtbf_s = 0;
+	int64_t interval_s = 0;
+	ckpt::StartDecision decision;
+	std::map<std::string, std::string> env;
+};
+
+expected<JobSetup> prepare_job(const ckpt::SiteConfig &site, const ckpt::JobOptions &opts, const JobFacts &facts);
+
+class JobCoordinator {
+public:
+	void start(const ckpt::SiteConfig &site, const ckpt::JobOptions &opts, const JobFacts &facts,
+		   const JobSetup &setup, pid_t batch_pid);
+	void stop();
+	bool running() const { return coordinator_ && coordinator_->running(); }
+
+private:
+	std::unique_ptr<ckpt::Coordinator> coordinator_;
+};
+
+} // namespace loom::spank_ckpt

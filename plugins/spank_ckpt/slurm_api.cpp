@@ -1,0 +1,111 @@
+#include "plugins/spank_ckpt/slurm_api.hpp"
+
+#include <cstring>
+#include <dlfcn.h>
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+namespace loom::spank_ckpt {
+namespace {
+
+template <typename F>
+F lookup(const char *name, std::string *error)
+{
+	void *p = ::dlsym(RTLD_DEFAULT, name);
+	if (!p && error)
+		*error = std::string(name) + " is not available in this process";
+	return reinterpret_cast<F>(p);
+}
+
+std::string slurm_error_text(int rc)
+{
+	auto strerror_fn = lookup<char *(*)(int)>("slurm_strerror", nullptr);
+	auto errno_fn = lookup<int (*)(void)>("slurm_get_errno", nullptr);
+	int e = errno_fn ? errno_fn() : rc;
+	return strerror_fn ? strerror_fn(e) : "error " + std::to_string(e);
+}
+
+} // namespace
+
+namespace {
+
+// Load one job's record and hand it to 'fn'; false with error when it cannot be loaded.
+template <typename F>
+bool with_job(uint32_t job_id, std::string *error, F &&fn)
+{
+	auto load = lookup<int (*)(job_info_msg_t **, uint32_t, uint16_t)>("slurm_load_job", error);
+	auto free_msg = lookup<void (*)(job_info_msg_t *)>("slurm_free_job_info_msg", error);
+	if (!load || !free_msg)
+		return false;
+	job_info_msg_t *msg = nullptr;
+	if (load(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS || !msg) {
+		if (error)
+			*error = "slurm_load_job: " + slurm_error_text(-1);
+		return false;
+	}
+	bool found = msg->record_count > 0;
+	if (found)
+		fn(msg->job_array[0]);
+	else if (error)
+		*error = "slurm_load_job: no record of the job";
+	free_msg(msg);
+	return found;
+}
+
+} // namespace
+
+int64_t job_restart_count(uint32_t job_id, std::string *error)
+{
+	int64_t n = -1;
+	with_job(job_id, error, [&](const slurm_job_info_t &j) { n = j.restart_cnt; });
+	return n;
+}
+
+time_t job_end_time(uint32_t job_id, std::string *error)
+{
+	time_t end = 0;
+	with_job(job_id, error, [&](const slurm_job_info_t &j) {
+		if (j.time_limit != INFINITE && j.time_limit != NO_VAL)
+			end = j.end_time;
+	});
+	return end;
+}
+
+bool requeue_job(uint32_t job_id, std::string *error)
+{
+	auto requeue = lookup<int (*)(uint32_t, uint32_t)>("slurm_requeue", error);
+	if (!requeue)
+		return false;
+	if (requeue(job_id, 0) != SLURM_SUCCESS) {
+		if (error)
+			*error = "slurm_requeue: " + slurm_error_text(-1);
+		return false;
+	}
+	return true;
+}
+
+bool hold_job(uint32_t job_id, const std::string &reason, std::string *error)
+{
+	auto init = lookup<void (*)(job_desc_msg_t *)>("slurm_init_job_desc_msg", error);
+	auto update = lookup<int (*)(job_desc_msg_t *)>("slurm_update_job", error);
+	auto requeue = lookup<int (*)(uint32_t, uint32_t)>("slurm_requeue", error);
+	if (!init || !update || !requeue)
+		return false;
+	job_desc_msg_t desc;
+	init(&desc);
+	desc.job_id = job_id;
+	std::string comment = reason;
+	desc.comment = comment.data();
+	if (update(&desc) != SLURM_SUCCESS && error)
+		*error = "slurm_update_job (comment): " + slurm_error_text(-1);
+	if (requeue(job_id, JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {
+		if (error)
+			*error = "slurm_requeue (hold): " + slurm_error_text(-1);
+		return false;
+	}
+	return true;
+}
+
+} // namespace loom::spank_ckpt

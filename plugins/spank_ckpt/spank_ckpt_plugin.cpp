@@ -1,0 +1,286 @@
+// spank_ckpt: the symbols Slurm's SPANK loader looks up, and the dispatch
+// by context. Option values and plugin arguments go to lib/ckpt to be
+// judged; the remote side (slurmstepd) goes to job.cpp. Every hook catches
+// everything: no exception reaches Slurm.
+#include "lib/ckpt/options.hpp"
+#include "lib/util/config.hpp"
+#include "lib/util/log.hpp"
+#include "plugins/common/slurm_log.hpp"
+#include "plugins/spank_ckpt/job.hpp"
+#include "plugins/spank_ckpt/slurm_api.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <grp.h>
+#include <optional>
+#include <pwd.h>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+}
+
+namespace {
+
+using namespace loom;
+namespace sc = loom::spank_ckpt;
+
+const char *const prefix = "spank_ckpt";
+
+struct State {
+	std::optional<ckpt::SiteConfig> site;
+	ckpt::JobOptions opts;
+	bool opts_bad = false;
+	sc::JobFacts facts;
+	std::optional<sc::JobSetup> setup;
+	sc::JobCoordinator coordinator;
+};
+State g;
+
+enum OptionId { opt_ckpt = 1, opt_dir, opt_interval, opt_signal, opt_keep, opt_max_restarts };
+const char *option_name(int id)
+{
+	switch (id) {
+	case opt_ckpt: return "ckpt";
+	case opt_dir: return "ckpt-dir";
+	case opt_interval: return "ckpt-interval";
+	case opt_signal: return "ckpt-signal";
+	case opt_keep: return "ckpt-keep";
+	case opt_max_restarts: return "ckpt-max-restarts";
+	}
+	return "?";
+}
+
+int option_cb(int val, const char *optarg, int /*remote*/)
+{
+	try {
+		if (!g.site) // the plugin arguments were refused: init said why
+			return -1;
+		auto st = ckpt::apply_option(g.opts, *g.site, option_name(val), optarg);
+		if (!st) {
+			slurm_error("%s: %s", prefix, st.error().str().c_str());
+			g.opts_bad = true;
+			return -1;
+		}
+		return 0;
+	} catch (...) {
+		slurm_error("%s: --%s: unexpected failure", prefix, option_name(val));
+		return -1;
+	}
+}
+
+struct spank_option options[] = {
+	{const_cast<char *>("ckpt"), const_cast<char *>("[signal|off]"),
+	 const_cast<char *>("Checkpoint and requeue: the job is asked to checkpoint (signal) at the interval, "
+			    "before its time limit and when its node turns suspect; it is requeued after failures "
+			    "and resumes from its newest complete checkpoint (LOOM_CKPT_* in the environment)."),
+	 2, opt_ckpt, option_cb},
+	{const_cast<char *>("ckpt-dir"), const_cast<char *>("PATH"),
+	 const_cast<char *>("Checkpoint directory (%u user, %U uid, %j job id), under the site's allowed roots."), 1,
+	 opt_dir, option_cb},
+	{const_cast<char *>("ckpt-interval"), const_cast<char *>("auto|DURATION"),
+	 const_cast<char *>("Checkpoint interval: auto (Daly's formula from the measured checkpoint time and the "
+			    "nodes' MTBF) or a duration such as 30min."),
+	 1, opt_interval, option_cb},
+	{const_cast<char *>("ckpt-signal"), const_cast<char *>("SIG"),
+	 const_cast<char *>("Signal that asks the application to checkpoint (default USR2; NCCL catches USR1)."), 1,
+	 opt_signal, option_cb},
+	{const_cast<char *>("ckpt-keep"), const_cast<char *>("N"),
+	 const_cast<char *>("Complete checkpoints to keep (the newest N)."), 1, opt_keep, option_cb},
+	{const_cast<char *>("ckpt-max-restarts"), const_cast<char *>("N"),
+	 const_cast<char *>("Restart budget: after N restarts the job is held instead of requeued."), 1,
+	 opt_max_restarts, option_cb},
+};
+
+std::string getenv_job(spank_t sp, const char *name)
+{
+	char buf[8192];
+	if (spank_getenv(sp, name, buf, sizeof(buf)) != ESPANK_SUCCESS)
+		return {};
+	return buf;
+}
+
+template <typename T>
+bool item(spank_t sp, spank_item_t it, T *out)
+{
+	return spank_get_item(sp, it, out) == ESPANK_SUCCESS;
+}
+
+status gather_facts(spank_t sp, sc::JobFacts &f)
+{
+	uint32_t job = 0, step = 0, restarts = 0;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	if (!item(sp, S_JOB_ID, &job) || !item(sp, S_JOB_STEPID, &step) || !item(sp, S_JOB_UID, &uid) ||
+	    !item(sp, S_JOB_GID, &gid))
+		return unexpected("cannot read the job's id, step, uid or gid from Slurm");
+	if (!item(sp, S_SLURM_RESTART_COUNT, &restarts))
+		restarts = 0;
+	f.job_id = job;
+	f.batch_step = step == SLURM_BATCH_SCRIPT;
+	f.cred.uid = uid;
+	f.cred.gid = gid;
+	gid_t *groups = nullptr;
+	int ngroups = 0;
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &ngroups) == ESPANK_SUCCESS && groups)
+		f.cred.groups.assign(groups, groups + ngroups);
+	// The item reads 0 in a batch step's slurmstepd: ask slurmctld.
+	std::string err;
+	if (int64_t n = sc::job_restart_count(job, &err); n > static_cast<int64_t>(restarts))
+		restarts = static_cast<uint32_t>(n);
+	else if (n < 0)
+		slurm_info("%s: job %u: restart count unknown (%s)", prefix, job, err.c_str());
+	f.restart_count = restarts;
+	struct passwd pw, *res = nullptr;
+	std::vector<char> buf(16384);
+	if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &res) == 0 && res)
+		f.user = pw.pw_name;
+	else
+		f.user = std::to_string(uid);
+	f.node = getenv_job(sp, "SLURMD_NODENAME");
+	f.nodelist = getenv_job(sp, "SLURM_JOB_NODELIST");
+	return ok();
+}
+
+// slurmstepd, before the tasks start: directory, restore point, budget, environment.
+int remote_user_init(spank_t sp)
+{
+	if (!g.opts.enabled)
+		return 0;
+	// A step inside a batch job inherits the batch step's environment.
+	if (!getenv_job(sp, "LOOM_CKPT_DIR").empty())
+		return 0;
+	if (auto st = gather_facts(sp, g.facts); !st) {
+		slurm_error("%s: %s", prefix, st.error().str().c_str());
+		return -1;
+	}
+	auto setup = sc::prepare_job(*g.site, g.opts, g.facts);
+	if (!setup) {
+		slurm_error("%s: job %u: checkpoint directory: %s", prefix, g.facts.job_id,
+			    setup.error().str().c_str());
+		return -1;
+	}
+	if (setup->decision.verdict != ckpt::StartVerdict::run) {
+		std::string err;
+		slurm_error("%s: job %u: %s: holding the job", prefix, g.facts.job_id, setup->decision.reason.c_str());
+		if (!sc::hold_job(g.facts.job_id, setup->decision.reason, &err))
+			slurm_error("%s: job %u: hold failed: %s", prefix, g.facts.job_id, err.c_str());
+		return -1;
+	}
+	for (const auto &[k, v] : setup->env)
+		if (spank_setenv(sp, k.c_str(), v.c_str(), 1) != ESPANK_SUCCESS)
+			slurm_error("%s: job %u: cannot set %s", prefix, g.facts.job_id, k.c_str());
+	slurm_info("%s: job %u: checkpoints in %s, %s, interval %llds, restart %lld of %lld", prefix,
+		   g.facts.job_id, setup->dir.c_str(),
+		   setup->latest.empty() ? "first start" : ("resuming from " + setup->latest).c_str(),
+		   static_cast<long long>(setup->interval_s), static_cast<long long>(g.facts.restart_count),
+		   static_cast<long long>(g.opts.max_restarts));
+	g.setup = std::move(*setup);
+	return 0;
+}
+
+int remote_task_post_fork(spank_t sp)
+{
+	if (!g.setup || !g.facts.batch_step || g.coordinator.running())
+		return 0;
+	pid_t pid = 0;
+	if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0) {
+		slurm_error("%s: job %u: no batch script pid: no checkpoint coordinator", prefix, g.facts.job_id);
+		return 0;
+	}
+	g.coordinator.start(*g.site, g.opts, g.facts, *g.setup, pid);
+	return 0;
+}
+
+template <typename F>
+int guarded(const char *hook, F &&fn)
+{
+	try {
+		return fn();
+	} catch (const std::exception &e) {
+		slurm_error("%s: %s: %s", prefix, hook, e.what());
+	} catch (...) {
+		slurm_error("%s: %s: unexpected failure", prefix, hook);
+	}
+	return -1;
+}
+
+} // namespace
+
+#pragma GCC visibility push(default)
+extern "C" {
+
+extern const char plugin_name[];
+extern const char plugin_type[];
+extern const unsigned int plugin_version;
+extern const unsigned int spank_plugin_version;
+SPANK_PLUGIN(spank_ckpt, 1)
+
+int slurm_spank_init(spank_t sp, int ac, char **av);
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av);
+int slurm_spank_user_init(spank_t sp, int ac, char **av);
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av);
+int slurm_spank_exit(spank_t sp, int ac, char **av);
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	return guarded("init", [&] {
+		spank_context_t ctx = spank_context();
+		if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE)
+			return 0;
+		loom::plugin::install_slurm_log_sink(prefix);
+		auto site = ckpt::SiteConfig::from_args(ac, av, "plugstack.conf: spank_ckpt");
+		if (!site) {
+			slurm_error("%s: %s", prefix, site.error().str().c_str());
+			return -1; // fail closed: a misconfigured site refuses jobs, loudly
+		}
+		g.site = std::move(*site);
+		for (auto &o : options)
+			if (spank_option_register(sp, &o) != ESPANK_SUCCESS) {
+				slurm_error("%s: cannot register --%s", prefix, o.name);
+				return -1;
+			}
+		return 0;
+	});
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int, char **)
+{
+	return guarded("init_post_opt", [&] {
+		(void)sp;
+		if (g.opts_bad)
+			return -1;
+		if (!g.site || !g.opts.enabled)
+			return 0;
+		if (auto st = ckpt::finalize(g.opts, *g.site); !st) {
+			slurm_error("%s: %s", prefix, st.error().str().c_str());
+			return -1;
+		}
+		return 0;
+	});
+}
+
+int slurm_spank_user_init(spank_t sp, int, char **)
+{
+	return guarded("user_init", [&] { return spank_remote(sp) ? remote_user_init(sp) : 0; });
+}
+
+int slurm_spank_task_post_fork(spank_t sp, int, char **)
+{
+	return guarded("task_post_fork", [&] { return spank_remote(sp) ? remote_task_post_fork(sp) : 0; });
+}
+
+int slurm_spank_exit(spank_t sp, int, char **)
+{
+	return guarded("exit", [&] {
+		(void)sp;
+		g.coordinator.stop();
+		return 0;
+	});
+}
+
+} // extern "C"
+#pragma GCC visibility pop

@@ -1,0 +1,50 @@
+# Helpers for the ckpt cluster scenarios (tests/cluster/scenarios/*_ckpt_*.sh),
+# sourced after tests/cluster/lib.sh.
+
+# ckpt_site [KEY=VALUE...]: point spank_ckpt at a checkpoint root in the
+# scenario's scratch directory, with short intervals and margins for tests.
+# slurmstepd and sbatch read plugstack.conf per job, so no restart is needed.
+ckpt_site() {
+	CK_SCRATCH=$(scratch)
+	CK_ROOT=$CK_SCRATCH/ckpt
+	mkdir -p "$CK_ROOT"
+	chmod 1777 "$CK_ROOT"
+	local conf=$LOOM_CLUSTER_DIR/etc/plugstack.conf so
+	so=$(awk '$2 ~ /spank_ckpt\.so$/ { print $2 }' "$conf")
+	[ -n "$so" ] || fail "spank_ckpt.so is not in $conf (is it built in $LOOM_BUILDDIR?)"
+	grep -v 'spank_ckpt\.so' "$conf" >"$conf.new"
+	echo "required $so dir=$CK_ROOT/%u/%j roots=$CK_ROOT interval_min=2s margin_min=20s poll=1s $*" >>"$conf.new"
+	mv "$conf.new" "$conf"
+	export TRAIN_STEPS=${TRAIN_STEPS:-6000}
+}
+
+# ckpt_train NAME [SBATCH_ARGS...]: submit the training program; prints the job id.
+ckpt_train() {
+	local name=$1
+	shift
+	submit --job-name="$name" -N1 -o "$CK_SCRATCH/$name.out" "$@" \
+		--wrap "exec python3 $LOOM_SRCDIR/tests/ckpt/train.py"
+}
+
+# ckpt_final NAME FIELD: a field (sha256, restarts, resumed_from...) of the
+# training program's final line.
+ckpt_final() {
+	sed -n 's/^final //p' "$CK_SCRATCH/$1.out" | tr ' ' '\n' | sed -n "s/^$2=//p" | tail -1
+}
+
+# ckpt_wait_commit JOBID [TIMEOUT]: wait for the job's first committed checkpoint.
+ckpt_wait_commit() {
+	wait_file "$CK_ROOT/root/$1/latest" "${2:-60}"
+}
+
+# ckpt_compare NAME_REF NAME_RUN WHAT: check bitwise identical weights; print the side-by-side line.
+ckpt_compare() {
+	local a b r
+	a=$(ckpt_final "$1" sha256)
+	b=$(ckpt_final "$2" sha256)
+	r=$(ckpt_final "$2" restarts)
+	[ -n "$a" ] || { cat "$CK_SCRATCH/$1.out" >&2; fail "$1 printed no final checksum"; }
+	[ -n "$b" ] || { cat "$CK_SCRATCH/$2.out" >&2; fail "$2 printed no final checksum"; }
+	echo "checksum uninterrupted $a | $3 $b (restarts $r) : $([ "$a" = "$b" ] && echo IDENTICAL || echo DIFFERENT)"
+	[ "$a" = "$b" ] || fail "weights differ after $3"
+}
