@@ -1,0 +1,142 @@
+// The baseline: Slurm topology/tree's greedy choice (_eval_nodes_topo), for
+// comparison. It sees the nodes Slurm's earlier filters leave (those that can
+// run the job at all) and judges by node counts only: the lowest switch that
+// holds enough nodes (fewest nodes on ties), then leaves one by one, nearest
+// to those already chosen first, then the tightest leaf that holds the rest
+// (else the largest), nodes in order within a leaf. It does not prefer
+// partially used nodes, tight GPU fits, healthy nodes or whole blocks.
+#include "lib/place/search.hpp"
+
+#include "lib/util/log.hpp"
+
+#include <algorithm>
+#include <exception>
+
+namespace loom::place {
+
+namespace {
+
+Decision baseline(const Filter &f, const Weights &w)
+{
+	const topo::Cluster &c = f.c;
+	Decision d;
+	std::vector<int64_t> count(c.domains.size(), 0);
+	std::vector<int> height(c.domains.size(), 0);
+	std::vector<Index> leaves;
+	for (size_t i = c.domains.size(); i-- > 0;) { // children come after parents: go backwards
+		const topo::Domain &dom = c.domains[i];
+		for (Index n = dom.node_begin; n < dom.direct_end; n++) {
+			d.nodes_examined++;
+			if (f.fits(n))
+				count[i] += f.units(n);
+		}
+		if (dom.direct_end > dom.node_begin)
+			leaves.push_back(static_cast<Index>(i));
+		if (dom.parent != topo::none) {
+			count[dom.parent] += count[i];
+			height[dom.parent] = std::max(height[dom.parent], height[i] + 1);
+		}
+	}
+	std::reverse(leaves.begin(), leaves.end());
+	Index top = topo::none;
+	for (size_t i = 0; i < c.domains.size(); i++) {
+		d.domains_examined++;
+		if (count[i] < f.need)
+			continue;
+		if (top == topo::none || height[i] < height[top] || (height[i] == height[top] && count[i] < count[top]))
+			top = static_cast<Index>(i);
+	}
+	if (top == topo::none) {
+		d.reason = "no switch has enough usable nodes";
+		return d;
+	}
+	const topo::Domain &t = c.domains[top];
+	std::vector<Index> under, chosen;
+	for (Index l : leaves)
+		if (c.domains[l].node_begin >= t.node_begin && c.domains[l].node_end <= t.node_end && count[l] > 0)
+			under.push_back(l);
+	auto hops = [&](Index a, Index b) {
+		Index m = c.common_domain(c.domains[a].node_begin, c.domains[b].node_begin);
+		int lvl = m == topo::none ? -1 : c.domains[m].level;
+		return (c.domains[a].level - lvl) + (c.domains[b].level - lvl);
+	};
+	std::vector<Pick> picks;
+	int64_t rem = f.need;
+	while (rem > 0) {
+		Index best = topo::none;
+		int best_dist = 0;
+		for (Index l : under) {
+			if (count[l] <= 0 || std::find(chosen.begin(), chosen.end(), l) != chosen.end())
+				continue;
+			int dist = 0;
+			for (Index o : chosen)
+				dist += hops(l, o);
+			bool better;
+			if (best == topo::none || dist < best_dist)
+				better = true;
+			else if (dist > best_dist)
+				better = false;
+			else if (count[l] >= rem)
+				better = count[best] < rem || count[l] < count[best];
+			else
+				better = count[best] < rem && count[l] > count[best];
+			if (better) {
+				best = l;
+				best_dist = dist;
+			}
+		}
+		if (best == topo::none)
+			break;
+		chosen.push_back(best);
+		const topo::Domain &leaf = c.domains[best];
+		for (Index n = leaf.node_begin; n < leaf.direct_end && rem > 0; n++) {
+			if (!f.fits(n))
+				continue;
+			int64_t u = std::min(rem, f.units(n));
+			int gpus = f.whole ? f.s.total_gpus(n) : f.per_node ? f.gpn : static_cast<int>(u);
+			picks.push_back(Pick{n, gpus});
+			rem -= u;
+		}
+	}
+	if (rem > 0) {
+		d.reason = "not enough usable nodes under the top switch";
+		return d;
+	}
+	rank_order(c, picks);
+	Candidate cand;
+	for (const Pick &p : picks) {
+		cand.nodes.push_back(p.node);
+		cand.gpus.push_back(p.gpus);
+	}
+	cand.score = score_picks(f, w, picks);
+	cand.why = "baseline (Slurm topology/tree): " + explain_candidate(f, cand, nullptr);
+	d.candidates.push_back(std::move(cand));
+	return d;
+}
+
+} // namespace
+
+expected<Decision> place_baseline(const State &state, const Request &request, const Allowed *allowed,
+				  const Weights &weights)
+{
+	try {
+		if (auto st = check_request(request); !st)
+			return unexpected(st.error());
+		if (allowed && allowed->size() != state.node_count())
+			return unexpected("allowed set does not match the cluster");
+		Filter f(state, request, allowed);
+		if (auto st = resolve(f, weights); !st)
+			return unexpected(st.error());
+		if (state.cluster().domains.empty())
+			return unexpected("the baseline needs a switch tree");
+		Decision d = baseline(f, weights);
+		d.class_pass = 1;
+		return d;
+	} catch (const std::exception &e) {
+		return unexpected(std::string("baseline failed: ") + e.what());
+	} catch (...) {
+		return unexpected("baseline failed: unknown exception");
+	}
+}
+
+} // namespace loom::place

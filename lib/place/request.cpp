@@ -1,0 +1,158 @@
+// The request's text form: fail-closed key=value words.
+#include "lib/place/request.hpp"
+
+#include "lib/topo/hostlist.hpp"
+#include "lib/util/config.hpp"
+#include "lib/util/log.hpp"
+
+namespace loom::place {
+
+const char *comm_name(Comm c)
+{
+	switch (c) {
+	case Comm::light:
+		return "light";
+	case Comm::heavy:
+		return "heavy";
+	default:
+		return "normal";
+	}
+}
+
+namespace {
+
+constexpr int64_t max_count = 1 << 20;
+
+status parse_nodes(std::string_view v, Request &r)
+{
+	size_t dash = v.find('-');
+	auto lo = parse_int(v.substr(0, dash), 1, max_count);
+	if (!lo)
+		return unexpected(lo.error());
+	r.min_nodes = static_cast<int>(*lo);
+	r.max_nodes = 0;
+	if (dash != std::string_view::npos) {
+		auto hi = parse_int(v.substr(dash + 1), *lo, max_count);
+		if (!hi)
+			return unexpected(hi.error());
+		r.max_nodes = static_cast<int>(*hi);
+	}
+	return ok();
+}
+
+ConfigSchema request_schema(Request &r, std::string &comm)
+{
+	ConfigSchema s;
+	auto integer = [](int *out, int64_t min) {
+		return [out, min](std::string_view v) -> status {
+			auto x = parse_int(v, min, max_count);
+			if (!x)
+				return unexpected(x.error());
+			*out = static_cast<int>(*x);
+			return ok();
+		};
+	};
+	auto level = [&r](Locality l) {
+		return [&r, l](std::string_view v) -> status {
+			if (v.empty())
+				return unexpected("expected a domain kind or level");
+			if (r.locality != Locality::any)
+				return unexpected("give 'within' or 'prefer', not both");
+			r.locality = l;
+			r.locality_level = std::string(v);
+			return ok();
+		};
+	};
+	s.add("nodes", "node count N or MIN-MAX", [&r](std::string_view v) { return parse_nodes(v, r); })
+		.add("gpus_per_node", "GPUs on every node", integer(&r.gpus_per_node, 0))
+		.add("gpus", "GPUs in total", integer(&r.gpus, 0))
+		.add("cores_per_node", "cores on every node", integer(&r.cores_per_node, 0))
+		.boolean("exclusive", &r.whole_node, "whole nodes")
+		.add("class", "GPU class", [&r](std::string_view v) -> status {
+			r.gpu_class = v == "any" ? "" : std::string(v);
+			return ok();
+		})
+		.boolean("faster", &r.allow_faster_class, "a faster class when the class is full")
+		.choice("comm", &comm, {"heavy", "normal", "light"}, "communication intensity")
+		.add("within", "the gang must fit in one domain of this kind or level", level(Locality::strict))
+		.add("prefer", "the gang should fit in one domain of this kind or level", level(Locality::prefer))
+		.add("switches", "at most this many leaves", integer(&r.max_leaves, 0))
+		.add("exclude", "nodes not to use (hostlist)", [&r](std::string_view v) -> status {
+			auto names = topo::hostlist_expand(v, 1u << 20);
+			if (!names)
+				return unexpected(names.error());
+			r.exclude = std::move(*names);
+			return ok();
+		});
+	return s;
+}
+
+} // namespace
+
+status check_request(const Request &r)
+{
+	if (r.min_nodes < 1)
+		return unexpected("nodes", "at least one node");
+	if (r.max_nodes != 0 && r.max_nodes < r.min_nodes)
+		return unexpected("nodes", strprintf("maximum %d below minimum %d", r.max_nodes, r.min_nodes));
+	if (r.gpus_per_node < 0 || r.gpus < 0 || r.cores_per_node < 0 || r.max_leaves < 0)
+		return unexpected("negative count");
+	if (r.gpus_per_node > 0 && r.gpus > 0)
+		return unexpected("gpus", "give gpus or gpus_per_node, not both");
+	if (r.gpus > 0 && r.gpus < r.min_nodes)
+		return unexpected("gpus", strprintf("%d GPUs cannot cover %d nodes", r.gpus, r.min_nodes));
+	if (r.locality != Locality::any && r.locality_level.empty())
+		return unexpected("within", "no domain kind or level given");
+	return ok();
+}
+
+expected<Request> parse_request(std::string_view text, const std::string &where)
+{
+	Request r;
+	std::string comm = "normal";
+	if (auto st = request_schema(r, comm).parse_words(text, where); !st)
+		return unexpected(st.error());
+	r.comm = comm == "heavy" ? Comm::heavy : comm == "light" ? Comm::light : Comm::normal;
+	if (auto st = check_request(r); !st)
+		return unexpected(st.error().within(where));
+	return r;
+}
+
+std::string format_request(const Request &r)
+{
+	std::string s = "nodes=" + std::to_string(r.min_nodes);
+	if (r.max_nodes > 0 && r.max_nodes != r.min_nodes)
+		s += "-" + std::to_string(r.max_nodes);
+	if (r.gpus_per_node > 0)
+		s += " gpus_per_node=" + std::to_string(r.gpus_per_node);
+	if (r.gpus > 0)
+		s += " gpus=" + std::to_string(r.gpus);
+	if (r.cores_per_node > 0)
+		s += " cores_per_node=" + std::to_string(r.cores_per_node);
+	if (r.whole_node)
+		s += " exclusive=yes";
+	if (!r.gpu_class.empty())
+		s += " class=" + r.gpu_class;
+	if (r.allow_faster_class)
+		s += " faster=yes";
+	if (r.comm != Comm::normal)
+		s += std::string(" comm=") + comm_name(r.comm);
+	if (r.locality != Locality::any)
+		s += (r.locality == Locality::strict ? " within=" : " prefer=") + r.locality_level;
+	if (r.max_leaves > 0)
+		s += " switches=" + std::to_string(r.max_leaves);
+	if (!r.exclude.empty()) {
+		std::vector<std::string> names; // entries may be hostlists themselves
+		for (const std::string &e : r.exclude) {
+			auto x = topo::hostlist_expand(e, 1u << 20);
+			if (x)
+				names.insert(names.end(), x->begin(), x->end());
+			else
+				names.push_back(e);
+		}
+		s += " exclude=" + topo::hostlist_compress(names);
+	}
+	return s;
+}
+
+} // namespace loom::place

@@ -1,0 +1,61 @@
+// loom placement: what a job asks for, and its one-line text form.
+//
+// The text form is what `loom place --request` reads and what the select/topo
+// plugin writes when it dumps a decision, so that the decision can be replayed:
+//
+//   nodes=4 gpus_per_node=8 class=h100 comm=heavy within=pod
+//
+// Keys (each at most once; unknown keys and bad values are errors):
+//   nodes=N | nodes=MIN-MAX   node count (default 1)
+//   gpus_per_node=G           GPUs on every node (0 = none)
+//   gpus=T                    GPUs in total, spread over MIN..MAX nodes
+//   cores_per_node=C          cores on every node
+//   exclusive=yes             whole nodes: every GPU and core of each node
+//   class=NAME                GPU performance class from the cluster ("" or "any" = any)
+//   faster=yes                a faster class may be used when the class asked for is full
+//   comm=heavy|normal|light   communication intensity (default normal)
+//   within=KIND|LEVEL         the gang must fit in one domain of this kind ("leaf", "pod") or level
+//   prefer=KIND|LEVEL         the same, as a preference
+//   switches=N                at most N leaf domains (Slurm --switches)
+//   exclude=HOSTLIST          nodes the job may not use
+#pragma once
+
+#include "lib/util/expected.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loom::place {
+
+enum class Comm : uint8_t { light, normal, heavy };
+enum class Locality : uint8_t { any, prefer, strict };
+
+const char *comm_name(Comm c);
+
+struct Request {
+	int min_nodes = 1;
+	int max_nodes = 0;          // 0: same as min_nodes
+	int gpus_per_node = 0;      // 0: no per-node GPU request
+	int gpus = 0;               // total GPUs, used when gpus_per_node is 0
+	int cores_per_node = 0;
+	bool whole_node = false;    // exclusive nodes
+	std::string gpu_class;      // "" = any class
+	bool allow_faster_class = false;
+	Comm comm = Comm::normal;
+	Locality locality = Locality::any;
+	std::string locality_level; // domain kind ("leaf", "pod", ...) or a level number ("0" = root)
+	int max_leaves = 0;         // 0: no limit
+	std::vector<std::string> exclude; // node names or hostlists ("n[1-4]")
+
+	int node_limit() const { return max_nodes > 0 ? max_nodes : min_nodes; }
+};
+
+// Parse the text form; 'where' names the source in errors.
+expected<Request> parse_request(std::string_view text, const std::string &where = "request");
+// The text form (parse_request(format_request(r)) gives r back).
+std::string format_request(const Request &r);
+// Consistency: counts in range, gpus and gpus_per_node not both, ...
+status check_request(const Request &r);
+
+} // namespace loom::place

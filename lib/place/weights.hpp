@@ -1,0 +1,79 @@
+// loom placement: the weights of the score, and their fail-closed parser.
+//
+// A candidate's score is a sum of penalties; lower is better. The defaults
+// follow the decision rules in order of importance:
+//
+//   level=1000       per level between the gang's common domain and the leaves.
+//                    The lowest domain level that holds the gang comes first:
+//                    every level up adds switch hops and shares oversubscribed
+//                    uplinks with everyone under that domain. It outweighs all
+//                    other terms together in any usual placement.
+//   leaf=20          per leaf spanned beyond the first: each leaf boundary puts
+//                    the gang's collectives through the spine uplinks.
+//   nvlink=20        per NVLink domain spanned beyond the first: NVLink gives
+//                    about ten times the per-GPU bandwidth of the fabric.
+//   suspect=50       per suspect node: one failing node kills the whole gang,
+//                    so suspect nodes come last within a level.
+//   health=20        times (1 - health weight) per node: of two healthy nodes,
+//                    the one with the better record.
+//   faster_class=40  per node of a faster class than asked for: keeps the fast
+//                    GPUs for the jobs that ask for them.
+//   mixed_class=100  per GPU class in the gang beyond the first: a synchronous
+//                    gang runs at the pace of its slowest GPU.
+//   idle_leaf=16     per fully idle leaf the gang takes only part of: keeps
+//                    large blocks whole for large gangs.
+//   idle_node=8      per idle node a sub-node job starts on: partially used
+//                    nodes are filled first, keeping whole nodes for gangs.
+//   stranded=0.1     per node's worth of capacity the gang leaves free in its
+//                    common domain: tightest fit; small, so it mostly breaks ties.
+//   load_heavy=30    times the occupancy (0..1) of the common domain, for
+//   load_normal=0    heavy, normal and light communication: heavy jobs go to
+//   load_light=0     the least loaded domain among the tightest, light ones
+//                    may share busy uplinks.
+//   class_order=v100,a100,h100,h200,b200,gb200
+//                    GPU classes from slowest to fastest ("faster" in requests);
+//                    classes not listed are never taken as faster.
+#pragma once
+
+#include "lib/place/request.hpp"
+#include "lib/util/config.hpp"
+#include "lib/util/expected.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loom::place {
+
+struct Weights {
+	double level = 1000;
+	double leaf = 20;
+	double nvlink = 20;
+	double suspect = 50;
+	double health = 20;
+	double faster_class = 40;
+	double mixed_class = 100;
+	double idle_leaf = 16;
+	double idle_node = 8;
+	double stranded = 0.1;
+	double load_heavy = 30;
+	double load_normal = 0;
+	double load_light = 0;
+	std::vector<std::string> class_order = {"v100", "a100", "h100", "h200", "b200", "gb200"};
+
+	double load(Comm c) const
+	{
+		return c == Comm::heavy ? load_heavy : c == Comm::light ? load_light : load_normal;
+	}
+};
+
+// The schema that writes into w (every key above, values 0..1e6).
+ConfigSchema weights_schema(Weights &w);
+// key=value words (a slurm.conf parameter value or plugin arguments) over the defaults.
+expected<Weights> parse_weights(std::string_view words, const std::string &where);
+// A weights file: '#' comments, key=value words per line.
+expected<Weights> load_weights_file(const std::string &path);
+// All keys with their values, one key=value per line.
+std::string format_weights(const Weights &w);
+
+} // namespace loom::place
