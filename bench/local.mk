@@ -9,3 +9,4 @@ include bench/ckpt.mk
 include bench/health.mk
 bench: $(BENCH_PROGRAMS)
 .PHONY: bench
+EXTRA_DIST += bench/slurmctld_job_test.sh

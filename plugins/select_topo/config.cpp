@@ -21,6 +21,7 @@ expected<Config> read_config(const std::string &path)
 	s.string("cluster_file", &c.cluster_file, "fabric file (default: Slurm's topology.conf)")
 		.list("gpu_classes", &c.gpu_classes, "GPU generation features, slowest first")
 		.integer("max_candidates", &c.max_candidates, 1, 16, "node sets tried per job")
+		.choice("placement", &c.placement, {"topo", "cons_tres"}, "who places jobs")
 		.string("weights", &c.weights_file, "placement weights file")
 		.string("explain_dir", &c.explain_dir, "where decisions are kept for loom place --explain");
 	status r = s.parse_file(path);

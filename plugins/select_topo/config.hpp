@@ -5,6 +5,9 @@
 //   gpu_classes=a100,h100                      node features naming GPU generations,
 //                                              slowest first
 //   max_candidates=3                           node sets tried with cons_tres per job
+//   placement=topo                             topo, or cons_tres: no placement of loom's,
+//                                              every job placed by cons_tres (timed, for
+//                                              comparison and as an off switch)
 //   weights=/etc/slurm/loom-weights.conf       placement weights (loom-place(1))
 //   explain_dir=/var/spool/slurmctld/loom      with DebugFlags=SelectType: one
 //                                              state+request file per decision,
@@ -27,6 +30,7 @@ struct Config {
 	std::string cluster_file;
 	std::vector<std::string> gpu_classes;
 	int64_t max_candidates = 3;
+	std::string placement = "topo";
 	std::string weights_file;
 	std::string explain_dir;
 };

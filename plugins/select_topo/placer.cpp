@@ -284,6 +284,20 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 				       preemptee_job_list, exc_core_bitmap);
 		}
 		auto t0 = std::chrono::steady_clock::now();
+		auto since = [&t0] {
+			return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+		};
+		if (l->config.placement == "cons_tres") {
+			int rc = forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
+					 preemptee_job_list, exc_core_bitmap);
+			if (rc == SLURM_SUCCESS) {
+				char *nodes = bitmap2node_name(bitmap);
+				info("select/topo: JobId=%u placed by cons_tres on %s (placement=cons_tres, job_test %.0f us)",
+				     job->job_id, nodes, since());
+				xfree(nodes);
+			}
+			return rc;
+		}
 		refresh(*l);
 		place::Allowed allowed(l->fabric.cluster.nodes.size());
 		size_t offered = 0;
@@ -334,8 +348,9 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 				FREE_NULL_BITMAP(only);
 				record("placed " + node_names(*l, c.nodes) + " candidate " + std::to_string(rank) + ": " +
 				       c.why);
-				info("select/topo: JobId=%u placed on %s (candidate %d of %zu, %.0f us): %s", job->job_id,
-				     node_names(*l, c.nodes).c_str(), rank, d->candidates.size(), us, c.why.c_str());
+				info("select/topo: JobId=%u placed on %s (candidate %d of %zu, engine %.0f us, job_test %.0f us): %s",
+				     job->job_id, node_names(*l, c.nodes).c_str(), rank, d->candidates.size(), us, since(),
+				     c.why.c_str());
 				return SLURM_SUCCESS;
 			}
 			FREE_NULL_BITMAP(only);

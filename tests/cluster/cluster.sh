@@ -4,6 +4,7 @@
 #
 #   cluster.sh up   [--nodes N] [--gpus-per-node G] [--dir DIR] [--select topo|cons_tres]
 #                   [--builddir DIR] [--conf-extra FILE] [--plugstack-args "k=v ..."] [--timeout S]
+#                   [--placement topo|cons_tres]   (select/topo's placement=, see loom-topo.conf)
 #   cluster.sh down [--dir DIR]
 #   cluster.sh env  [--dir DIR]        prints: export SLURM_CONF=DIR/etc/slurm.conf
 #   cluster.sh logs [--dir DIR]        prints the tail of every daemon log
@@ -27,6 +28,7 @@ select=topo
 builddir=${LOOM_BUILDDIR:-}
 conf_extra=
 plugstack_args=
+placement=topo
 timeout=60
 slurm_plugindir=/usr/lib/x86_64-linux-gnu/slurm-wlm
 
@@ -50,6 +52,7 @@ while [ $# -gt 0 ]; do
 	--builddir) builddir=$2; shift 2 ;;
 	--conf-extra) conf_extra=$2; shift 2 ;;
 	--plugstack-args) plugstack_args=$2; shift 2 ;;
+	--placement) placement=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) die "unknown option '$1' (see: cluster.sh --help)" ;;
@@ -291,7 +294,7 @@ EOF
 	fi
 
 	# select/topo: the fabric is Slurm's topology.conf; features a100/h100 are GPU generations.
-	printf '%s\n' "# select/topo (loom-topo.conf(5))" "gpu_classes=a100,h100" >"$dir/etc/loom-topo.conf"
+	printf '%s\n' "# select/topo (loom-topo.conf(5))" "gpu_classes=a100,h100" "placement=$placement" >"$dir/etc/loom-topo.conf"
 
 	: >"$dir/etc/gres.conf"
 	echo "AutoDetect=off" >>"$dir/etc/gres.conf"
