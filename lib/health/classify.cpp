@@ -21,6 +21,13 @@ FailureClass class_of_loom_reason(const std::string &reason)
 	std::string check = reason.substr(5);
 	size_t b = check.find_first_not_of(' ');
 	check = b == std::string::npos ? "" : check.substr(b);
+	if (check.rfind("jobcomp:", 0) == 0) {
+		// jobcomp/health's own reason names the class: "loom: jobcomp: gpu_fault: job 12: ..."
+		for (FailureClass c : {FailureClass::gpu_fault, FailureClass::network_fault, FailureClass::nccl_timeout})
+			if (check.find(std::string(" ") + failure_class_name(c) + ":") != std::string::npos)
+				return c;
+		return FailureClass::node_failure;
+	}
 	if (check.rfind("gpu", 0) == 0)
 		return FailureClass::gpu_fault;
 	if (check.rfind("ib_", 0) == 0 || check.rfind("link_flaps", 0) == 0 || check.rfind("eth_", 0) == 0)

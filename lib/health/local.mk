@@ -19,7 +19,9 @@ lib_libloom_la_SOURCES += \
 	lib/health/report.hpp lib/health/report.cpp \
 	lib/health/predictor.hpp lib/health/predictor.cpp \
 	lib/health/classify.hpp lib/health/classify.cpp \
-	lib/health/failure_stats.hpp lib/health/failure_stats.cpp
+	lib/health/failure_stats.hpp lib/health/failure_stats.cpp \
+	lib/health/jobcomp.hpp lib/health/jobcomp.cpp \
+	lib/health/jobcomp_worker.hpp lib/health/jobcomp_worker.cpp
 
 # `loom health` is added to tools_loom_SOURCES in bench/health.mk: this file is
 # included before tools/local.mk defines it.
@@ -54,6 +56,12 @@ TESTS += tests/unit/test_health_classify
 tests_unit_test_health_classify_SOURCES = tests/unit/test_health_classify.cpp tests/unit/check_main.hpp
 tests_unit_test_health_classify_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_health_classify_LDADD = lib/libloom.la $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/test_health_jobcomp
+TESTS += tests/unit/test_health_jobcomp
+tests_unit_test_health_jobcomp_SOURCES = tests/unit/test_health_jobcomp.cpp tests/unit/check_main.hpp
+tests_unit_test_health_jobcomp_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_health_jobcomp_LDADD = lib/libloom.la $(CHECK_LIBS)
 endif
 
 EXTRA_DIST += tests/data/health tests/health

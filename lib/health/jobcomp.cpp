@@ -1,0 +1,275 @@
+#include "lib/health/jobcomp.hpp"
+
+#include "lib/util/config.hpp"
+#include "lib/util/fs.hpp"
+#include "lib/util/json.hpp"
+
+#include <cstring>
+#include <json-c/json.h>
+#include <unistd.h>
+
+namespace loom::health {
+
+expected<JobcompOptions> parse_jobcomp_options(std::string_view words, const std::string &where)
+{
+	JobcompOptions o;
+	ConfigSchema s;
+	s.integer("restart_budget", &o.restart_budget, 0, 1000, "requeues per job")
+		.integer("max_drains", &o.max_drains, 0, 100000, "nodes loom may drain per drain_window")
+		.duration("drain_window", &o.drain_window, 60, 30 * 86400, "window of the drain cap")
+		.boolean("drain", &o.drain, "drain culprit nodes")
+		.boolean("requeue", &o.requeue, "requeue infrastructure failures")
+		.string("state_dir", &o.state_dir, "backlog and statistics directory (default StateSaveLocation)")
+		.string("scontrol", &o.scontrol, "scontrol command")
+		.duration("scontrol_timeout", &o.scontrol_timeout, 1, 600, "time limit of one scontrol call")
+		.size("log_max_bytes", &o.log_max_bytes, "tail of each job output file that is scanned")
+		.integer("max_backlog", &o.max_backlog, 1, 10000000, "queued jobs kept");
+	if (auto st = s.parse_words(words, where); !st)
+		return unexpected(st.error());
+	return o;
+}
+
+namespace {
+
+Json strings(const std::vector<std::string> &v)
+{
+	Json a = Json::array();
+	for (const auto &s : v)
+		a.push(Json::string(s));
+	return a;
+}
+
+Json string_map(const std::map<std::string, std::string> &m)
+{
+	Json o = Json::object();
+	for (const auto &[k, v] : m)
+		o.set(k.c_str(), Json::string(v));
+	return o;
+}
+
+status read_strings(json_object *arr, const std::string &where, std::vector<std::string> &out)
+{
+	size_t n = json_object_array_length(arr);
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(e, json_type_string))
+			return unexpected(ObjectReader::index_path(where, i), "expected a string");
+		out.emplace_back(json_object_get_string(e));
+	}
+	return ok();
+}
+
+status read_map(json_object *obj, const std::string &where, std::map<std::string, std::string> &out)
+{
+	json_object_object_foreach(obj, key, val)
+	{
+		if (!json_object_is_type(val, json_type_string))
+			return unexpected(where + "." + key, "expected a string");
+		out[key] = json_object_get_string(val);
+	}
+	return ok();
+}
+
+} // namespace
+
+std::string job_record_json(const JobRecord &r)
+{
+	Json o = Json::object();
+	const JobEnd &e = r.end;
+	o.set("job_id", Json::integer(e.job_id));
+	o.set("state", Json::string(e.state));
+	o.set("exit_code", Json::integer(e.exit_code));
+	o.set("signal", Json::integer(e.signal));
+	o.set("nodes", strings(e.nodes));
+	o.set("node_state", string_map(e.node_state));
+	o.set("node_reason", string_map(e.node_reason));
+	o.set("requeue_allowed", Json::boolean(e.requeue_allowed));
+	o.set("checkpointed", Json::boolean(e.checkpointed));
+	o.set("restart_count", Json::integer(e.restart_count));
+	o.set("start_time", Json::integer(e.start_time));
+	o.set("end_time", Json::integer(e.end_time));
+	o.set("uid", Json::integer(r.uid));
+	o.set("user", Json::string(r.user));
+	o.set("job_name", Json::string(r.job_name));
+	o.set("work_dir", Json::string(r.work_dir));
+	o.set("std_out", Json::string(r.std_out_pattern));
+	o.set("std_err", Json::string(r.std_err_pattern));
+	o.set("array_job_id", Json::integer(r.array_job_id));
+	o.set("array_task_id", Json::integer(r.array_task_id));
+	o.set("gpu_class", Json::string(r.gpu_class));
+	o.set("already_requeued", Json::boolean(r.already_requeued));
+	o.set("ckpt_from_comment", Json::boolean(r.ckpt_from_comment));
+	return o.dump(false);
+}
+
+expected<JobRecord> job_record_from_json(json_object *obj, const std::string &where)
+{
+	ObjectReader r(obj, where);
+	if (!r.ok())
+		return unexpected(r.error());
+	JobRecord rec;
+	JobEnd &e = rec.end;
+	auto id = r.integer("job_id", 1, UINT32_MAX);
+	auto state = r.str("state");
+	auto exit_code = r.integer("exit_code", 0, 255);
+	auto sig = r.integer("signal", 0, 255);
+	auto nodes = r.array("nodes");
+	auto nstate = r.object("node_state");
+	auto nreason = r.object("node_reason");
+	auto rq = r.boolean("requeue_allowed");
+	auto ck = r.boolean("checkpointed");
+	auto rc = r.integer("restart_count", 0, UINT32_MAX);
+	auto st = r.integer("start_time", 0);
+	auto et = r.integer("end_time", 0);
+	auto uid = r.integer("uid", 0, UINT32_MAX);
+	auto user = r.str("user");
+	auto name = r.str("job_name");
+	auto wd = r.str("work_dir");
+	auto so = r.str("std_out");
+	auto se = r.str("std_err");
+	auto aj = r.integer("array_job_id", 0, UINT32_MAX);
+	auto at = r.integer("array_task_id", 0, UINT32_MAX);
+	auto gc = r.str("gpu_class");
+	auto ar = r.boolean("already_requeued");
+	auto cc = r.boolean("ckpt_from_comment");
+	for (const Error *err :
+	     {id ? nullptr : &id.error(), state ? nullptr : &state.error(), exit_code ? nullptr : &exit_code.error(),
+	      sig ? nullptr : &sig.error(), nodes ? nullptr : &nodes.error(), nstate ? nullptr : &nstate.error(),
+	      nreason ? nullptr : &nreason.error(), rq ? nullptr : &rq.error(), ck ? nullptr : &ck.error(),
+	      rc ? nullptr : &rc.error(), st ? nullptr : &st.error(), et ? nullptr : &et.error(),
+	      uid ? nullptr : &uid.error(), user ? nullptr : &user.error(), name ? nullptr : &name.error(),
+	      wd ? nullptr : &wd.error(), so ? nullptr : &so.error(), se ? nullptr : &se.error(),
+	      aj ? nullptr : &aj.error(), at ? nullptr : &at.error(), gc ? nullptr : &gc.error(),
+	      ar ? nullptr : &ar.error(), cc ? nullptr : &cc.error()})
+		if (err)
+			return unexpected(*err);
+	if (auto fin = r.finish(); !fin)
+		return unexpected(fin.error());
+	e.job_id = static_cast<uint32_t>(*id);
+	e.state = *state;
+	e.exit_code = static_cast<int>(*exit_code);
+	e.signal = static_cast<int>(*sig);
+	if (auto s1 = read_strings(*nodes, r.field_path("nodes"), e.nodes); !s1)
+		return unexpected(s1.error());
+	if (auto s2 = read_map(*nstate, r.field_path("node_state"), e.node_state); !s2)
+		return unexpected(s2.error());
+	if (auto s3 = read_map(*nreason, r.field_path("node_reason"), e.node_reason); !s3)
+		return unexpected(s3.error());
+	e.requeue_allowed = *rq;
+	e.checkpointed = *ck;
+	e.restart_count = static_cast<uint32_t>(*rc);
+	e.start_time = *st;
+	e.end_time = *et;
+	rec.uid = static_cast<uint32_t>(*uid);
+	rec.user = *user;
+	rec.job_name = *name;
+	rec.work_dir = *wd;
+	rec.std_out_pattern = *so;
+	rec.std_err_pattern = *se;
+	rec.array_job_id = static_cast<uint32_t>(*aj);
+	rec.array_task_id = static_cast<uint32_t>(*at);
+	rec.gpu_class = *gc;
+	rec.already_requeued = *ar;
+	rec.ckpt_from_comment = *cc;
+	return rec;
+}
+
+bool environment_has_ckpt(std::string_view bytes)
+{
+	if (bytes.size() < 4)
+		return false;
+	std::string_view rest = bytes.substr(4);
+	size_t start = 0;
+	while (start < rest.size()) {
+		size_t nul = rest.find('\0', start);
+		std::string_view var = rest.substr(start, nul == std::string_view::npos ? std::string_view::npos : nul - start);
+		if (var == "LOOM_CKPT=1" || var == "LOOM_CKPT=yes")
+			return true;
+		if (nul == std::string_view::npos)
+			break;
+		start = nul + 1;
+	}
+	return false;
+}
+
+std::string gpu_class_of_request(std::string_view tres)
+{
+	size_t at = tres.find("gpu");
+	while (at != std::string_view::npos && at > 0 && tres[at - 1] != ':' && tres[at - 1] != '/' && tres[at - 1] != ',')
+		at = tres.find("gpu", at + 3);
+	if (at == std::string_view::npos)
+		return {};
+	std::string_view rest = tres.substr(at + 3);
+	if (rest.empty() || rest[0] != ':')
+		return "gpu";
+	rest.remove_prefix(1);
+	size_t end = rest.find_first_of(":=,");
+	std::string_view type = rest.substr(0, end);
+	bool numeric = !type.empty() && type.find_first_not_of("0123456789") == std::string_view::npos;
+	return numeric || type.empty() ? "gpu" : std::string(type);
+}
+
+bool comment_has_ckpt(std::string_view comment) { return comment.find("loom:ckpt") != std::string_view::npos; }
+
+void DrainLimiter::expire(int64_t now)
+{
+	while (!times_.empty() && times_.front() <= now - window_)
+		times_.pop_front();
+}
+
+bool DrainLimiter::allow(int64_t now)
+{
+	expire(now);
+	return static_cast<int64_t>(times_.size()) < max_;
+}
+
+std::string backlog_json(const Backlog &b)
+{
+	std::string out = "{\"version\": 1, \"drains\": [";
+	for (size_t i = 0; i < b.drains.size(); i++)
+		out += (i ? ", " : "") + std::to_string(b.drains[i]);
+	out += "], \"pending\": [";
+	for (size_t i = 0; i < b.pending.size(); i++)
+		out += (i ? ",\n" : "\n") + job_record_json(b.pending[i]);
+	out += "]}\n";
+	return out;
+}
+
+expected<Backlog> load_backlog(const std::string &path)
+{
+	Backlog b;
+	if (::access(path.c_str(), F_OK) != 0)
+		return b;
+	auto j = json_parse_file(path, 256u << 20);
+	if (!j)
+		return unexpected(j.error());
+	ObjectReader r(j->get(), "$");
+	if (!r.ok())
+		return unexpected(r.error().within(path));
+	auto ver = r.integer("version", 1, 1);
+	auto drains = r.array("drains");
+	auto pending = r.array("pending");
+	if (!ver)
+		return unexpected(ver.error().within(path));
+	if (!drains)
+		return unexpected(drains.error().within(path));
+	if (!pending)
+		return unexpected(pending.error().within(path));
+	if (auto st = r.finish(); !st)
+		return unexpected(st.error().within(path));
+	for (size_t i = 0; i < json_object_array_length(*drains); i++) {
+		json_object *e = json_object_array_get_idx(*drains, i);
+		if (!json_object_is_type(e, json_type_int))
+			return unexpected(path, ObjectReader::index_path("$.drains", i) + ": expected an integer");
+		b.drains.push_back(json_object_get_int64(e));
+	}
+	for (size_t i = 0; i < json_object_array_length(*pending); i++) {
+		auto rec = job_record_from_json(json_object_array_get_idx(*pending, i), ObjectReader::index_path("$.pending", i));
+		if (!rec)
+			return unexpected(rec.error().within(path));
+		b.pending.push_back(std::move(*rec));
+	}
+	return b;
+}
+
+} // namespace loom::health

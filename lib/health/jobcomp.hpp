@@ -1,0 +1,82 @@
+// loom health: what jobcomp/health keeps about a finished job, its options,
+// the drain cap, and the backlog file (all Slurm-free; the plugin only fills
+// JobRecord from Slurm's job_record_t).
+#pragma once
+
+#include "lib/health/classify.hpp"
+#include "lib/util/expected.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct json_object;
+
+namespace loom::health {
+
+// JobCompLoc words ("restart_budget=3 max_drains=4 drain_window=1h ..."),
+// parsed fail-closed.
+struct JobcompOptions {
+	int64_t restart_budget = 3;  // requeues per job (SLURM_RESTART_COUNT)
+	int64_t max_drains = 4;      // nodes loom may drain per drain_window; past it: log only
+	int64_t drain_window = 3600; // seconds
+	bool drain = true, requeue = true;
+	std::string state_dir;       // default: StateSaveLocation
+	std::string scontrol = "scontrol";
+	int64_t scontrol_timeout = 10;
+	uint64_t log_max_bytes = 8u << 20; // tail of each output file scanned
+	int64_t max_backlog = 10000;       // queued jobs kept; past it the oldest are dropped (logged)
+};
+expected<JobcompOptions> parse_jobcomp_options(std::string_view words, const std::string &where);
+
+// A finished job as the worker needs it.
+struct JobRecord {
+	JobEnd end;
+	uint32_t uid = 0;
+	std::string user, job_name, work_dir, std_out_pattern, std_err_pattern;
+	uint32_t array_job_id = 0, array_task_id = 0;
+	std::string gpu_class;        // from the job's GPU request ("h100"), "gpu", or ""
+	bool already_requeued = false; // Slurm requeued it itself (NODE_FAIL with JobRequeue)
+	bool ckpt_from_comment = false;
+};
+
+std::string job_record_json(const JobRecord &r);
+expected<JobRecord> job_record_from_json(json_object *o, const std::string &where);
+
+// "LOOM_CKPT=1" among the NUL-separated strings of Slurm's saved job
+// environment (StateSaveLocation/hash.N/job.ID/environment: a 32-bit count,
+// then the strings).
+bool environment_has_ckpt(std::string_view env_file_bytes);
+// The GPU type a job asked for: "gres:gpu:h100:8", "gres/gpu:h100=8" -> "h100";
+// "gres:gpu:8" -> "gpu"; no GPU request -> "".
+std::string gpu_class_of_request(std::string_view tres_per_node);
+// A --comment that asks for checkpointing: contains "loom:ckpt".
+bool comment_has_ckpt(std::string_view comment);
+
+// At most max drains in any window of 'window' seconds.
+class DrainLimiter {
+public:
+	DrainLimiter(int64_t max, int64_t window) : max_(max), window_(window) {}
+	bool allow(int64_t now);
+	void record(int64_t now) { times_.push_back(now); }
+	const std::deque<int64_t> &times() const { return times_; }
+	void restore(std::deque<int64_t> t) { times_ = std::move(t); }
+
+private:
+	void expire(int64_t now);
+	int64_t max_, window_;
+	std::deque<int64_t> times_;
+};
+
+// The backlog file: jobs not yet handled and recent drain times, so that a
+// slurmctld restart neither loses work nor resets the drain cap.
+struct Backlog {
+	std::vector<JobRecord> pending;
+	std::deque<int64_t> drains;
+};
+std::string backlog_json(const Backlog &b);
+expected<Backlog> load_backlog(const std::string &path); // missing file: empty
+
+} // namespace loom::health

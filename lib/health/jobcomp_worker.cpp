@@ -1,0 +1,304 @@
+#include "lib/health/jobcomp_worker.hpp"
+
+#include "lib/health/job_log.hpp"
+#include "lib/health/subprocess.hpp"
+#include "lib/util/fs.hpp"
+#include "lib/util/log.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <pwd.h>
+#include <set>
+
+namespace loom::health {
+
+std::map<std::string, SlurmNodeState> parse_scontrol_nodes(std::string_view text)
+{
+	std::map<std::string, SlurmNodeState> out;
+	std::string cur;
+	std::string block;
+	auto flush = [&]() {
+		if (!cur.empty())
+			if (auto st = parse_scontrol_node(block, cur))
+				out[cur] = *st;
+		block.clear();
+	};
+	for (const auto &line : split_lines(text)) {
+		std::string_view t = trim(line);
+		if (t.rfind("NodeName=", 0) == 0) {
+			flush();
+			size_t sp = t.find(' ');
+			cur = std::string(t.substr(9, sp == std::string_view::npos ? std::string_view::npos : sp - 9));
+		}
+		block += line;
+		block += '\n';
+	}
+	flush();
+	return out;
+}
+
+expected<std::map<std::string, SlurmNodeState>> ScontrolActions::node_states(const std::vector<std::string> &nodes)
+{
+	std::string list;
+	for (const auto &n : nodes)
+		list += (list.empty() ? "" : ",") + n;
+	auto r = run_command({scontrol_, "show", "node", list}, timeout_);
+	if (!r)
+		return unexpected(r.error());
+	if (r->exit_code != 0)
+		return unexpected(scontrol_ + " show node", std::string(trim(r->output)));
+	return parse_scontrol_nodes(r->output);
+}
+
+status ScontrolActions::drain(const std::string &node, const std::string &reason)
+{
+	std::vector<std::string> cmd = {scontrol_, "update", "nodename=" + node, "state=drain", "reason=" + reason};
+	auto r = run_command(cmd, timeout_);
+	if (!r)
+		return unexpected(r.error());
+	if (r->exit_code != 0)
+		return unexpected(command_line(cmd), std::string(trim(r->output)));
+	return ok();
+}
+
+status ScontrolActions::requeue(uint32_t job_id)
+{
+	std::vector<std::string> cmd = {scontrol_, "requeue", std::to_string(job_id)};
+	auto r = run_command(cmd, timeout_);
+	if (!r)
+		return unexpected(r.error());
+	if (r->exit_code != 0)
+		return unexpected(command_line(cmd), std::string(trim(r->output)));
+	return ok();
+}
+
+namespace {
+
+std::string user_name(uint32_t uid, const std::string &known)
+{
+	if (!known.empty())
+		return known;
+	struct passwd pw, *res = nullptr;
+	char buf[4096];
+	if (::getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+		return res->pw_name;
+	return std::to_string(uid);
+}
+
+void scan_outputs(const JobRecord &rec, const JobcompOptions &opt, JobLogScan &all)
+{
+	const JobEnd &e = rec.end;
+	std::string first = e.nodes.empty() ? std::string() : e.nodes.front();
+	std::string user = user_name(rec.uid, rec.user);
+	std::string out_pat = rec.std_out_pattern.empty() ? (rec.array_job_id ? "slurm-%A_%a.out" : "slurm-%j.out")
+							  : rec.std_out_pattern;
+	std::set<std::string> paths;
+	paths.insert(expand_output_path(out_pat, rec.work_dir, e.job_id, user, rec.job_name, first, rec.array_job_id,
+					rec.array_task_id));
+	if (!rec.std_err_pattern.empty())
+		paths.insert(expand_output_path(rec.std_err_pattern, rec.work_dir, e.job_id, user, rec.job_name, first,
+						rec.array_job_id, rec.array_task_id));
+	for (const auto &p : paths) {
+		if (p == "/dev/null")
+			continue;
+		auto s = scan_job_log_file(p, opt.log_max_bytes);
+		if (!s) {
+			log_debug("job %u: %s", e.job_id, s.error().str().c_str());
+			continue;
+		}
+		for (auto &l : s->lines)
+			all.lines.push_back(std::move(l));
+		for (const auto &[k, c] : s->counts)
+			all.counts[k] += c;
+	}
+}
+
+} // namespace
+
+JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, const std::string &slurm_state_save,
+		      JobcompActions &slurm, DrainLimiter &limiter, FailureStats &stats, int64_t now)
+{
+	JobOutcome out;
+	JobEnd &e = rec.end;
+	e.checkpointed = e.checkpointed || rec.ckpt_from_comment;
+	if (!e.checkpointed && !slurm_state_save.empty()) {
+		uint32_t id = rec.array_job_id ? rec.array_job_id : e.job_id;
+		std::string env = slurm_state_save + "/hash." + std::to_string(id % 10) + "/job." + std::to_string(id) +
+				  "/environment";
+		if (auto bytes = read_file(env, 64u << 20))
+			e.checkpointed = environment_has_ckpt(*bytes);
+	}
+	bool failed = !(e.state == "COMPLETED" && e.exit_code == 0 && e.signal == 0);
+	JobLogScan scan;
+	if (failed && !e.nodes.empty()) {
+		if (auto st = slurm.node_states(e.nodes)) {
+			for (const auto &[n, s] : *st) {
+				e.node_state[n] = s.state;
+				if (!s.reason.empty())
+					e.node_reason[n] = s.reason;
+			}
+		} else {
+			log_warning("job %u: node states unknown: %s", e.job_id, st.error().str().c_str());
+		}
+		scan_outputs(rec, opt, scan);
+	}
+	out.cls = classify_job(e, scan);
+	out.decision = decide_job(e, out.cls, static_cast<uint32_t>(opt.restart_budget));
+	if (opt.drain)
+		for (const auto &n : out.decision.drain) {
+			auto st = e.node_state.find(n);
+			if (st != e.node_state.end() && st->second.find("DRAIN") != std::string::npos)
+				continue; // already out of service (the health check, or an admin)
+			if (!limiter.allow(now)) {
+				out.capped.push_back(n);
+				log_error("job %u: drain cap reached (%lld in %lld s): NOT draining %s (%s)", e.job_id,
+					  static_cast<long long>(opt.max_drains), static_cast<long long>(opt.drain_window),
+					  n.c_str(), out.decision.reason.c_str());
+				continue;
+			}
+			if (auto d = slurm.drain(n, out.decision.reason); !d) {
+				log_error("job %u: drain %s failed: %s", e.job_id, n.c_str(), d.error().str().c_str());
+				continue;
+			}
+			limiter.record(now);
+			out.drained.push_back(n);
+		}
+	if (out.decision.requeue && opt.requeue && !rec.already_requeued) {
+		if (auto r = slurm.requeue(e.job_id); r)
+			out.requeued = true;
+		else
+			log_error("job %u: requeue failed: %s", e.job_id, r.error().str().c_str());
+	}
+	if (failed)
+		log_info("job %u %s: %s: %s; drained [%zu] capped [%zu]; %s", e.job_id, e.state.c_str(),
+			 failure_class_name(out.cls.cls), out.cls.evidence.c_str(), out.drained.size(), out.capped.size(),
+			 out.requeued ? "requeued" : out.decision.why.c_str());
+	std::map<std::string, std::string> classes;
+	for (const auto &n : e.nodes)
+		classes[n] = rec.gpu_class;
+	stats.record(e, out.cls, classes, now);
+	return out;
+}
+
+JobcompWorker::JobcompWorker(JobcompOptions opt, std::string slurm_state_save, std::unique_ptr<JobcompActions> slurm)
+	: opt_(std::move(opt)), slurm_state_save_(std::move(slurm_state_save)), slurm_(std::move(slurm)),
+	  limiter_(opt_.max_drains, opt_.drain_window)
+{
+}
+
+JobcompWorker::~JobcompWorker() { stop(); }
+
+std::string JobcompWorker::backlog_path() const { return path_join(opt_.state_dir, "loom-jobcomp-backlog.json"); }
+std::string JobcompWorker::stats_path() const { return path_join(opt_.state_dir, "loom-failure-stats.json"); }
+
+status JobcompWorker::start()
+{
+	auto b = load_backlog(backlog_path());
+	if (!b)
+		return unexpected(b.error());
+	auto s = load_failure_stats(stats_path());
+	if (!s)
+		return unexpected(s.error());
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		for (auto &r : b->pending)
+			queue_.push_back(std::move(r));
+		limiter_.restore(b->drains);
+		stats_ = std::move(*s);
+		stopping_ = false;
+	}
+	if (!b->pending.empty())
+		log_info("resuming %zu jobs from %s", b->pending.size(), backlog_path().c_str());
+	thread_ = std::thread([this] { run(); });
+	return ok();
+}
+
+void JobcompWorker::enqueue(JobRecord r) noexcept
+{
+	try {
+		std::lock_guard<std::mutex> g(mu_);
+		if (static_cast<int64_t>(queue_.size()) >= opt_.max_backlog) {
+			queue_.pop_front(); // the worker logs the loss when it next saves
+			dirty_ = true;
+		}
+		queue_.push_back(std::move(r));
+		dirty_ = true;
+		cv_.notify_one();
+	} catch (...) {
+		// Out of memory in slurmctld's callback: drop the record rather than throw.
+	}
+}
+
+void JobcompWorker::save_backlog_locked_copy()
+{
+	Backlog b;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		b.pending.assign(queue_.begin(), queue_.end());
+		b.drains = limiter_.times();
+		dirty_ = false;
+	}
+	if (auto st = write_file_atomic(backlog_path(), backlog_json(b), 0600); !st)
+		log_error("backlog: %s", st.error().str().c_str());
+}
+
+void JobcompWorker::run()
+{
+	for (;;) {
+		JobRecord rec;
+		{
+			std::unique_lock<std::mutex> lk(mu_);
+			cv_.wait(lk, [this] { return stopping_ || !queue_.empty(); });
+			if (stopping_)
+				break;
+			rec = queue_.front();
+			busy_ = true;
+		}
+		try {
+			save_backlog_locked_copy(); // the job in hand is still in it
+			int64_t now = static_cast<int64_t>(std::time(nullptr));
+			handle_job(rec, opt_, slurm_state_save_, *slurm_, limiter_, stats_, now);
+			if (auto st = save_failure_stats(stats_path(), stats_); !st)
+				log_error("failure statistics: %s", st.error().str().c_str());
+		} catch (const std::exception &e) {
+			log_error("job %u: %s", rec.end.job_id, e.what());
+		} catch (...) {
+			log_error("job %u: unknown error", rec.end.job_id);
+		}
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			if (!queue_.empty() && queue_.front().end.job_id == rec.end.job_id)
+				queue_.pop_front();
+			busy_ = false;
+			dirty_ = true;
+		}
+		save_backlog_locked_copy();
+		idle_cv_.notify_all();
+	}
+	save_backlog_locked_copy();
+}
+
+void JobcompWorker::stop()
+{
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		stopping_ = true;
+		cv_.notify_all();
+	}
+	if (thread_.joinable())
+		thread_.join();
+}
+
+size_t JobcompWorker::pending() const
+{
+	std::lock_guard<std::mutex> g(mu_);
+	return queue_.size() + (busy_ ? 0 : 0);
+}
+
+bool JobcompWorker::wait_idle(int timeout_ms) const
+{
+	std::unique_lock<std::mutex> lk(mu_);
+	return idle_cv_.wait_for(lk, std::chrono::milliseconds(timeout_ms), [this] { return queue_.empty() && !busy_; });
+}
+
+} // namespace loom::health

@@ -1,0 +1,139 @@
+// jobcomp/health: the symbols Slurm's jobcomp loader looks up in 22.05
+// (src/common/slurm_jobcomp.c: jobcomp_p_set_location, jobcomp_p_log_record,
+// jobcomp_p_get_jobs) plus init/fini. log_record only converts the record and
+// enqueues it; the worker thread (lib/health/jobcomp_worker) started in
+// set_location does the rest and is joined in fini. Options come from
+// JobCompLoc as key=value words (see jobcomp_health(8)).
+#include "lib/health/jobcomp_worker.hpp"
+#include "lib/util/log.hpp"
+#include "plugins/common/slurm_log.hpp"
+#include "plugins/jobcomp_health/job_record.hpp"
+#include "plugins/jobcomp_health/slurm_internal.hpp"
+
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace {
+
+std::mutex g_mu;
+std::unique_ptr<loom::health::JobcompWorker> g_worker;
+
+int start_worker(const char *location)
+{
+	std::string words = location ? location : "";
+	// JobCompLoc defaults to a path when unset; only key=value words are ours.
+	if (!words.empty() && words.find('=') == std::string::npos) {
+		verbose("jobcomp/health: ignoring JobCompLoc '%s' (not key=value options)", words.c_str());
+		words.clear();
+	}
+	auto opt = loom::health::parse_jobcomp_options(words, "JobCompLoc");
+	if (!opt) {
+		error("jobcomp/health: %s", opt.error().str().c_str());
+		return SLURM_ERROR;
+	}
+	std::string save = slurm_conf.state_save_location ? slurm_conf.state_save_location : "";
+	if (opt->state_dir.empty())
+		opt->state_dir = save;
+	if (opt->state_dir.empty()) {
+		error("jobcomp/health: no StateSaveLocation and no state_dir= option");
+		return SLURM_ERROR;
+	}
+	std::lock_guard<std::mutex> g(g_mu);
+	if (g_worker) {
+		g_worker->stop();
+		g_worker.reset();
+	}
+	auto actions = std::make_unique<loom::health::ScontrolActions>(opt->scontrol, static_cast<int>(opt->scontrol_timeout));
+	auto w = std::make_unique<loom::health::JobcompWorker>(*opt, save, std::move(actions));
+	if (auto st = w->start(); !st) {
+		error("jobcomp/health: %s", st.error().str().c_str());
+		return SLURM_ERROR;
+	}
+	g_worker = std::move(w);
+	verbose("jobcomp/health: worker started (restart_budget=%lld max_drains=%lld per %lld s, state in %s)",
+		static_cast<long long>(opt->restart_budget), static_cast<long long>(opt->max_drains),
+		static_cast<long long>(opt->drain_window), opt->state_dir.c_str());
+	return SLURM_SUCCESS;
+}
+
+} // namespace
+
+#pragma GCC visibility push(default)
+extern "C" {
+
+extern const char plugin_name[];
+extern const char plugin_type[];
+extern const uint32_t plugin_version;
+
+const char plugin_name[] = "Job completion: classify failures, drain culprits, requeue (loom)";
+const char plugin_type[] = "jobcomp/health";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+int init(void);
+int fini(void);
+int jobcomp_p_set_location(char *location);
+int jobcomp_p_log_record(job_record_t *job_ptr);
+List jobcomp_p_get_jobs(void *job_cond);
+
+int init(void)
+{
+	try {
+		loom::plugin::install_slurm_log_sink(plugin_type);
+		return SLURM_SUCCESS;
+	} catch (...) {
+		return SLURM_ERROR;
+	}
+}
+
+int fini(void)
+{
+	try {
+		std::lock_guard<std::mutex> g(g_mu);
+		if (g_worker) {
+			g_worker->stop();
+			g_worker.reset();
+		}
+	} catch (...) {
+	}
+	loom::plugin::remove_slurm_log_sink();
+	return SLURM_SUCCESS;
+}
+
+int jobcomp_p_set_location(char *location)
+{
+	try {
+		return start_worker(location);
+	} catch (const std::exception &e) {
+		error("jobcomp/health: %s", e.what());
+		return SLURM_ERROR;
+	} catch (...) {
+		error("jobcomp/health: set_location failed");
+		return SLURM_ERROR;
+	}
+}
+
+int jobcomp_p_log_record(job_record_t *job_ptr)
+{
+	if (!job_ptr)
+		return SLURM_SUCCESS;
+	try {
+		loom::health::JobRecord r = loom::jobcomp_health::to_job_record(job_ptr);
+		std::lock_guard<std::mutex> g(g_mu);
+		if (g_worker)
+			g_worker->enqueue(std::move(r));
+	} catch (...) {
+		error("jobcomp/health: job %u: could not queue its record", job_ptr->job_id);
+	}
+	return SLURM_SUCCESS;
+}
+
+List jobcomp_p_get_jobs(void *job_cond)
+{
+	(void)job_cond;
+	return nullptr; // no job history kept here (sacct/JobComp storage is another plugin's)
+}
+
+} // extern "C"
+#pragma GCC visibility pop

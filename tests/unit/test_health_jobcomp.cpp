@@ -1,0 +1,281 @@
+// Unit tests for jobcomp/health's worker without Slurm: a fake Slurm records
+// drains and requeues. Job logs from tests/health/joblogs.
+#include "lib/health/jobcomp.hpp"
+#include "lib/health/jobcomp_worker.hpp"
+#include "lib/util/fs.hpp"
+#include "lib/util/json.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+#include "tests/unit/check_main.hpp"
+
+using namespace loom;
+using namespace loom::health;
+
+namespace {
+
+struct FakeSlurm : JobcompActions {
+	std::mutex mu;
+	std::map<std::string, SlurmNodeState> nodes;
+	std::vector<std::string> drained;
+	std::vector<uint32_t> requeued;
+	int delay_ms = 0;
+	expected<std::map<std::string, SlurmNodeState>> node_states(const std::vector<std::string> &want) override
+	{
+		if (delay_ms)
+			std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+		std::lock_guard<std::mutex> g(mu);
+		std::map<std::string, SlurmNodeState> out;
+		for (const auto &n : want)
+			out[n] = nodes.count(n) ? nodes[n] : SlurmNodeState{"ALLOCATED", ""};
+		return out;
+	}
+	status drain(const std::string &node, const std::string &reason) override
+	{
+		std::lock_guard<std::mutex> g(mu);
+		drained.push_back(node);
+		nodes[node] = {"MIXED+DRAIN", reason};
+		return ok();
+	}
+	status requeue(uint32_t id) override
+	{
+		std::lock_guard<std::mutex> g(mu);
+		requeued.push_back(id);
+		return ok();
+	}
+};
+
+std::string logs() { return test::srcdir() + "/tests/health/joblogs"; }
+
+JobRecord job(uint32_t id, const std::string &log, std::vector<std::string> nodes, int exit_code = 1)
+{
+	JobRecord r;
+	r.end.job_id = id;
+	r.end.state = exit_code ? "FAILED" : "COMPLETED";
+	r.end.exit_code = exit_code;
+	r.end.nodes = std::move(nodes);
+	r.end.start_time = 1000;
+	r.end.end_time = 2000;
+	r.user = "alice";
+	r.work_dir = logs();
+	r.std_out_pattern = log;
+	r.gpu_class = "h100";
+	return r;
+}
+
+std::string temp_dir()
+{
+	char tmpl[] = "/tmp/loom-jobcomp.XXXXXX";
+	char *d = ::mkdtemp(tmpl);
+	ck_assert(d != nullptr);
+	return d;
+}
+
+void rm(const std::string &d)
+{
+	std::string cmd = "rm -rf '" + d + "'";
+	ck_assert_int_eq(std::system(cmd.c_str()), 0);
+}
+
+} // namespace
+
+START_TEST(options_fail_closed)
+{
+	auto o = parse_jobcomp_options("restart_budget=2 max_drains=10 drain_window=30m", "JobCompLoc");
+	ck_assert(o && o->restart_budget == 2 && o->max_drains == 10 && o->drain_window == 1800);
+	auto bad = parse_jobcomp_options("max_drain=10", "JobCompLoc");
+	ck_assert(!bad);
+	ck_assert_msg(bad.error().str().find("unknown key 'max_drain'") != std::string::npos, "%s", bad.error().str().c_str());
+	ck_assert(!parse_jobcomp_options("restart_budget=-1", "JobCompLoc"));
+}
+END_TEST
+
+START_TEST(gpu_fault_drains_culprit_and_requeues_checkpointed)
+{
+	FakeSlurm slurm;
+	JobcompOptions opt;
+	DrainLimiter lim(opt.max_drains, opt.drain_window);
+	FailureStats stats;
+	JobRecord r = job(101, "gpu-ecc.out", {"n1", "n2", "n3", "n4"});
+	r.ckpt_from_comment = comment_has_ckpt("run 7 loom:ckpt");
+	JobOutcome out = handle_job(r, opt, "", slurm, lim, stats, 5000);
+	ck_assert(out.cls.cls == FailureClass::gpu_fault);
+	ck_assert_int_eq(slurm.drained.size(), 1);
+	ck_assert_sstr_eq(slurm.drained[0], "n3"); // the NCCL WARN line's host
+	ck_assert(slurm.nodes["n3"].reason.rfind("loom: jobcomp: gpu_fault: job 101: ", 0) == 0);
+	ck_assert_int_eq(slurm.requeued.size(), 1);
+	ck_assert_int_eq(slurm.requeued[0], 101);
+	ck_assert_int_eq(stats.nodes["n3"].failures, 1);
+	ck_assert(stats.nodes["n1"].exposure_s == 1000);
+	// The same job, not checkpointed and not requeueable: drained, not requeued.
+	FakeSlurm s2;
+	handle_job(job(102, "gpu-ecc.out", {"n3"}), opt, "", s2, lim, stats, 5001);
+	ck_assert_int_eq(s2.drained.size(), 1);
+	ck_assert_int_eq(s2.requeued.size(), 0);
+}
+END_TEST
+
+START_TEST(user_error_never_drains_nor_requeues)
+{
+	FakeSlurm slurm;
+	JobcompOptions opt;
+	DrainLimiter lim(opt.max_drains, opt.drain_window);
+	FailureStats stats;
+	for (const char *log : {"user-error.out", "device-assert.out", "cuda-oom.out", "no-such-file.out"}) {
+		JobRecord r = job(200, log, {"n1", "n2"});
+		r.end.checkpointed = r.end.requeue_allowed = true;
+		JobOutcome out = handle_job(r, opt, "", slurm, lim, stats, 6000);
+		ck_assert(!is_infrastructure(out.cls.cls));
+	}
+	ck_assert(slurm.drained.empty());
+	ck_assert(slurm.requeued.empty());
+	// A job that succeeded: nothing at all, not even a node query.
+	JobOutcome ok_out = handle_job(job(201, "gpu-ecc.out", {"n1"}, 0), opt, "", slurm, lim, stats, 6001);
+	ck_assert(ok_out.cls.cls == FailureClass::none);
+	ck_assert(slurm.drained.empty());
+}
+END_TEST
+
+START_TEST(drain_cap_holds_and_budget)
+{
+	FakeSlurm slurm;
+	JobcompOptions opt;
+	opt.max_drains = 2;
+	opt.drain_window = 3600;
+	DrainLimiter lim(opt.max_drains, opt.drain_window);
+	FailureStats stats;
+	// Five nodes go down at once under five jobs: two drains, three logged only.
+	int capped = 0;
+	for (int i = 1; i <= 5; i++) {
+		std::string n = "n" + std::to_string(i);
+		JobRecord r = job(300 + i, "user-error.out", {n});
+		r.end.state = "NODE_FAIL";
+		slurm.nodes[n] = {"DOWN*", "Not responding"};
+		capped += static_cast<int>(handle_job(r, opt, "", slurm, lim, stats, 7000 + i).capped.size());
+	}
+	ck_assert_int_eq(slurm.drained.size(), 2);
+	ck_assert_int_eq(capped, 3);
+	// An hour later the window has room again.
+	slurm.nodes["n9"] = {"DOWN*", "Not responding"};
+	JobRecord late = job(399, "user-error.out", {"n9"});
+	late.end.state = "NODE_FAIL";
+	handle_job(late, opt, "", slurm, lim, stats, 7002 + 3600);
+	ck_assert_int_eq(slurm.drained.size(), 3);
+	// Restart budget: the third restart of a checkpointed job is the last.
+	JobRecord r = job(400, "nccl-timeout.out", {"n1", "n2"});
+	r.end.checkpointed = true;
+	r.end.restart_count = 2;
+	ck_assert(handle_job(r, opt, "", slurm, lim, stats, 9000).requeued);
+	r.end.restart_count = 3;
+	ck_assert(!handle_job(r, opt, "", slurm, lim, stats, 9001).requeued);
+	// Slurm requeued it already (NODE_FAIL with JobRequeue): not twice.
+	r.end.restart_count = 0;
+	r.already_requeued = true;
+	ck_assert(!handle_job(r, opt, "", slurm, lim, stats, 9002).requeued);
+}
+END_TEST
+
+START_TEST(checkpoint_flag_from_saved_environment)
+{
+	std::string dir = temp_dir();
+	std::string env = std::string("\x02\x00\x00\x00", 4) + std::string("PATH=/bin\0LOOM_CKPT=1\0", 22);
+	ck_assert(environment_has_ckpt(env));
+	ck_assert(!environment_has_ckpt(std::string("\x01\x00\x00\x00", 4) + std::string("LOOM_CKPT=10\0", 13)));
+	ck_assert(!environment_has_ckpt("ab"));
+	std::string cmd = "mkdir -p '" + dir + "/hash.1/job.501'";
+	ck_assert_int_eq(std::system(cmd.c_str()), 0);
+	ck_assert(write_file_atomic(dir + "/hash.1/job.501/environment", env).has_value());
+	FakeSlurm slurm;
+	JobcompOptions opt;
+	DrainLimiter lim(4, 3600);
+	FailureStats stats;
+	JobOutcome out = handle_job(job(501, "nccl-timeout.out", {"n1", "n2"}), opt, dir, slurm, lim, stats, 100);
+	ck_assert(out.requeued); // checkpoint-enabled through LOOM_CKPT=1
+	ck_assert(slurm.drained.empty()); // a NCCL timeout names no culprit
+	rm(dir);
+}
+END_TEST
+
+START_TEST(backlog_survives_a_restart)
+{
+	std::string dir = temp_dir();
+	JobcompOptions opt;
+	opt.state_dir = dir;
+	auto slow = std::make_unique<FakeSlurm>();
+	slow->delay_ms = 300;
+	FakeSlurm *first = slow.get();
+	{
+		JobcompWorker w(opt, "", std::move(slow));
+		ck_assert(w.start().has_value());
+		for (uint32_t id = 601; id <= 603; id++) {
+			JobRecord r = job(id, "gpu-ecc.out", {"n3"});
+			r.end.requeue_allowed = true;
+			w.enqueue(r);
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		w.stop(); // slurmctld shuts down while the first job is in hand
+	}
+	ck_assert_int_eq(first->requeued.size(), 1);
+	auto b = load_backlog(dir + "/loom-jobcomp-backlog.json");
+	ck_assert(b.has_value());
+	ck_assert_int_eq(b->pending.size(), 2);
+	ck_assert_int_eq(b->pending[0].end.job_id, 602);
+	ck_assert_int_eq(b->drains.size(), 1); // the drain cap remembers the first drain
+	auto fresh = std::make_unique<FakeSlurm>();
+	FakeSlurm *second = fresh.get();
+	JobcompWorker w2(opt, "", std::move(fresh));
+	ck_assert(w2.start().has_value());
+	ck_assert(w2.wait_idle(5000));
+	w2.stop();
+	ck_assert_int_eq(second->requeued.size(), 2);
+	ck_assert_int_eq(second->requeued[0], 602);
+	ck_assert_int_eq(load_backlog(dir + "/loom-jobcomp-backlog.json")->pending.size(), 0);
+	auto stats = load_failure_stats(dir + "/loom-failure-stats.json");
+	ck_assert(stats.has_value());
+	ck_assert_int_eq(stats->nodes["n3"].failures, 3);
+	ck_assert_sstr_eq(stats->nodes["n3"].gpu_class, "h100");
+	// A corrupt backlog is refused with its path, not silently emptied.
+	ck_assert(write_file_atomic(dir + "/loom-jobcomp-backlog.json", "{\"version\": 1}").has_value());
+	JobcompWorker w3(opt, "", std::make_unique<FakeSlurm>());
+	auto st = w3.start();
+	ck_assert(!st);
+	ck_assert(st.error().str().find("loom-jobcomp-backlog.json") != std::string::npos);
+	rm(dir);
+}
+END_TEST
+
+START_TEST(scontrol_records)
+{
+	const char *text = "NodeName=n1 Arch=x86_64 CoresPerSocket=8\n   State=IDLE ThreadsPerCore=1\n\n"
+			   "NodeName=n2 Arch=x86_64 CoresPerSocket=8\n   State=MIXED+DRAIN ThreadsPerCore=1\n"
+			   "   Reason=loom: gpu_xid: GPU 0: Xid 79 x1: reboot [root@2026-11-30T21:00:00]\n\n";
+	auto m = parse_scontrol_nodes(text);
+	ck_assert_int_eq(m.size(), 2);
+	ck_assert_sstr_eq(m["n1"].state, "IDLE");
+	ck_assert(m["n2"].by_loom() && m["n2"].drained());
+}
+END_TEST
+
+static Suite *make_suite()
+{
+	Suite *s = suite_create("health_jobcomp");
+	TCase *tc = tcase_create("jobcomp");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, options_fail_closed);
+	tcase_add_test(tc, gpu_fault_drains_culprit_and_requeues_checkpointed);
+	tcase_add_test(tc, user_error_never_drains_nor_requeues);
+	tcase_add_test(tc, drain_cap_holds_and_budget);
+	tcase_add_test(tc, checkpoint_flag_from_saved_environment);
+	tcase_add_test(tc, backlog_survives_a_restart);
+	tcase_add_test(tc, scontrol_records);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+LOOM_CHECK_MAIN(make_suite)
