@@ -1,4 +1,5 @@
 # Man pages.
+dist_man_MANS += doc/loom.1 doc/loom-topo.conf.5
 include doc/topo.mk
 include doc/place.mk
 include doc/ckpt.mk
