@@ -18,13 +18,14 @@ struct Key {
 	double penalty = 0;
 	int bestfit = 0;          // sub-node jobs: fewest free GPUs on a fitting node
 	double slack = 0;         // units left in the domain
+	double load = 0;          // heavy gangs: occupancy, least loaded among the tightest
 	int64_t parent_slack = 0; // units left in its parent: keep the next block up whole
 	Index id = topo::none;
 
 	bool operator<(const Key &o) const
 	{
-		return std::tie(penalty, bestfit, slack, parent_slack, id) <
-		       std::tie(o.penalty, o.bestfit, o.slack, o.parent_slack, o.id);
+		return std::tie(penalty, bestfit, slack, load, parent_slack, id) <
+		       std::tie(o.penalty, o.bestfit, o.slack, o.load, o.parent_slack, o.id);
 	}
 };
 
@@ -40,7 +41,11 @@ Key domain_key(const Filter &f, const Weights &w, Index id, const Capacity &k, u
 		key.penalty += w.suspect * (f.per_node ? f.need - healthy : (f.need - healthy + f.max_gpn - 1) / f.max_gpn);
 	if (f.want_class >= 0 && !(classes & class_bit(static_cast<uint16_t>(f.want_class))))
 		key.penalty += w.faster_class * gang_nodes;
-	key.penalty += w.load(f.r.comm) * k.occupancy();
+	if (kids && !kids->empty()) { // only a gang across leaves shares uplinks with others
+		key.penalty += w.load(f.r.comm) * k.occupancy();
+		if (f.r.comm == Comm::heavy)
+			key.load = k.occupancy();
+	}
 	if (f.sub_node()) {
 		int top = std::min(f.max_gpn, Capacity::buckets - 1);
 		int64_t partial = k.with_free(f.gpn) - k.with_free(top);
@@ -173,7 +178,7 @@ private:
 		keys.reserve(doms.size());
 		for (Index id : doms) {
 			if (id == f_.root) {
-				keys.push_back(Key{0, 0, 0, 0, id});
+				keys.push_back(Key{0, 0, 0, 0, 0, id});
 				continue;
 			}
 			const topo::Domain &dom = f_.c.domains[id];

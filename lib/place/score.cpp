@@ -101,7 +101,9 @@ Score score_picks(const Filter &f, const Weights &w, const std::vector<Pick> &pi
 			   w.stranded * std::max(0.0, sc.stranded);
 	sc.class_penalty = w.faster_class * sc.faster_nodes + w.mixed_class * std::max(0, sc.classes - 1);
 	sc.health_penalty = w.suspect * sc.suspect_nodes + w.health * sc.health;
-	sc.load_penalty = w.load(f.r.comm) * sc.load;
+	// Inside one leaf (a non-blocking switch) or NVLink domain the gang shares no
+	// uplink: load only counts for gangs across leaves.
+	sc.load_penalty = sc.height > 0 ? w.load(f.r.comm) * sc.load : 0;
 	sc.total = sc.locality + sc.fragmentation + sc.class_penalty + sc.health_penalty + sc.load_penalty;
 	return sc;
 }

@@ -26,10 +26,15 @@
 //                    nodes are filled first, keeping whole nodes for gangs.
 //   stranded=0.1     per node's worth of capacity the gang leaves free in its
 //                    common domain: tightest fit; small, so it mostly breaks ties.
-//   load_heavy=30    times the occupancy (0..1) of the common domain, for
-//   load_normal=0    heavy, normal and light communication: heavy jobs go to
-//   load_light=0     the least loaded domain among the tightest, light ones
-//                    may share busy uplinks.
+//   load_heavy=0     times the occupancy (0..1) of the common domain, for
+//   load_normal=0    heavy, normal and light communication. Heavy gangs go to
+//   load_light=0     the least loaded domain among the equally tight ones in
+//                    any case (a tie-break); a weight above 0 trades tightness
+//                    for less loaded uplinks. Off by default: in bench_place's
+//                    job stream (1k GPUs) a weight of 2 to 30 made 36-68% more
+//                    of the later gangs span several leaves. Only gangs across
+//                    leaves pay it: inside one leaf switch (non-blocking) or
+//                    NVLink domain no uplink is shared.
 //   class_order=v100,a100,h100,h200,b200,gb200
 //                    GPU classes from slowest to fastest ("faster" in requests);
 //                    classes not listed are never taken as faster.
@@ -56,7 +61,7 @@ struct Weights {
 	double idle_leaf = 16;
 	double idle_node = 8;
 	double stranded = 0.1;
-	double load_heavy = 30;
+	double load_heavy = 0;
 	double load_normal = 0;
 	double load_light = 0;
 	std::vector<std::string> class_order = {"v100", "a100", "h100", "h200", "b200", "gb200"};
