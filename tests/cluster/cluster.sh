@@ -90,6 +90,26 @@ cluster_pids() {
 	done
 }
 
+# slurmstepd processes of this cluster (their working directory is under $dir:
+# slurmd's, inherited; slurmstepd clears its environment) and every process
+# below them (the job's tasks).
+step_pids() {
+	local p cwd roots=() tree
+	for p in $(pgrep -x slurmstepd 2>/dev/null); do
+		cwd=$(readlink "/proc/$p/cwd" 2>/dev/null || true)
+		case $cwd in "$dir"/*) roots+=("$p") ;; esac
+	done
+	[ ${#roots[@]} -gt 0 ] || return 0
+	tree=$(ps -eo pid=,ppid=)
+	local queue=("${roots[@]}") q c
+	while [ ${#queue[@]} -gt 0 ]; do
+		q=${queue[0]}
+		queue=("${queue[@]:1}")
+		echo "$q"
+		for c in $(echo "$tree" | awk -v p="$q" '$2==p{print $1}'); do queue+=("$c"); done
+	done
+}
+
 # Stop the pids given, TERM then KILL, waiting up to 10 s.
 stop_pids() {
 	local p i left
@@ -128,9 +148,9 @@ do_down() {
 	pids=$(pidfile_pids)
 	# shellcheck disable=SC2086
 	stop_pids $pids
-	steps=$(cluster_pids)
+	steps="$(cluster_pids) $(step_pids)"
 	# shellcheck disable=SC2086
-	[ -z "$steps" ] || stop_pids $steps
+	[ -z "${steps// /}" ] || stop_pids $steps
 	rm -f "$dir"/run/*.pid
 }
 

@@ -1,0 +1,40 @@
+#!/bin/bash
+# cluster: --nodes 1 --select cons_tres
+# A user cannot make spank_ckpt write outside the allowed roots: '..' and
+# foreign paths are refused at submit time with the option and value named,
+# and a symlink planted in the checkpoint root is refused, not followed.
+source "$LOOM_SRCDIR/tests/ckpt/scenario_lib.sh"
+ckpt_site
+user=nobody
+as_user() { runuser -u "$user" -- "$@"; }
+outside=$CK_SCRATCH/outside
+mkdir -p "$outside"
+chown "$user" "$outside"
+
+for bad in "$CK_ROOT/../outside" "/etc/loom-escape" "relative/dir"; do
+	if out=$(as_user sbatch --parsable --ckpt-dir="$bad" --wrap true 2>&1); then
+		fail "sbatch accepted --ckpt-dir=$bad (job $out)"
+	fi
+	echo "$out" | grep -qF -- "--ckpt-dir: '$bad'" || fail "refusal does not name the option and value: $out"
+	note "refused: $(echo "$out" | grep -F -- --ckpt-dir | head -1)"
+done
+if out=$(as_user sbatch --parsable --ckpt --ckpt-keep=0 --wrap true 2>&1); then
+	fail "sbatch accepted --ckpt-keep=0"
+fi
+echo "$out" | grep -qF -- "--ckpt-keep: '0'" || fail "refusal does not name --ckpt-keep: $out"
+
+# The user plants <root>/nobody -> a directory outside the root.
+as_user ln -s "$outside" "$CK_ROOT/$user"
+job=$(cd /tmp && as_user sbatch --parsable -o /dev/null --ckpt --wrap "touch $outside/ran" 2>&1) || fail "sbatch: $job"
+# slurmstepd refuses the directory before the script runs.
+deadline=$(( $(date +%s) + 60 ))
+until grep -q "job $job: checkpoint directory: .*symlink" "$LOOM_CLUSTER_DIR"/log/slurmd-n1.log; do
+	[ "$(date +%s)" -lt "$deadline" ] || fail "slurmd log does not say why job $job was refused"
+	sleep 0.5
+done
+sleep 1
+[ -z "$(ls -A "$outside")" ] || fail "something was created outside the root: $(ls -A "$outside")"
+# The script never ran (it would have touched $outside/ran). Slurm 22.05
+# reports such a launch failure with exit code 0, so the state is no proof.
+note "job $job refused ($(job_state "$job")): $(grep -h "job $job: checkpoint directory" "$LOOM_CLUSTER_DIR"/log/slurmd-n1.log | tail -1 | sed 's/.*error: //')"
+scancel "$job" 2>/dev/null || true
