@@ -1,1 +1,2 @@
-# place man pages: appended by the place part.
+# place man pages.
+dist_man_MANS += doc/loom-place.1

@@ -8,6 +8,7 @@ lib_libloom_la_SOURCES += \
 	lib/place/search.hpp lib/place/filter.cpp lib/place/gather.cpp lib/place/score.cpp \
 	lib/place/state_file.hpp lib/place/state_file.cpp \
 	lib/place/synthetic.hpp lib/place/synthetic.cpp \
+	lib/place/explain.hpp lib/place/explain.cpp \
 	lib/place/baseline.cpp
 
 if HAVE_CHECK
@@ -21,3 +22,6 @@ tests_unit_test_place_io_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_place_io_LDADD = lib/libloom.la $(CHECK_LIBS)
 endif
 EXTRA_DIST += tests/data/place
+
+# `loom place --explain`.
+tools_loom_SOURCES += tools/loom_place.cpp

@@ -139,7 +139,7 @@ std::string explain_candidate(const Filter &f, const Candidate &c, const Candida
 					  : "; on partially used nodes";
 	if (sc.idle_leaves_broken)
 		s += strprintf("; breaks %d idle lea%s", sc.idle_leaves_broken, sc.idle_leaves_broken == 1 ? "f" : "ves");
-	s += strprintf("; leaves %.1f node%s free in it", sc.stranded, sc.stranded == 1 ? "" : "s");
+	s += strprintf("; %.1f nodes' worth left free there", sc.stranded);
 	if (f.want_class >= 0)
 		s += sc.faster_nodes ? strprintf("; %d node%s of a faster class", sc.faster_nodes,
 						 sc.faster_nodes == 1 ? "" : "s")
@@ -148,7 +148,7 @@ std::string explain_candidate(const Filter &f, const Candidate &c, const Candida
 		s += strprintf("; mixes %d GPU classes", sc.classes);
 	if (sc.suspect_nodes)
 		s += strprintf("; %d suspect node%s", sc.suspect_nodes, sc.suspect_nodes == 1 ? "" : "s");
-	if (f.r.comm == Comm::heavy)
+	if (f.r.comm == Comm::heavy && sc.height > 0)
 		s += strprintf("; domain %.0f%% busy", sc.load * 100);
 	if (f.prefer_level >= 0 && sc.level < f.prefer_level)
 		s += "; wider than the preferred level";

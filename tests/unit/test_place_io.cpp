@@ -3,9 +3,11 @@
 #include "tests/unit/check_main.hpp"
 
 #include "lib/place/engine.hpp"
+#include "lib/place/explain.hpp"
 #include "lib/place/state_file.hpp"
 #include "lib/place/synthetic.hpp"
 #include "lib/topo/build.hpp"
+#include "lib/topo/cluster_json.hpp"
 
 #include <string>
 
@@ -122,6 +124,26 @@ START_TEST(state_file_errors_name_line)
 }
 END_TEST
 
+START_TEST(explain_files_from_tests_data)
+{
+	// What `loom place --explain --cluster ... --state ...` reads.
+	auto c = topo::load_cluster_file(test::data("place/test-cluster.json"));
+	ck_assert_msg(c.has_value(), "%s", c ? "" : c.error().str().c_str());
+	auto s = load_state_file(*c, test::data("place/small-jobs.state"));
+	ck_assert_msg(s.has_value(), "%s", s ? "" : s.error().str().c_str());
+	auto d = loom::place::place(*s, *parse_request("gpus_per_node=2"), nullptr, Weights{}, 2);
+	ck_assert(d.has_value() && d->placed());
+	ck_assert_sstr_eq(c->nodes[d->candidates[0].nodes[0]].name, "n2"); // the fullest node that fits
+	d = loom::place::place(*s, *parse_request("nodes=4 gpus_per_node=8 comm=heavy"), nullptr, Weights{}, 2);
+	ck_assert(d.has_value() && d->placed());
+	for (Index n : d->candidates[0].nodes) // leaf2: whole, healthy
+		ck_assert(c->nodes[n].leaf == c->find_domain("leaf2"));
+	std::string text = format_decision(*c, *parse_request("nodes=4 gpus_per_node=8"), *d);
+	ck_assert(has(text, "chosen:    n[5-8]") && has(text, "runner-up:"));
+	ck_assert(has(decision_json(*c, Request{}, *d), "\"placed\": true"));
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("place_io");
@@ -131,6 +153,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, weights_fail_closed);
 	tcase_add_test(tc, state_round_trip_and_replay);
 	tcase_add_test(tc, state_file_errors_name_line);
+	tcase_add_test(tc, explain_files_from_tests_data);
 	suite_add_tcase(s, tc);
 	return s;
 }
