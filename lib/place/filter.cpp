@@ -10,7 +10,8 @@
 namespace loom::place {
 
 Filter::Filter(const State &state, const Request &req, const Allowed *a)
-	: s(state), c(state.cluster()), r(req), allowed(a), root(static_cast<Index>(state.cluster().domains.size()))
+	: s(state), c(state.cluster()), r(req), allowed(a), root(static_cast<Index>(state.cluster().domains.size())),
+	  roots(state.roots()), loose(state.loose_nodes())
 {
 	whole = req.whole_node;
 	cores = req.cores_per_node;
@@ -23,15 +24,7 @@ Filter::Filter(const State &state, const Request &req, const Allowed *a)
 		gpn = 1;
 		need = req.gpus;
 	}
-	int most = 0;
-	for (const topo::Domain &d : c.domains)
-		if (d.parent == topo::none)
-			roots.push_back(static_cast<Index>(&d - c.domains.data()));
-	for (size_t n = 0; n < c.nodes.size(); n++) {
-		if (c.nodes[n].leaf == topo::none)
-			loose.push_back(static_cast<Index>(n));
-	}
-	most = s.max_node_gpus();
+	int most = s.max_node_gpus();
 	max_gpn = most > 0 ? most : 8;
 }
 

@@ -37,8 +37,8 @@ struct Filter {
 	int prefer_level = -1;
 	std::vector<Index> excluded; // sorted
 	Index root;                  // the whole cluster, as a domain id (= domains.size())
-	std::vector<Index> roots;    // top domains
-	std::vector<Index> loose;    // nodes outside every domain
+	const std::vector<Index> &roots; // top domains (kept by the State)
+	const std::vector<Index> &loose; // nodes outside every domain
 
 	Filter(const State &state, const Request &req, const Allowed *a);
 

@@ -80,6 +80,8 @@ State::State(const topo::Cluster &cluster)
 		Index n = static_cast<Index>(i);
 		const topo::Node &node = cluster.nodes[i];
 		NodeState &s = nodes_[i];
+		if (node.leaf == topo::none)
+			loose_.push_back(n);
 		s.total_gpus = s.free_gpus = node.gpu_count;
 		s.total_cores = s.free_cores = model_cores(n);
 		max_gpus_ = std::max<int>(max_gpus_, node.gpu_count);
@@ -94,6 +96,9 @@ State::State(const topo::Cluster &cluster)
 			nvl_classes_[static_cast<size_t>(node.nvlink_domain)] |= bit;
 		account(n, +1);
 	}
+	for (size_t d = 0; d < cluster.domains.size(); d++)
+		if (cluster.domains[d].parent == topo::none)
+			roots_.push_back(static_cast<Index>(d));
 }
 
 int State::model_cores(Index n) const

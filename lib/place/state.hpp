@@ -106,6 +106,10 @@ public:
 	int model_cores(Index n) const;
 	// GPUs of the largest node.
 	int max_node_gpus() const { return max_gpus_; }
+	// Top domains, and nodes outside every domain (kept here so that no
+	// decision has to look for them).
+	const std::vector<Index> &roots() const { return roots_; }
+	const std::vector<Index> &loose_nodes() const { return loose_; }
 
 private:
 	struct NodeState {
@@ -124,6 +128,7 @@ private:
 	std::vector<Capacity> nvl_;
 	std::vector<uint64_t> classes_, nvl_classes_;
 	int max_gpus_ = 0;
+	std::vector<Index> roots_, loose_;
 };
 
 inline uint64_t class_bit(uint16_t id) { return uint64_t(1) << (id < 63 ? id : 63); }
