@@ -37,7 +37,7 @@ for so in "$b"/plugins/*/.libs/*.so; do
 	case $name in
 	select_*.so) want='^(plugin_name|plugin_type|plugin_version|plugin_id|init|fini|select_p_.*)$' ;;
 	jobcomp_*.so) want='^(plugin_name|plugin_type|plugin_version|init|fini|jobcomp_p_.*)$' ;;
-	spank_*.so) want='^(plugin_name|plugin_type|plugin_version|slurm_spank_.*)$' ;;
+	spank_*.so) want='^(plugin_name|plugin_type|plugin_version|spank_plugin_version|slurm_spank_.*)$' ;;
 	*) want='.*' ;;
 	esac
 	extra=$(echo "$exports" | grep -vE "$want" || true)
