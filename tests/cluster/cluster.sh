@@ -5,6 +5,7 @@
 #   cluster.sh up   [--nodes N] [--gpus-per-node G] [--dir DIR] [--select topo|cons_tres]
 #                   [--builddir DIR] [--conf-extra FILE] [--plugstack-args "k=v ..."] [--timeout S]
 #                   [--placement topo|cons_tres]   (select/topo's placement=, see loom-topo.conf)
+#                   [--conf-line "Key=Value"]...  (lines appended to slurm.conf)
 #   cluster.sh down [--dir DIR]
 #   cluster.sh env  [--dir DIR]        prints: export SLURM_CONF=DIR/etc/slurm.conf
 #   cluster.sh logs [--dir DIR]        prints the tail of every daemon log
@@ -29,6 +30,7 @@ builddir=${LOOM_BUILDDIR:-}
 conf_extra=
 plugstack_args=
 placement=topo
+conf_lines=()
 timeout=60
 slurm_plugindir=/usr/lib/x86_64-linux-gnu/slurm-wlm
 
@@ -53,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--conf-extra) conf_extra=$2; shift 2 ;;
 	--plugstack-args) plugstack_args=$2; shift 2 ;;
 	--placement) placement=$2; shift 2 ;;
+	--conf-line) conf_lines+=("$2"); shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) die "unknown option '$1' (see: cluster.sh --help)" ;;
@@ -308,6 +311,9 @@ EOF
 		echo "NodeName=$(range $((half + 1)) "$nodes") NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((base + half + 1))-$((base + nodes))] Feature=h100,gpu_h100" >>"$conf"
 	fi
 	echo "PartitionName=gpu Nodes=$(range 1 "$nodes") Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" >>"$conf"
+	if [ ${#conf_lines[@]} -gt 0 ]; then
+		printf '%s\n' "# --- from --conf-line" "${conf_lines[@]}" >>"$conf"
+	fi
 	if [ -n "$conf_extra" ]; then
 		[ -f "$conf_extra" ] || die "--conf-extra $conf_extra: no such file"
 		{ echo "# --- from $conf_extra"; cat "$conf_extra"; } >>"$conf"

@@ -14,7 +14,12 @@ note "uninterrupted job $ref, interrupted job $run"
 wait_state "$run" RUNNING 60
 ckpt_wait_commit "$run" 90
 note "job $run committed $(cat "$CK_ROOT/root/$run/latest"): scontrol requeue $run"
-scontrol requeue "$run" || fail "scontrol requeue $run refused"
+# slurmctld sometimes answers a requeue with a transient error: try a few times.
+for try in 1 2 3 4 5; do
+	scontrol requeue "$run" && break
+	[ "$try" -lt 5 ] || fail "scontrol requeue $run refused"
+	sleep 1
+done
 wait_state "$ref" COMPLETED 240
 wait_state "$run" COMPLETED 240
 grep -q '^resumed from step' "$CK_SCRATCH/ckpt-run.out" || fail "job $run did not resume from a checkpoint"
