@@ -21,6 +21,9 @@ if [ -n "$main" ] && [ -n "$ctld" ]; then
 	case $(basename "$main") in *slurm${slurm_upstream}*) ;; *) bad "rpm Release does not carry Slurm $slurm_upstream: $(basename "$main")" ;; esac
 	rpm -qlp "$main" 2>/dev/null | grep -qx /usr/bin/loom || bad "loom rpm lacks /usr/bin/loom"
 	rpm -qlp "$main" 2>/dev/null | grep -q '/slurm/spank_ckpt.so$' || bad "loom rpm lacks spank_ckpt.so"
+	rpm -qlp "$main" 2>/dev/null | grep -q '/slurm/spank_place.so$' || bad "loom rpm lacks spank_place.so"
+	rpm -qlp "$main" 2>/dev/null | grep -q '^/usr/share/man/man1/loom.1' || bad "loom rpm lacks the loom(1) man page"
+	rpm -qlp "$ctld" 2>/dev/null | grep -q '/slurm/jobcomp_health.so$' || bad "loom-slurmctld rpm lacks jobcomp_health.so"
 	rpm -qlp "$ctld" 2>/dev/null | grep -q '/slurm/select_topo.so$' || bad "loom-slurmctld rpm lacks select_topo.so"
 	rpm -qlp "$main" "$ctld" 2>/dev/null | grep -q '\.la$' && bad "rpm ships libtool .la files"
 	rpm -qlp "$main" 2>/dev/null | grep -q '^/etc/slurm' && bad "rpm writes into /etc/slurm (plugstack snippet must not be active)"
@@ -43,6 +46,9 @@ if [ -n "$dmain" ] && [ -n "$dctld" ]; then
 	dpkg-deb -c "$dmain" | grep -q '\./usr/bin/loom$' || bad "loom deb lacks /usr/bin/loom"
 	dpkg-deb -c "$dmain" | grep -q 'slurm-wlm/spank_ckpt.so$' || bad "loom deb lacks spank_ckpt.so"
 	dpkg-deb -c "$dctld" | grep -q 'slurm-wlm/select_topo.so$' || bad "loom-slurmctld deb lacks select_topo.so"
+	dpkg-deb -c "$dctld" | grep -q 'slurm-wlm/jobcomp_health.so$' || bad "loom-slurmctld deb lacks jobcomp_health.so"
+	dpkg-deb -c "$dmain" | grep -q 'slurm-wlm/spank_place.so$' || bad "loom deb lacks spank_place.so"
+	dpkg-deb -c "$dmain" | grep -q 'select_topo.so$' && bad "the loom deb holds select_topo.so (belongs in loom-slurmctld)"
 	dpkg-deb -c "$dmain" "$dctld" 2>/dev/null | grep -q '\.la$' && bad "deb ships libtool .la files"
 	dpkg-deb -c "$dmain" | grep -q '\./etc/slurm' && bad "deb writes into /etc/slurm"
 	dep=$(dpkg-deb -f "$dctld" Depends)
