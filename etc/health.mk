@@ -1,1 +1,3 @@
-# health sample configs: appended by the health part.
+# health sample configs.
+loom_sysconf_DATA += etc/health.conf
+EXTRA_DIST += etc/health.conf

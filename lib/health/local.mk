@@ -64,4 +64,23 @@ tests_unit_test_health_jobcomp_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC
 tests_unit_test_health_jobcomp_LDADD = lib/libloom.la $(CHECK_LIBS)
 endif
 
+
+# Fuzz targets' seed corpora replayed by make check (tests/fuzz/run.sh fuzzes them).
+check_PROGRAMS += tests/fuzz/replay_health_kmsg
+tests_fuzz_replay_health_kmsg_SOURCES = tests/fuzz/fuzz_health_kmsg.cpp tests/fuzz/replay_main.cpp
+tests_fuzz_replay_health_kmsg_LDADD = lib/libloom.la
+TESTS += tests/fuzz/replay_health_kmsg.sh
+check_PROGRAMS += tests/fuzz/replay_health_nvsmi
+tests_fuzz_replay_health_nvsmi_SOURCES = tests/fuzz/fuzz_health_nvsmi.cpp tests/fuzz/replay_main.cpp
+tests_fuzz_replay_health_nvsmi_LDADD = lib/libloom.la
+TESTS += tests/fuzz/replay_health_nvsmi.sh
+check_PROGRAMS += tests/fuzz/replay_health_joblog
+tests_fuzz_replay_health_joblog_SOURCES = tests/fuzz/fuzz_health_joblog.cpp tests/fuzz/replay_main.cpp
+tests_fuzz_replay_health_joblog_LDADD = lib/libloom.la
+TESTS += tests/fuzz/replay_health_joblog.sh
+check_PROGRAMS += tests/fuzz/replay_health_config
+tests_fuzz_replay_health_config_SOURCES = tests/fuzz/fuzz_health_config.cpp tests/fuzz/replay_main.cpp
+tests_fuzz_replay_health_config_LDADD = lib/libloom.la
+TESTS += tests/fuzz/replay_health_config.sh
+
 EXTRA_DIST += tests/data/health tests/health

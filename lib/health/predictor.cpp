@@ -65,6 +65,34 @@ double ls_slope(const std::vector<std::pair<double, double>> &pts, size_t from, 
 	return den > 0 ? (n * sxy - sx * sy) / den : 0;
 }
 
+// Least-squares parabola y = a + b x + c x^2 over pts (x from the first
+// point); false when the system is singular.
+bool ls_parabola(const std::vector<std::pair<double, double>> &pts, double &a, double &b, double &c)
+{
+	double s[5] = {0, 0, 0, 0, 0}, t[3] = {0, 0, 0};
+	for (const auto &[x0, y] : pts) {
+		double x = (x0 - pts.front().first) / 60.0, p = 1;
+		for (int k = 0; k < 5; k++) {
+			if (k < 3)
+				t[k] += p * y;
+			s[k] += p;
+			p *= x;
+		}
+	}
+	// Normal equations [s0 s1 s2; s1 s2 s3; s2 s3 s4] [a b c] = t, by Cramer's rule.
+	auto det3 = [](double m00, double m01, double m02, double m10, double m11, double m12, double m20, double m21,
+		       double m22) {
+		return m00 * (m11 * m22 - m12 * m21) - m01 * (m10 * m22 - m12 * m20) + m02 * (m10 * m21 - m11 * m20);
+	};
+	double d = det3(s[0], s[1], s[2], s[1], s[2], s[3], s[2], s[3], s[4]);
+	if (!(std::fabs(d) > 1e-12))
+		return false;
+	a = det3(t[0], s[1], s[2], t[1], s[2], s[3], t[2], s[3], s[4]) / d;
+	b = det3(s[0], t[0], s[2], s[1], t[1], s[3], s[2], t[2], s[4]) / d;
+	c = det3(s[0], s[1], t[0], s[1], s[2], t[1], s[2], s[3], t[2]) / d;
+	return std::isfinite(a) && std::isfinite(b) && std::isfinite(c);
+}
+
 // The trend of one series (oldest first, last = now) toward threshold, if it
 // reaches it within horizon_s.
 std::optional<Trend> trend_of(const std::vector<std::pair<double, double>> &pts, const Metric &m, int64_t horizon_s,
@@ -115,6 +143,11 @@ std::optional<Trend> trend_of(const std::vector<std::pair<double, double>> &pts,
 		// And a rise that began only in the recent half (a job starting on an
 		// idle GPU) is a step, not a trend: the older half must climb too.
 		if (ls_slope(pts, 0, pts.size() / 2) < 0.2 * slope)
+			return std::nullopt;
+		// A curve that bends over and peaks below the threshold (a warm-up
+		// settling at its working temperature) never reaches it.
+		if (double qa, qb, qc; pts.size() >= 5 && ls_parabola(pts, qa, qb, qc) && qc < 0 &&
+				       qa - qb * qb / (4 * qc) < m.threshold)
 			return std::nullopt;
 		size_t third = pts.size() / 3;
 		if (third >= 2) {
