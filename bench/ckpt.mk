@@ -1,1 +1,6 @@
-# ckpt benchmarks (bench_ckpt*): appended by the ckpt part.
+# ckpt benchmarks: async save stall and background writer throughput (`make bench`).
+BENCH_PROGRAMS += bench/bench_ckpt
+EXTRA_PROGRAMS += bench/bench_ckpt
+bench_bench_ckpt_SOURCES = bench/bench_ckpt.cpp
+bench_bench_ckpt_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+bench_bench_ckpt_LDADD = lib/libloom.la

@@ -1,1 +1,2 @@
-# ckpt man pages: appended by the ckpt part.
+# ckpt man pages.
+dist_man_MANS += doc/loom-ckpt.1 doc/spank_ckpt.8

@@ -1,1 +1,3 @@
-# ckpt sample configs: appended by the ckpt part.
+# ckpt sample configs.
+loom_plugstack_DATA += etc/plugstack.conf.d/loom-ckpt.conf
+EXTRA_DIST += etc/plugstack.conf.d/loom-ckpt.conf

@@ -26,4 +26,4 @@ tests_ckpt_crash_check_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 tests_ckpt_crash_check_LDADD = lib/libloom.la
 TESTS += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh
 EXTRA_DIST += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/test_sdk_python.py \
-	tests/ckpt/train.py
+	tests/ckpt/train.py tests/ckpt/scenario_lib.sh

@@ -27,3 +27,10 @@ tests_unit_test_ckpt_options_SOURCES = tests/unit/test_ckpt_options.cpp tests/un
 tests_unit_test_ckpt_options_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_ckpt_options_LDADD = lib/libloom.la $(CHECK_LIBS)
 endif
+
+# Replay of the manifest fuzz target's seed corpus (tests/fuzz/run.sh fuzzes it).
+check_PROGRAMS += tests/fuzz/replay_ckpt_manifest
+tests_fuzz_replay_ckpt_manifest_SOURCES = tests/fuzz/fuzz_ckpt_manifest.cpp tests/fuzz/replay_main.cpp
+tests_fuzz_replay_ckpt_manifest_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+tests_fuzz_replay_ckpt_manifest_LDADD = lib/libloom.la
+TESTS += tests/fuzz/replay_ckpt_manifest.sh
