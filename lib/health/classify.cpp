@@ -128,7 +128,7 @@ Classification classify_job(const JobEnd &job, const JobLogScan &log)
 	if (!loom_drained.empty()) {
 		c.cls = drained_class;
 		c.culprits = loom_drained;
-		c.evidence = "node " + loom_drained.front() + " drained by the health check: " + job.node_reason.at(loom_drained.front());
+		c.evidence = "node " + loom_drained.front() + " drained by loom: " + job.node_reason.at(loom_drained.front());
 		return c;
 	}
 	// 2. What the job's own output says, most specific first.

@@ -65,7 +65,9 @@ void FailureStats::record(const JobEnd &job, const Classification &c,
 	double run = job.end_time > job.start_time ? static_cast<double>(job.end_time - job.start_time) : 0;
 	for (const auto &n : job.nodes) {
 		NodeStats &ns = nodes[n];
-		ns.gpu_class = cls_of(n);
+		// A node keeps the first GPU class a job saw on it ("none" only until one does).
+		if (ns.gpu_class.empty() || ns.gpu_class == "none")
+			ns.gpu_class = cls_of(n);
 		ns.exposure_s += run;
 		gpu_classes[ns.gpu_class].exposure_s += run;
 	}
@@ -81,7 +83,8 @@ void FailureStats::record(const JobEnd &job, const Classification &c,
 		}
 		for (const auto &n : c.culprits) {
 			NodeStats &ns = nodes[n];
-			ns.gpu_class = cls_of(n);
+			if (ns.gpu_class.empty())
+				ns.gpu_class = cls_of(n);
 			ns.failures++;
 			ns.by_class[name]++;
 			ns.last_failure = now;

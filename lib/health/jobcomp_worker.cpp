@@ -5,7 +5,10 @@
 #include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <sys/stat.h>
 #include <ctime>
 #include <pwd.h>
 #include <set>
@@ -193,6 +196,13 @@ std::string JobcompWorker::stats_path() const { return path_join(opt_.state_dir,
 
 status JobcompWorker::start()
 {
+	// The state directory may not exist yet (a JobCompLoc of its own).
+	for (size_t pos = 1; pos != std::string::npos;) {
+		pos = opt_.state_dir.find('/', pos + 1);
+		std::string part = opt_.state_dir.substr(0, pos);
+		if (!part.empty() && ::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
+			return unexpected(part, std::string("cannot create: ") + std::strerror(errno));
+	}
 	auto b = load_backlog(backlog_path());
 	if (!b)
 		return unexpected(b.error());

@@ -3,7 +3,7 @@
 // jobcomp_p_get_jobs) plus init/fini. log_record only converts the record and
 // enqueues it; the worker thread (lib/health/jobcomp_worker) started in
 // set_location does the rest and is joined in fini. Options come from
-// JobCompLoc as key=value words (see jobcomp_health(8)).
+// JobCompParams (and JobCompLoc), see jobcomp_health(8).
 #include "lib/health/jobcomp_worker.hpp"
 #include "lib/util/log.hpp"
 #include "plugins/common/slurm_log.hpp"
@@ -22,20 +22,25 @@ std::unique_ptr<loom::health::JobcompWorker> g_worker;
 
 int start_worker(const char *location)
 {
-	std::string words = location ? location : "";
-	// JobCompLoc defaults to a path when unset; only key=value words are ours.
-	if (!words.empty() && words.find('=') == std::string::npos) {
-		verbose("jobcomp/health: ignoring JobCompLoc '%s' (not key=value options)", words.c_str());
-		words.clear();
-	}
-	auto opt = loom::health::parse_jobcomp_options(words, "JobCompLoc");
+	// JobCompLoc: the state directory (an absolute path), or key=value words;
+	// JobCompParams: key=value words. Both are parsed fail-closed.
+	std::string loc = location ? location : "";
+	std::string words = slurm_conf.job_comp_params ? slurm_conf.job_comp_params : "";
+	std::string loc_dir;
+	if (loc.find('=') != std::string::npos)
+		words = loc + " " + words;
+	else if (!loc.empty() && loc[0] == '/')
+		loc_dir = loc;
+	else if (!loc.empty())
+		verbose("jobcomp/health: ignoring JobCompLoc '%s' (neither a directory nor key=value options)", loc.c_str());
+	auto opt = loom::health::parse_jobcomp_options(words, "JobCompParams");
 	if (!opt) {
 		error("jobcomp/health: %s", opt.error().str().c_str());
 		return SLURM_ERROR;
 	}
 	std::string save = slurm_conf.state_save_location ? slurm_conf.state_save_location : "";
 	if (opt->state_dir.empty())
-		opt->state_dir = save;
+		opt->state_dir = loc_dir.empty() ? save : loc_dir;
 	if (opt->state_dir.empty()) {
 		error("jobcomp/health: no StateSaveLocation and no state_dir= option");
 		return SLURM_ERROR;
@@ -117,6 +122,10 @@ int jobcomp_p_set_location(char *location)
 int jobcomp_p_log_record(job_record_t *job_ptr)
 {
 	if (!job_ptr)
+		return SLURM_SUCCESS;
+	// Slurm also reports a job it has just requeued (state PENDING): nothing
+	// ended there, and the failure before it was already handled.
+	if ((job_ptr->job_state & JOB_STATE_BASE) == JOB_PENDING)
 		return SLURM_SUCCESS;
 	try {
 		loom::health::JobRecord r = loom::jobcomp_health::to_job_record(job_ptr);

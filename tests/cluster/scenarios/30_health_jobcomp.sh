@@ -1,0 +1,60 @@
+# cluster: --nodes 5 --gpus-per-node 8 --conf-line JobCompParams=max_drains=2
+# jobcomp/health end to end: a job that exits 1 by itself is neither requeued
+# nor blamed on a node; a checkpointed 4-node job whose third node reports an
+# uncorrectable ECC error gets that node drained with a loom: reason and is
+# requeued, and resumes on healthy nodes; faults on more nodes than the drain
+# cap allows drain only up to the cap.
+out=$(scratch)
+drained() { sinfo -h -N -t drain,drained,draining -o %N | sort -u; }
+
+# 1. The user's own error.
+u=$(submit -N1 -o "$out/user.out" --wrap 'echo "Traceback (most recent call last):"; echo "ValueError: bad batch size"; exit 1')
+wait_state "$u" FAILED 30
+sleep 3 # the worker runs after the callback
+[ "$(job_field "$u" Restarts)" = 0 ] || fail "user error job $u was requeued (Restarts=$(job_field "$u" Restarts))"
+[ "$(job_state "$u")" = FAILED ] || fail "user error job $u is $(job_state "$u"), expected FAILED"
+[ -z "$(drained)" ] || fail "a user error drained nodes: $(drained)"
+note "job $u (exit 1): FAILED, not requeued, nothing drained"
+
+# 2. A GPU fault on the job's third node; the job is checkpoint-enabled.
+cat >"$out/gpu.sh" <<'JOB'
+#!/bin/bash
+third=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 3p)
+echo "run restart=${SLURM_RESTART_COUNT:-0} nodes=$SLURM_JOB_NODELIST"
+if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then
+	echo "$third:4242:4290 [2] NCCL WARN Cuda failure 'uncorrectable ECC error encountered'"
+	exit 1
+fi
+echo "resumed from checkpoint"
+JOB
+g=$(submit -N4 --gres=gpu:8 --requeue --comment "loom:ckpt" -o "$out/gpu-%j.out" --open-mode=append "$out/gpu.sh")
+wait_file "$out/gpu-$g.out" 30
+deadline=$(( $(date +%s) + 30 ))
+until [ -n "$(drained)" ]; do
+	[ "$(date +%s)" -lt "$deadline" ] || fail "no node drained after the GPU fault of job $g: $(cat "$out/gpu-$g.out")"
+	sleep 0.5
+done
+culprit=$(head -1 "$out/gpu-$g.out" | sed 's/.*nodes=//' | xargs scontrol show hostnames | sed -n 3p)
+[ "$(drained)" = "$culprit" ] || fail "drained '$(drained)', expected the third node $culprit"
+reason=$(sinfo -h -n "$culprit" -o %E)
+case $reason in "loom: jobcomp: gpu_fault: job $g: "*) ;; *) fail "$culprit drained with reason '$reason'" ;; esac
+wait_state "$g" COMPLETED 90
+grep -q "resumed from checkpoint" "$out/gpu-$g.out" || fail "job $g did not resume: $(cat "$out/gpu-$g.out")"
+second=$(grep "restart=1" "$out/gpu-$g.out" | sed 's/.*nodes=//' | xargs scontrol show hostnames)
+echo "$second" | grep -qx "$culprit" && fail "job $g restarted on the drained node $culprit"
+note "job $g: $culprit drained ('$reason'), requeued, resumed on $(echo $second)"
+
+# 3. Faults on three more nodes at once (jobs that may not be requeued): the cap (2 per hour, one used) lets one more drain.
+jobs=()
+for i in 1 2 3; do
+	jobs+=("$(submit -N1 --exclusive --no-requeue -o "$out/f$i.out" \
+		--wrap 'echo "$SLURMD_NODENAME:77:78 [0] NCCL WARN Cuda failure: uncorrectable ECC error encountered"; exit 1')")
+done
+for j in "${jobs[@]}"; do wait_state "$j" FAILED 60; done
+sleep 4
+n=$(drained | wc -l)
+[ "$n" = 2 ] || fail "expected 2 drained nodes under the cap, found $n: $(drained)"
+grep -q "drain cap reached" "$LOOM_CLUSTER_DIR/log/slurmctld.log" || fail "no 'drain cap reached' in slurmctld.log"
+note "3 faulty nodes, cap 2: drained $(echo $(drained)); the rest logged"
+[ -s "$LOOM_CLUSTER_DIR/state/loom-health/loom-failure-stats.json" ] || fail "no failure statistics written"
+note "stats: $(tr -d ' \n' <"$LOOM_CLUSTER_DIR/state/loom-health/loom-failure-stats.json" | cut -c1-160)..."
