@@ -4,6 +4,7 @@
 //   loom health config [FILE]       validate a health config, or list its keys
 //   loom health classify [options]  classify a finished job's failure
 //   loom health stats FILE          print the failure statistics (MTBF) file
+//   loom health probe [--min-gbps N]  GPU memory bandwidth probe
 #include "tools/command.hpp"
 
 #include "lib/health/config.hpp"
@@ -15,6 +16,7 @@
 int loom_health_check_main(int argc, char **argv);
 int loom_health_classify_main(int argc, char **argv);
 int loom_health_stats_main(int argc, char **argv);
+int loom_health_probe_main(int argc, char **argv);
 
 namespace {
 
@@ -25,7 +27,8 @@ void usage(FILE *out)
 		     "  check     gather and judge this node's health (HealthCheckProgram, prolog, epilog)\n"
 		     "  config    validate a health config (default /etc/loom/health.conf), or --keys to list keys\n"
 		     "  classify  classify a finished job's failure from its state, exit code and logs\n"
-		     "  stats     print the failure statistics file jobcomp/health keeps\n\n"
+		     "  stats     print the failure statistics file jobcomp/health keeps\n"
+		     "  probe     active GPU probe: device memory bandwidth (needs a GPU; never passes without one)\n\n"
 		     "'loom health <command> --help' describes a command; see loom-health(1).\n");
 }
 
@@ -66,6 +69,8 @@ int health_main(int argc, char **argv)
 		return config_main(argc - 1, argv + 1);
 	if (sub == "classify")
 		return loom_health_classify_main(argc - 1, argv + 1);
+	if (sub == "probe")
+		return loom_health_probe_main(argc - 1, argv + 1);
 	if (sub == "stats")
 		return loom_health_stats_main(argc - 1, argv + 1);
 	std::fprintf(stderr, "loom health: unknown command '%s'\n", sub.c_str());

@@ -5,11 +5,13 @@
 
 #include "lib/health/classify.hpp"
 #include "lib/health/failure_stats.hpp"
+#include "lib/health/gpu_probe.hpp"
 #include "lib/health/job_log.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/json.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <getopt.h>
 #include <string>
@@ -170,4 +172,33 @@ int loom_health_stats_main(int argc, char **argv)
 			    static_cast<long long>(g.failures),
 			    g.failures ? std::to_string(g.mtbf_s() / 3600).substr(0, 10).c_str() : "-");
 	return 0;
+}
+
+int loom_health_probe_main(int argc, char **argv)
+{
+	double min = 0;
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		if (a == "--min-gbps" && i + 1 < argc) {
+			char *end = nullptr;
+			min = std::strtod(argv[++i], &end);
+			if (!end || *end || min < 0) {
+				std::fprintf(stderr, "loom health probe: --min-gbps wants a number\n");
+				return tool::exit_usage;
+			}
+		} else {
+			std::fprintf(a == "--help" ? stdout : stderr, "usage: loom health probe [--min-gbps N]\n"
+				     "Device-to-device copy bandwidth per GPU; exit 0 when every GPU reaches N GB/s,\n"
+				     "1 when one does not or when there is no GPU to measure.\n");
+			return a == "--help" ? 0 : tool::exit_usage;
+		}
+	}
+	ProbeResult r = probe_memory_bandwidth(min);
+	if (!r.ran) {
+		std::printf("probe: not run: %s\n", r.why.c_str());
+		return tool::exit_problems;
+	}
+	for (const auto &g : r.gpus)
+		std::printf("GPU %d: %.0f GB/s %s\n", g.gpu, g.gb_per_s, g.passed ? "pass" : "FAIL");
+	return r.passed() ? tool::exit_ok : tool::exit_problems;
 }

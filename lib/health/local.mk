@@ -21,7 +21,8 @@ lib_libloom_la_SOURCES += \
 	lib/health/classify.hpp lib/health/classify.cpp \
 	lib/health/failure_stats.hpp lib/health/failure_stats.cpp \
 	lib/health/jobcomp.hpp lib/health/jobcomp.cpp \
-	lib/health/jobcomp_worker.hpp lib/health/jobcomp_worker.cpp
+	lib/health/jobcomp_worker.hpp lib/health/jobcomp_worker.cpp \
+	lib/health/gpu_probe.hpp lib/health/gpu_probe.cpp
 
 # `loom health` is added to tools_loom_SOURCES in bench/health.mk: this file is
 # included before tools/local.mk defines it.

@@ -2,6 +2,7 @@
 // (tests/data/health, see PROVENANCE there). Expected numbers are counted in
 // the recorded files by hand or with grep; the comment next to each says how.
 #include "lib/health/gather.hpp"
+#include "lib/health/gpu_probe.hpp"
 #include "lib/health/host_sysfs.hpp"
 #include "lib/health/infiniband.hpp"
 #include "lib/health/kernel_log.hpp"
@@ -364,6 +365,20 @@ START_TEST(nvml_absent_is_reported)
 }
 END_TEST
 
+START_TEST(gpu_probe_without_gpu_never_passes)
+{
+	// No CUDA runtime at all: not run, not passed, and it says why.
+	ProbeResult r = probe_memory_bandwidth(0, 1 << 20, 1, "libcudart-loom-test-absent.so");
+	ck_assert(!r.ran);
+	ck_assert(!r.passed());
+	ck_assert_msg(r.why.rfind("no GPU: no CUDA runtime", 0) == 0, "%s", r.why.c_str());
+	// An empty result never passes either, whatever the threshold.
+	ProbeResult empty;
+	empty.ran = true;
+	ck_assert(!empty.passed());
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("health_collectors");
@@ -383,6 +398,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, hwmon_edac_net_trees);
 	tcase_add_test(tc, gather_recorded_root);
 	tcase_add_test(tc, nvml_absent_is_reported);
+	tcase_add_test(tc, gpu_probe_without_gpu_never_passes);
 	suite_add_tcase(s, tc);
 	return s;
 }
