@@ -41,11 +41,16 @@ done
 echo "job $j: $st on $(scontrol show job "$j" | sed -n 's/^ *NodeList=//p')"
 sort -t= -k2 -n "$out/demo-gang.out" | sed 's/^/  /'
 
+# The demo scenarios, each on a fresh cluster of its own shape (tests/cluster/scenarios/*_demo_*).
 for s in "$top"/tests/cluster/scenarios/*_demo_*.sh; do
 	[ -f "$s" ] || continue
 	step "$(sed -n 's/^# demo: //p' "$s" | head -1)"
-	LOOM_SRCDIR=$top bash -c "set -e; source '$top/tests/cluster/lib.sh'; source '$s'"
+	"$top/tests/cluster/run.sh" --dir "$dir" --builddir "$LOOM_BUILDDIR" "$s" | grep -vE '^(=== |[0-9]+ passed)'
 done
+
+step "Leaving the 16-node cluster up for you"
+"$top/tests/cluster/cluster.sh" up --dir "$dir" --nodes 16 --gpus-per-node 8 --select topo >/dev/null
+sinfo -o '%10P %5D %8T %15f %N'
 
 step "Done. The cluster is still running:"
 echo "  eval \"\$($top/tests/cluster/cluster.sh env --dir $dir)\"   # use sinfo, sbatch, squeue on it"

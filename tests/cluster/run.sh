@@ -39,12 +39,14 @@ rm -rf "$dir/failed"
 for s in "${scenarios[@]}"; do
 	[ -f "$s" ] || s="$here/scenarios/$s"
 	[ -f "$s" ] || { echo "cluster tests: no such scenario: $s" >&2; failed=$((failed + 1)); continue; }
+	s=$(cd "$(dirname "$s")" && pwd)/$(basename "$s")
 	name=$(basename "$s" .sh)
 	opts=$(sed -n 's/^# cluster: //p' "$s" | head -1)
 	echo "=== $name${opts:+ ($opts)}"
 	start=$(date +%s)
-	# shellcheck disable=SC2086
-	if ! up_out=$("$here/cluster.sh" up --dir "$dir" --builddir "$builddir" $opts 2>&1); then
+	# The options as a shell would split them (quotes kept: --plugstack-args "a=1 b=2").
+	eval "set -- $opts"
+	if ! up_out=$("$here/cluster.sh" up --dir "$dir" --builddir "$builddir" "$@" 2>&1); then
 		echo "$up_out"
 		echo "--- FAIL: $name: cluster did not come up"
 		failed=$((failed + 1)); failed_names+=("$name")

@@ -1,4 +1,5 @@
 #!/bin/bash
+# demo: A checkpointed job (sbatch --ckpt) is requeued mid-run and finishes bitwise identical to an uninterrupted run
 # cluster: --nodes 2 --select cons_tres
 # The demo: the same deterministic training job twice, once left alone and
 # once requeued (`scontrol requeue`) after its first checkpoint. The
