@@ -18,16 +18,18 @@ dbg=$(ls "$b"/rpmbuild/RPMS/*/loom-debuginfo-*.rpm 2>/dev/null | head -1)
 [ -n "$ctld" ] || bad "no loom-slurmctld rpm"
 [ -n "$dbg" ] || bad "no loom-debuginfo rpm (debug symbols must be kept)"
 if [ -n "$main" ] && [ -n "$ctld" ]; then
+	main_files=$(rpm -qlp "$main" 2>/dev/null)
+	ctld_files=$(rpm -qlp "$ctld" 2>/dev/null)
 	case $(basename "$main") in *slurm${slurm_upstream}*) ;; *) bad "rpm Release does not carry Slurm $slurm_upstream: $(basename "$main")" ;; esac
-	rpm -qlp "$main" 2>/dev/null | grep -qx /usr/bin/loom || bad "loom rpm lacks /usr/bin/loom"
-	rpm -qlp "$main" 2>/dev/null | grep -q '/slurm/spank_ckpt.so$' || bad "loom rpm lacks spank_ckpt.so"
-	rpm -qlp "$main" 2>/dev/null | grep -q '/slurm/spank_place.so$' || bad "loom rpm lacks spank_place.so"
-	rpm -qlp "$main" 2>/dev/null | grep -q '^/usr/share/man/man1/loom.1' || bad "loom rpm lacks the loom(1) man page"
-	rpm -qlp "$ctld" 2>/dev/null | grep -q '/slurm/jobcomp_health.so$' || bad "loom-slurmctld rpm lacks jobcomp_health.so"
-	rpm -qlp "$ctld" 2>/dev/null | grep -q '/slurm/select_topo.so$' || bad "loom-slurmctld rpm lacks select_topo.so"
-	rpm -qlp "$main" "$ctld" 2>/dev/null | grep -q '\.la$' && bad "rpm ships libtool .la files"
-	rpm -qlp "$main" 2>/dev/null | grep -q '^/etc/slurm' && bad "rpm writes into /etc/slurm (plugstack snippet must not be active)"
-	rpm -qlp "$main" 2>/dev/null | grep -q '/usr/share/loom/plugstack.conf.d/' || bad "rpm lacks the plugstack.conf.d snippet"
+	echo "$main_files" | grep -qx /usr/bin/loom || bad "loom rpm lacks /usr/bin/loom"
+	echo "$main_files" | grep -q '/slurm/spank_ckpt.so$' || bad "loom rpm lacks spank_ckpt.so"
+	echo "$main_files" | grep -q '/slurm/spank_place.so$' || bad "loom rpm lacks spank_place.so"
+	echo "$main_files" | grep -q '^/usr/share/man/man1/loom.1' || bad "loom rpm lacks the loom(1) man page"
+	echo "$ctld_files" | grep -q '/slurm/jobcomp_health.so$' || bad "loom-slurmctld rpm lacks jobcomp_health.so"
+	echo "$ctld_files" | grep -q '/slurm/select_topo.so$' || bad "loom-slurmctld rpm lacks select_topo.so"
+	printf "%s\n%s\n" "$main_files" "$ctld_files" | grep -q '\.la$' && bad "rpm ships libtool .la files"
+	echo "$main_files" | grep -q '^/etc/slurm' && bad "rpm writes into /etc/slurm (plugstack snippet must not be active)"
+	echo "$main_files" | grep -q '/usr/share/loom/plugstack.conf.d/' || bad "rpm lacks the plugstack.conf.d snippet"
 	rpm -qp --requires "$ctld" 2>/dev/null | grep -qx "slurm = $slurm_upstream" ||
 		bad "loom-slurmctld rpm does not require slurm = $slurm_upstream: $(rpm -qp --requires "$ctld" 2>/dev/null | grep slurm | tr '\n' ' ')"
 	echo "packages: rpm $(basename "$main"): $(rpm -qlp "$main" 2>/dev/null | wc -l) files"
@@ -43,18 +45,20 @@ ddbg=$(ls "$b"/debbuild/loom*-dbgsym_*.deb 2>/dev/null | head -1)
 [ -n "$dctld" ] || bad "no loom-slurmctld deb"
 [ -n "$ddbg" ] || bad "no -dbgsym deb (debug symbols must be kept)"
 if [ -n "$dmain" ] && [ -n "$dctld" ]; then
-	dpkg-deb -c "$dmain" | grep -q '\./usr/bin/loom$' || bad "loom deb lacks /usr/bin/loom"
-	dpkg-deb -c "$dmain" | grep -q 'slurm-wlm/spank_ckpt.so$' || bad "loom deb lacks spank_ckpt.so"
-	dpkg-deb -c "$dctld" | grep -q 'slurm-wlm/select_topo.so$' || bad "loom-slurmctld deb lacks select_topo.so"
-	dpkg-deb -c "$dctld" | grep -q 'slurm-wlm/jobcomp_health.so$' || bad "loom-slurmctld deb lacks jobcomp_health.so"
-	dpkg-deb -c "$dmain" | grep -q 'slurm-wlm/spank_place.so$' || bad "loom deb lacks spank_place.so"
-	dpkg-deb -c "$dmain" | grep -q 'select_topo.so$' && bad "the loom deb holds select_topo.so (belongs in loom-slurmctld)"
-	dpkg-deb -c "$dmain" "$dctld" 2>/dev/null | grep -q '\.la$' && bad "deb ships libtool .la files"
-	dpkg-deb -c "$dmain" | grep -q '\./etc/slurm' && bad "deb writes into /etc/slurm"
+	dmain_files=$(dpkg-deb -c "$dmain")
+	dctld_files=$(dpkg-deb -c "$dctld")
+	echo "$dmain_files" | grep -q '\./usr/bin/loom$' || bad "loom deb lacks /usr/bin/loom"
+	echo "$dmain_files" | grep -q 'slurm-wlm/spank_ckpt.so$' || bad "loom deb lacks spank_ckpt.so"
+	echo "$dctld_files" | grep -q 'slurm-wlm/select_topo.so$' || bad "loom-slurmctld deb lacks select_topo.so"
+	echo "$dctld_files" | grep -q 'slurm-wlm/jobcomp_health.so$' || bad "loom-slurmctld deb lacks jobcomp_health.so"
+	echo "$dmain_files" | grep -q 'slurm-wlm/spank_place.so$' || bad "loom deb lacks spank_place.so"
+	echo "$dmain_files" | grep -q 'select_topo.so$' && bad "the loom deb holds select_topo.so (belongs in loom-slurmctld)"
+	printf "%s\n%s\n" "$dmain_files" "$dctld_files" | grep -q '\.la$' && bad "deb ships libtool .la files"
+	echo "$dmain_files" | grep -q '\./etc/slurm' && bad "deb writes into /etc/slurm"
 	dep=$(dpkg-deb -f "$dctld" Depends)
 	echo "$dep" | grep -qF "slurm-wlm-basic-plugins (= $slurm)" || bad "loom-slurmctld deb does not depend on slurm-wlm-basic-plugins (= $slurm): $dep"
-	echo "packages: deb $(basename "$dmain"): $(dpkg-deb -c "$dmain" | grep -vc '/$') files"
-	echo "packages: deb $(basename "$dctld"): $(dpkg-deb -c "$dctld" | awk '{print $6}' | grep -v '/$' | tr '\n' ' ')"
+	echo "packages: deb $(basename "$dmain"): $(echo "$dmain_files" | grep -vc '/$') files"
+	echo "packages: deb $(basename "$dctld"): $(echo "$dctld_files" | awk '{print $6}' | grep -v '/$' | tr '\n' ' ')"
 	echo "packages: deb $(basename "$dctld") depends: $dep"
 fi
 [ $problems = 0 ] && echo "packages: ok"

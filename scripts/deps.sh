@@ -13,7 +13,7 @@ pkgs=(
 	# test tools: ss (iproute2), python3 (SDK, training program), clang + runtime (libFuzzer)
 	iproute2 python3 clang libclang-rt-14-dev procps
 	# packaging: make rpm, make deb
-	rpm debhelper fakeroot xz-utils
+	rpm debhelper fakeroot xz-utils elfutils cpio
 )
 
 missing=()
