@@ -1,4 +1,5 @@
 # cluster: --nodes 5 --gpus-per-node 8 --conf-line JobCompParams=max_drains=2
+# demo: A GPU fault on one node of a running checkpointed 4-node job: the node is drained with a loom: reason and the job resumes on healthy nodes
 # jobcomp/health end to end: a job that exits 1 by itself is neither requeued
 # nor blamed on a node; a checkpointed 4-node job whose third node reports an
 # uncorrectable ECC error gets that node drained with a loom: reason and is
