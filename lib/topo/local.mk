@@ -47,3 +47,6 @@ check_PROGRAMS += tests/fuzz/replay_topo_xml
 tests_fuzz_replay_topo_xml_SOURCES = tests/fuzz/fuzz_topo_xml.cpp tests/fuzz/replay_main.cpp
 tests_fuzz_replay_topo_xml_LDADD = lib/libloom.la
 TESTS += tests/fuzz/replay_topo_xml.sh
+
+# Recorded data the topology tests read.
+EXTRA_DIST += tests/data/topology
