@@ -55,7 +55,7 @@ unit_sanitizers() {
 cluster() { "$top/tests/cluster/run.sh" --builddir "$LOOM_BUILDDIR"; }
 fuzz() {
 	ls "$top"/tests/fuzz/fuzz_*.cpp >/dev/null 2>&1 || { echo "fuzz: no fuzz targets"; return 1; }
-	"$top/tests/fuzz/run.sh" "${LOOM_FUZZ_SECONDS:-15}"
+	"$top/tests/fuzz/run.sh" "${LOOM_FUZZ_SECONDS:-10}"
 }
 distcheck() { cd "$LOOM_BUILDDIR" && make -j2 distcheck; }
 packages() { cd "$LOOM_BUILDDIR" && make rpm && make deb && "$top/packaging/check-packages.sh" "$LOOM_BUILDDIR"; }
