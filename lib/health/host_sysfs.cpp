@@ -10,20 +10,6 @@
 namespace loom::health {
 namespace {
 
-std::vector<std::string> entries(const std::string &dir)
-{
-	std::vector<std::string> out;
-	DIR *d = ::opendir(dir.c_str());
-	if (!d)
-		return out;
-	while (struct dirent *e = ::readdir(d))
-		if (e->d_name[0] != '.')
-			out.emplace_back(e->d_name);
-	::closedir(d);
-	std::sort(out.begin(), out.end());
-	return out;
-}
-
 std::optional<std::string> value_at(const std::string &path)
 {
 	auto t = read_file(path, 1 << 16);
@@ -52,10 +38,10 @@ double scale_of(const std::string &kind) { return kind == "fan" ? 1.0 : 1000.0; 
 expected<std::vector<HwmonSensor>> read_hwmon(const std::string &class_dir)
 {
 	std::vector<HwmonSensor> out;
-	for (const auto &chip_dir : entries(class_dir)) {
+	for (const auto &chip_dir : list_dir(class_dir)) {
 		std::string base = path_join(class_dir, chip_dir);
 		std::string chip = value_at(path_join(base, "name")).value_or(chip_dir);
-		for (const auto &file : entries(base)) {
+		for (const auto &file : list_dir(base)) {
 			// tempN_input, fanN_input, inN_input
 			size_t us = file.find('_');
 			if (us == std::string::npos || file.substr(us) != "_input")
@@ -95,7 +81,7 @@ expected<std::vector<HwmonSensor>> read_hwmon(const std::string &class_dir)
 expected<std::vector<EdacController>> read_edac(const std::string &mc_dir)
 {
 	std::vector<EdacController> out;
-	for (const auto &mc : entries(mc_dir)) {
+	for (const auto &mc : list_dir(mc_dir)) {
 		if (mc.rfind("mc", 0) != 0 || mc.size() < 3 || !std::isdigit(static_cast<unsigned char>(mc[2])))
 			continue;
 		EdacController c;
@@ -112,7 +98,7 @@ expected<std::vector<EdacController>> read_edac(const std::string &mc_dir)
 expected<std::vector<NetIface>> read_net(const std::string &class_dir, const std::vector<std::string> &skip)
 {
 	std::vector<NetIface> out;
-	for (const auto &name : entries(class_dir)) {
+	for (const auto &name : list_dir(class_dir)) {
 		bool skipped = false;
 		for (const auto &s : skip)
 			skipped |= name.rfind(s, 0) == 0;

@@ -13,20 +13,6 @@
 namespace loom::health {
 namespace {
 
-std::vector<std::string> list_dir(const std::string &dir)
-{
-	std::vector<std::string> out;
-	DIR *d = ::opendir(dir.c_str());
-	if (!d)
-		return out;
-	while (struct dirent *e = ::readdir(d))
-		if (e->d_name[0] != '.')
-			out.emplace_back(e->d_name);
-	::closedir(d);
-	std::sort(out.begin(), out.end());
-	return out;
-}
-
 expected<std::string> read_small(const std::string &path)
 {
 	auto t = read_file(path, 1 << 16);

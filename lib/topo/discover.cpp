@@ -15,19 +15,6 @@ namespace loom::topo {
 
 namespace {
 
-std::vector<std::string> list_dir(const std::string &p)
-{
-	std::vector<std::string> out;
-	if (DIR *d = ::opendir(p.c_str())) {
-		while (struct dirent *e = ::readdir(d))
-			if (e->d_name[0] != '.')
-				out.emplace_back(e->d_name);
-		::closedir(d);
-	}
-	std::sort(out.begin(), out.end());
-	return out;
-}
-
 std::string read_word(const std::string &p)
 {
 	auto t = read_file(p, 4096);

@@ -1,8 +1,10 @@
 #include "lib/util/fs.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -103,6 +105,19 @@ std::string path_join(std::string_view a, std::string_view b)
 	r += '/';
 	r += b;
 	return r;
+}
+
+std::vector<std::string> list_dir(const std::string &dir)
+{
+	std::vector<std::string> out;
+	if (DIR *d = ::opendir(dir.c_str())) {
+		while (struct dirent *e = ::readdir(d))
+			if (e->d_name[0] != '.')
+				out.emplace_back(e->d_name);
+		::closedir(d);
+	}
+	std::sort(out.begin(), out.end());
+	return out;
 }
 
 std::vector<std::string> split_lines(std::string_view text)

@@ -17,6 +17,9 @@ expected<std::string> read_file(const std::string &path, uint64_t max_bytes = 25
 status write_file_atomic(const std::string &path, std::string_view text, unsigned mode = 0644);
 // Join path pieces with single slashes.
 std::string path_join(std::string_view a, std::string_view b);
+// Names in a directory, sorted, without '.'-prefixed entries; empty when the
+// directory cannot be read.
+std::vector<std::string> list_dir(const std::string &dir);
 // Split text into lines (without the newline characters).
 std::vector<std::string> split_lines(std::string_view text);
 // Trim ASCII whitespace on both ends.

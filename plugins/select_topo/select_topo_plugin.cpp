@@ -77,8 +77,14 @@ int select_p_node_init(void)
 	if (rc != SLURM_SUCCESS || !running_in_slurmctld())
 		return rc;
 	std::string why;
-	bool starting = !loom::select_topo::placer_loaded();
-	if (!loom::select_topo::placer_load(starting, why)) {
+	bool starting = true, loaded = false;
+	try {
+		starting = !loom::select_topo::placer_loaded();
+		loaded = loom::select_topo::placer_load(starting, why);
+	} catch (...) {
+		why = "internal error while loading the fabric";
+	}
+	if (!loaded) {
 		if (starting)
 			fatal("%s: cannot load the fabric: %s", plugin_type, why.c_str());
 		error("%s: fabric not reloaded, keeping the last good one: %s", plugin_type, why.c_str());
@@ -182,7 +188,13 @@ int select_p_reconfigure(void)
 	if (!running_in_slurmctld())
 		return rc;
 	std::string why;
-	if (!loom::select_topo::placer_load(!loom::select_topo::placer_loaded(), why))
+	bool loaded = false;
+	try {
+		loaded = loom::select_topo::placer_load(!loom::select_topo::placer_loaded(), why);
+	} catch (...) {
+		why = "internal error while loading the fabric";
+	}
+	if (!loaded)
 		error("%s: reconfigure: fabric not reloaded, keeping the last good one: %s", plugin_type, why.c_str());
 	return rc;
 }
