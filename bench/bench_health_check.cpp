@@ -6,6 +6,7 @@
 //   bench_health_check [ITERATIONS]    (LOOM_SRCDIR: the source tree, default .)
 #include "lib/health/gather.hpp"
 #include "lib/health/rules.hpp"
+#include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 
 #include <algorithm>
@@ -22,7 +23,19 @@ using namespace loom::health;
 
 int main(int argc, char **argv)
 {
-	int iters = argc > 1 ? std::atoi(argv[1]) : 200;
+	int iters = 200;
+	if (argc > 2) {
+		std::fprintf(stderr, "usage: bench_health_check [COUNT]   (default 200)\n");
+		return 2;
+	}
+	if (argc == 2) {
+		auto v = loom::parse_int(argv[1], 1, 100000);
+		if (!v) {
+			std::fprintf(stderr, "usage: bench_health_check [COUNT]: '%s': %s\n", argv[1], v.error().message.c_str());
+			return 2;
+		}
+		iters = static_cast<int>(*v);
+	}
 	const char *src = std::getenv("LOOM_SRCDIR");
 	std::string data = std::string(src && *src ? src : ".") + "/tests/data/health";
 	char tmpl[] = "/tmp/loom-bench-health.XXXXXX";

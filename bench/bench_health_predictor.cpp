@@ -9,6 +9,7 @@
 //
 //   bench_health_predictor [SEQUENCES_PER_FAMILY]
 #include "lib/health/predictor.hpp"
+#include "lib/util/config.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -46,7 +47,19 @@ Series build(int n, const std::function<double(int)> &f)
 
 int main(int argc, char **argv)
 {
-	int per = argc > 1 ? std::atoi(argv[1]) : 500;
+	int per = 500;
+	if (argc > 2) {
+		std::fprintf(stderr, "usage: bench_health_predictor [COUNT]   (default 500)\n");
+		return 2;
+	}
+	if (argc == 2) {
+		auto v = loom::parse_int(argv[1], 1, 100000);
+		if (!v) {
+			std::fprintf(stderr, "usage: bench_health_predictor [COUNT]: '%s': %s\n", argv[1], v.error().message.c_str());
+			return 2;
+		}
+		per = static_cast<int>(*v);
+	}
 	std::mt19937 rng(20261130);
 	std::vector<Family> fams = {
 		{"fan-failure", true, 84, [](std::mt19937 &r) {

@@ -104,6 +104,10 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && std::string(argv[1]) == "--load")
 		return load_one(argv[2]);
+	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+		std::fprintf(stderr, "usage: bench_topo [DIR]   (default /tmp)\n");
+		return 2;
+	}
 	std::string dir = argc > 1 ? argv[1] : "/tmp";
 	int rc = 0;
 	for (int gpus : {1024, 10240, 102400}) {

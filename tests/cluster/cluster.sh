@@ -6,6 +6,7 @@
 #                   [--builddir DIR] [--conf-extra FILE] [--plugstack-args "k=v ..."] [--timeout S]
 #                   [--placement topo|cons_tres]   (select/topo's placement=, see loom-topo.conf)
 #                   [--conf-line "Key=Value"]...  (lines appended to slurm.conf)
+#                   [--loom all|none]  (none: no loom plugin at all, plain Slurm; implies --select cons_tres)
 #   cluster.sh down [--dir DIR]
 #   cluster.sh env  [--dir DIR]        prints: export SLURM_CONF=DIR/etc/slurm.conf
 #   cluster.sh logs [--dir DIR]        prints the tail of every daemon log
@@ -32,6 +33,7 @@ plugstack_args=
 placement=topo
 conf_lines=()
 timeout=60
+loom=all
 slurm_plugindir=/usr/lib/x86_64-linux-gnu/slurm-wlm
 
 die() { echo "cluster: error: $*" >&2; exit 1; }
@@ -57,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--placement) placement=$2; shift 2 ;;
 	--conf-line) conf_lines+=("$2"); shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
+	--loom) loom=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) die "unknown option '$1' (see: cluster.sh --help)" ;;
 	esac
@@ -66,6 +69,7 @@ case $gpus in ''|*[!0-9]*) die "--gpus-per-node '$gpus': expected a number" ;; e
 [ "$nodes" -ge 1 ] && [ "$nodes" -le 256 ] || die "--nodes $nodes: expected 1 to 256"
 [ "$gpus" -ge 0 ] && [ "$gpus" -le 16 ] || die "--gpus-per-node $gpus: expected 0 to 16"
 case $select in topo|cons_tres) ;; *) die "--select '$select': expected topo or cons_tres" ;; esac
+case $loom in all) ;; none) select=cons_tres ;; *) die "--loom '$loom': expected all or none" ;; esac
 case $dir in /*) ;; *) dir="$(pwd)/$dir" ;; esac
 conf="$dir/etc/slurm.conf"
 
@@ -347,6 +351,7 @@ make_devices() {
 install_plugins() {
 	mkdir -p "$dir/plugins"
 	rm -f "$dir"/plugins/*.so
+	[ "$loom" = all ] || return 0
 	[ -n "$builddir" ] || { say "warning: no build tree found: no loom plugin is loaded"; return 0; }
 	local so
 	if [ "$select" = topo ]; then

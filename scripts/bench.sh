@@ -1,0 +1,50 @@
+#!/bin/bash
+# Run loom's benchmarks, each against its baseline in the same run, and print
+# their reports. Needs root for the two that run the real Slurm test cluster.
+#
+#   scripts/bench.sh [NAME...]
+#
+# NAME: topo place ckpt health-check health-predictor job-test fault (default: all).
+#   topo              topology load time and memory at 1k/10k/100k GPUs
+#   place             placement engine per decision vs Slurm tree's greedy choice
+#   ckpt              async checkpoint stall vs a synchronous save; writer vs a plain write
+#   health-check      every collector on a recorded 8xH100 node
+#   health-predictor  predictor lead time and false alarms on replayed sequences
+#   job-test          select/topo job_test time inside slurmctld vs cons_tres alone
+#   fault             fault to drain / to job running again: loom vs Slurm's SlurmdTimeout path
+# Reports are also kept in /tmp/loom-bench-logs/NAME.log. Exit status: 1 if
+# any benchmark failed or reported a floor not met.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build}
+export LOOM_SRCDIR=$top
+b=$LOOM_BUILDDIR/bench
+all="topo place ckpt health-check health-predictor job-test fault"
+names=${*:-$all}
+for n in $names; do
+	case " $all " in *" $n "*) ;; *) echo "bench: unknown benchmark '$n' (one of: $all)" >&2; exit 2 ;; esac
+done
+if [ ! -x "$b/bench_ckpt" ]; then
+	"$top/scripts/build.sh" || exit 1
+fi
+logs=/tmp/loom-bench-logs
+mkdir -p "$logs"
+failed=()
+for n in $names; do
+	echo "== $n"
+	case $n in
+	topo) cmd=("$b/bench_topo" /var/tmp) ;;
+	place) cmd=("$b/bench_place") ;;
+	ckpt) cmd=("$b/bench_ckpt" --size 1G --reps 3) ;;
+	health-check) cmd=("$b/bench_health_check") ;;
+	health-predictor) cmd=("$b/bench_health_predictor") ;;
+	job-test) cmd=("$top/bench/slurmctld_job_test.sh") ;;
+	fault) cmd=("$top/bench/health_fault_to_running.sh") ;;
+	esac
+	if "${cmd[@]}" 2>&1 | tee "$logs/$n.log"; then :; else failed+=("$n"); fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "bench: failed or below a floor: ${failed[*]} (logs in $logs)"
+	exit 1
+fi
+echo "bench: all done (logs in $logs)"
