@@ -11,7 +11,9 @@
 #include "plugins/select_topo/fabric.hpp"
 #include "plugins/select_topo/slurm_view.hpp"
 
+#include <atomic>
 #include <chrono>
+#include <ctime>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -26,7 +28,14 @@ struct Loaded {
 	place::Weights weights;
 	std::vector<topo::Index> model_of;    // Slurm node index -> model node
 	std::vector<int> slurm_of;            // model node -> Slurm node index (-1: not in Slurm)
+	// What the engine's State was last read from (see refresh()).
+	uint64_t seen_change = 0;
+	time_t seen_node_update = -1;
+	time_t refreshed_at = 0;
 };
+
+// Bumped by every forwarded call that can change what jobs hold.
+std::atomic<uint64_t> g_change{1};
 
 std::mutex g_mu;
 std::unique_ptr<Loaded> g_cur;
@@ -112,9 +121,20 @@ expected<std::unique_ptr<Loaded>> load()
 	return l;
 }
 
-// Free GPUs per node from Slurm's GRES accounting.
-void refresh(Loaded &l)
+// Free GPUs and suspect marks per node from Slurm's node table, when it may
+// have changed since the last read: an allocation change (g_change, exact) or
+// a node record update (last_node_update, in whole seconds: an update in the
+// same second as the last read counts as a change, so none is missed).
+// Returns false when nothing was read (unchanged).
+bool refresh(Loaded &l)
 {
+	uint64_t change = g_change.load(std::memory_order_acquire);
+	time_t node_update = last_node_update;
+	if (change == l.seen_change && node_update == l.seen_node_update && node_update < l.refreshed_at)
+		return false;
+	l.seen_change = change;
+	l.seen_node_update = node_update;
+	l.refreshed_at = std::time(nullptr);
 	node_record_t *node;
 	for (int i = 0; (node = next_node(&i)); i++) {
 		if (static_cast<size_t>(i) >= l.model_of.size())
@@ -131,6 +151,7 @@ void refresh(Loaded &l)
 		if (suspect != l.state->suspect(m))
 			(void)l.state->set_health(m, suspect ? 0.5 : 1.0, suspect);
 	}
+	return true;
 }
 
 std::string gpu_class_of(const Loaded &l, const std::string &features)
@@ -250,6 +271,8 @@ void placer_unload()
 	g_cur.reset();
 }
 
+void placer_note_change() noexcept { g_change.fetch_add(1, std::memory_order_release); }
+
 bool placer_loaded()
 {
 	std::lock_guard<std::mutex> g(g_mu);
@@ -298,7 +321,8 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 			}
 			return rc;
 		}
-		refresh(*l);
+		bool reread = refresh(*l);
+		double reread_us = reread ? since() : 0;
 		place::Allowed allowed(l->fabric.cluster.nodes.size());
 		size_t offered = 0;
 		for (int64_t i = 0; i < bit_size(bitmap); i++) {
@@ -326,7 +350,8 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 		if (!d->placed()) {
 			record("pending: " + d->reason);
 			if (debug_on())
-				info("select/topo: JobId=%u: cannot fit now: %s", job->job_id, d->reason.c_str());
+				info("select/topo: JobId=%u: cannot fit now (engine %.0f us, %s): %s", job->job_id, us,
+				     reread ? "node table read" : "node table unchanged", d->reason.c_str());
 			if (req.locality == place::Locality::strict)
 				return SLURM_ERROR; // waits: never placed in part, never outside its domain
 			return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
@@ -348,8 +373,10 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 				FREE_NULL_BITMAP(only);
 				record("placed " + node_names(*l, c.nodes) + " candidate " + std::to_string(rank) + ": " +
 				       c.why);
-				info("select/topo: JobId=%u placed on %s (candidate %d of %zu, engine %.0f us, job_test %.0f us): %s",
+				info("select/topo: JobId=%u placed on %s (candidate %d of %zu, engine %.0f us, job_test %.0f us, %s): %s",
 				     job->job_id, node_names(*l, c.nodes).c_str(), rank, d->candidates.size(), us, since(),
+				     reread ? ("node table read " + std::to_string(static_cast<long>(reread_us)) + " us").c_str()
+					    : "node table unchanged",
 				     c.why.c_str());
 				return SLURM_SUCCESS;
 			}

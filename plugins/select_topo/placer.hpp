@@ -19,6 +19,12 @@ bool placer_load(bool starting, std::string &why);
 void placer_unload();
 bool placer_loaded();
 
+// What jobs hold may have changed (a job was allocated, ended, resized,
+// suspended or resumed; nodes or partitions were reconfigured): the next
+// job_test rereads free GPUs from Slurm's GRES accounting. Between changes it
+// does not walk the node table at all. Lock-free, never throws.
+void placer_note_change() noexcept;
+
 // select_p_job_test for select/topo. Decides, then lets cons_tres allocate
 // inside the chosen node set.
 int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,

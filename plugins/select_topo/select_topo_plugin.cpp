@@ -16,6 +16,16 @@ using loom::select_topo::cons_tres_ops;
 
 // Built with -fvisibility=hidden: these, and only these, are Slurm's to see
 // (select_topo.map keeps the list exact).
+namespace {
+// After a call that can change what jobs hold: select/topo's next job_test
+// rereads free GPUs (placer_note_change). Passes the return code through.
+int changed(int rc) noexcept
+{
+	loom::select_topo::placer_note_change();
+	return rc;
+}
+} // namespace
+
 #pragma GCC visibility push(default)
 extern "C" {
 
@@ -67,13 +77,13 @@ int fini(void)
 }
 
 int select_p_state_save(char *dir_name) { return cons_tres_ops.state_save(dir_name); }
-int select_p_state_restore(char *dir_name) { return cons_tres_ops.state_restore(dir_name); }
-int select_p_job_init(List job_list) { return cons_tres_ops.job_init(job_list); }
+int select_p_state_restore(char *dir_name) { return changed(cons_tres_ops.state_restore(dir_name)); }
+int select_p_job_init(List job_list) { return changed(cons_tres_ops.job_init(job_list)); }
 // slurmctld has (re)built its node table: load the fabric for it. At start a
 // bad fabric file is fatal; afterwards the last good one stays in use.
 int select_p_node_init(void)
 {
-	int rc = cons_tres_ops.node_init();
+	int rc = changed(cons_tres_ops.node_init());
 	if (rc != SLURM_SUCCESS || !running_in_slurmctld())
 		return rc;
 	std::string why;
@@ -100,25 +110,25 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
 						  preemptee_candidates, preemptee_job_list, exc_core_bitmap);
 }
 
-int select_p_job_begin(job_record_t *job_ptr) { return cons_tres_ops.job_begin(job_ptr); }
+int select_p_job_begin(job_record_t *job_ptr) { return changed(cons_tres_ops.job_begin(job_ptr)); }
 int select_p_job_ready(job_record_t *job_ptr) { return cons_tres_ops.job_ready(job_ptr); }
 int select_p_job_expand(job_record_t *from_job_ptr, job_record_t *to_job_ptr)
 {
-	return cons_tres_ops.job_expand(from_job_ptr, to_job_ptr);
+	return changed(cons_tres_ops.job_expand(from_job_ptr, to_job_ptr));
 }
 int select_p_job_resized(job_record_t *job_ptr, node_record_t *node_ptr)
 {
-	return cons_tres_ops.job_resized(job_ptr, node_ptr);
+	return changed(cons_tres_ops.job_resized(job_ptr, node_ptr));
 }
 int select_p_job_signal(job_record_t *job_ptr, int signal) { return cons_tres_ops.job_signal(job_ptr, signal); }
-int select_p_job_fini(job_record_t *job_ptr) { return cons_tres_ops.job_fini(job_ptr); }
+int select_p_job_fini(job_record_t *job_ptr) { return changed(cons_tres_ops.job_fini(job_ptr)); }
 int select_p_job_suspend(job_record_t *job_ptr, bool indf_susp)
 {
-	return cons_tres_ops.job_suspend(job_ptr, indf_susp);
+	return changed(cons_tres_ops.job_suspend(job_ptr, indf_susp));
 }
 int select_p_job_resume(job_record_t *job_ptr, bool indf_susp)
 {
-	return cons_tres_ops.job_resume(job_ptr, indf_susp);
+	return changed(cons_tres_ops.job_resume(job_ptr, indf_susp));
 }
 bitstr_t *select_p_step_pick_nodes(job_record_t *job_ptr, select_jobinfo_t *step_jobinfo, uint32_t node_count,
 				   bitstr_t **avail_nodes)
@@ -140,8 +150,8 @@ int select_p_select_nodeinfo_unpack(select_nodeinfo_t **nodeinfo, buf_t *buffer,
 }
 select_nodeinfo_t *select_p_select_nodeinfo_alloc(void) { return cons_tres_ops.nodeinfo_alloc(); }
 int select_p_select_nodeinfo_free(select_nodeinfo_t *nodeinfo) { return cons_tres_ops.nodeinfo_free(nodeinfo); }
-int select_p_select_nodeinfo_set_all(void) { return cons_tres_ops.nodeinfo_set_all(); }
-int select_p_select_nodeinfo_set(job_record_t *job_ptr) { return cons_tres_ops.nodeinfo_set(job_ptr); }
+int select_p_select_nodeinfo_set_all(void) { return changed(cons_tres_ops.nodeinfo_set_all()); }
+int select_p_select_nodeinfo_set(job_record_t *job_ptr) { return changed(cons_tres_ops.nodeinfo_set(job_ptr)); }
 int select_p_select_nodeinfo_get(select_nodeinfo_t *nodeinfo, enum select_nodedata_type dinfo,
 				 enum node_states state, void *data)
 {
@@ -181,10 +191,10 @@ int select_p_get_info_from_plugin(enum select_plugindata_info dinfo, job_record_
 {
 	return cons_tres_ops.get_info_from_plugin(dinfo, job_ptr, data);
 }
-int select_p_update_node_config(int index) { return cons_tres_ops.update_node_config(index); }
+int select_p_update_node_config(int index) { return changed(cons_tres_ops.update_node_config(index)); }
 int select_p_reconfigure(void)
 {
-	int rc = cons_tres_ops.reconfigure();
+	int rc = changed(cons_tres_ops.reconfigure());
 	if (!running_in_slurmctld())
 		return rc;
 	std::string why;
