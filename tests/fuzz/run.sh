@@ -26,14 +26,23 @@ cat > "$out/loom_config.h" <<CFG
 #define LOOM_SLURM_VERSION_STRING "fuzz"
 CFG
 objs=()
+stale=()
+mkdir -p "$out/obj"
 for s in $libsrcs; do
     o="$out/obj/${s//\//_}.o"
-    mkdir -p "$out/obj"
     if [ ! -f "$o" ] || [ "$top/$s" -nt "$o" ]; then
-        $CXX $flags -include "$out/loom_config.h" -c "$top/$s" -o "$o"
+        stale+=("$s")
     fi
     objs+=("$o")
 done
+# Stale objects compile on every core (LOOM_JOBS to limit).
+compile_one() { s=$1; o="$out/obj/${s//\//_}.o"; $CXX $flags -include "$out/loom_config.h" -c "$top/$s" -o "$o.tmp" && mv "$o.tmp" "$o"; }
+export -f compile_one
+export CXX flags out top
+if [ ${#stale[@]} -gt 0 ]; then
+    printf '%s\n' "${stale[@]}" | xargs -P "${LOOM_JOBS:-$(nproc)}" -I{} bash -c 'compile_one "$1"' _ {} ||
+        { echo "fuzz: compiling libloom for fuzzing failed" >&2; exit 1; }
+fi
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
