@@ -4,7 +4,7 @@
 //   loom health config [FILE]       validate a health config, or list its keys
 //   loom health classify [options]  classify a finished job's failure
 //   loom health stats FILE          print the failure statistics (MTBF) file
-//   loom health probe [--min-gbps N]  GPU memory bandwidth probe
+//   loom health probe [options]     GPU probes: memory bandwidth, NCCL all-reduce
 #include "tools/command.hpp"
 
 #include "lib/health/config.hpp"
@@ -28,7 +28,7 @@ void usage(FILE *out)
 		     "  config    validate a health config (default /etc/loom/health.conf), or --keys to list keys\n"
 		     "  classify  classify a finished job's failure from its state, exit code and logs\n"
 		     "  stats     print the failure statistics file jobcomp/health keeps\n"
-		     "  probe     active GPU probe: device memory bandwidth (needs a GPU; never passes without one)\n\n"
+		     "  probe     active GPU probes: memory bandwidth, NCCL all-reduce (never pass without a GPU)\n\n"
 		     "'loom health <command> --help' describes a command; see loom-health(1).\n");
 }
 

@@ -10,6 +10,113 @@
 namespace loom::health {
 namespace {
 
+struct HwCounter {
+	const char *name;
+	IbHwCounterKind kind;
+	int64_t suspect; // default limit (0: off)
+};
+
+// mlx5 hw_counters (drivers/infiniband/hw/mlx5/counters.c). The link ones
+// count lost or corrupted packets and transport retries; on a lossless
+// fabric that is a bad cable, port or HCA on the path. They rise too on a
+// node whose peer died (its QPs time out and retry), and they run from the
+// driver's load, hence the margins: a site sets its own from its fleet.
+const HwCounter hw_counters[] = {
+	{"local_ack_timeout_err", IbHwCounterKind::link, 1000},   // ACK timer expired, request retransmitted
+	{"req_transport_retries_exceeded", IbHwCounterKind::link, 100}, // retries ran out: a QP (a job) failed
+	{"packet_seq_err", IbHwCounterKind::link, 10000},         // NAK for a sequence gap received
+	{"implied_nak_seq_err", IbHwCounterKind::link, 10000},    // a response skipped ahead: lost packets
+	{"duplicate_request", IbHwCounterKind::link, 10000},      // a request executed before came again
+	{"rx_icrc_encapsulated", IbHwCounterKind::link, 100},     // RoCE packets with a bad ICRC: corrupted
+	// Loss as well, but normal with adaptive routing (packets out of order)
+	// or RoCE's adaptive retransmission: accepted, off by default.
+	{"out_of_sequence", IbHwCounterKind::link, 0},
+	{"roce_adp_retrans", IbHwCounterKind::link, 0},
+	{"roce_adp_retrans_to", IbHwCounterKind::link, 0},
+	// The application's doing: receive queues not replenished (RNR NAKs,
+	// drops for want of a receive WQE), bad lengths or keys, work flushed
+	// after a QP error. Accepted, off by default.
+	{"out_of_buffer", IbHwCounterKind::application, 0},
+	{"rnr_nak_retry_err", IbHwCounterKind::application, 0},
+	{"req_rnr_retries_exceeded", IbHwCounterKind::application, 0},
+	{"req_cqe_error", IbHwCounterKind::application, 0},
+	{"resp_cqe_error", IbHwCounterKind::application, 0},
+	{"req_cqe_flush_error", IbHwCounterKind::application, 0},
+	{"resp_cqe_flush_error", IbHwCounterKind::application, 0},
+	{"resp_local_length_error", IbHwCounterKind::application, 0},
+	{"req_remote_access_errors", IbHwCounterKind::application, 0},
+	{"resp_remote_access_errors", IbHwCounterKind::application, 0},
+	{"req_remote_invalid_request", IbHwCounterKind::application, 0},
+	// Congestion control (ECN marks, CNPs, rate reduction): load, not faults.
+	{"np_cnp_sent", IbHwCounterKind::congestion, 0},
+	{"np_ecn_marked_roce_packets", IbHwCounterKind::congestion, 0},
+	{"rp_cnp_handled", IbHwCounterKind::congestion, 0},
+	{"rp_cnp_ignored", IbHwCounterKind::congestion, 0},
+	{"roce_slow_restart", IbHwCounterKind::congestion, 0},
+	{"roce_slow_restart_cnps", IbHwCounterKind::congestion, 0},
+	{"roce_slow_restart_trans", IbHwCounterKind::congestion, 0},
+	{"cc_rx_ce_pkts", IbHwCounterKind::congestion, 0},
+	// Traffic and settings.
+	{"rx_write_requests", IbHwCounterKind::traffic, 0},
+	{"rx_read_requests", IbHwCounterKind::traffic, 0},
+	{"rx_atomic_requests", IbHwCounterKind::traffic, 0},
+	{"rx_dct_connect", IbHwCounterKind::traffic, 0},
+	{"lifespan", IbHwCounterKind::traffic, 0},
+};
+
+// "counter:limit,..." over the limits already there (the defaults): a
+// limit of 0 turns that counter off, "none" turns them all off.
+ConfigSchema::Setter hw_counter_limits(std::map<std::string, int64_t> *out)
+{
+	return [=](std::string_view v) -> status {
+		if (v == "none") {
+			out->clear();
+			return ok();
+		}
+		std::map<std::string, int64_t> given;
+		size_t start = 0;
+		while (start <= v.size()) {
+			size_t comma = v.find(',', start);
+			if (comma == std::string_view::npos)
+				comma = v.size();
+			std::string_view item = v.substr(start, comma - start);
+			start = comma + 1;
+			size_t colon = item.find(':');
+			if (colon == std::string_view::npos || colon == 0)
+				return unexpected("expected counter:limit items (or none), got '" + std::string(item) + "'");
+			std::string name(item.substr(0, colon));
+			switch (ib_hw_counter_kind(name)) {
+			case IbHwCounterKind::link:
+			case IbHwCounterKind::application:
+				break;
+			case IbHwCounterKind::congestion:
+				return unexpected("'" + name + "' counts congestion (ECN marks, CNPs), not a fault");
+			case IbHwCounterKind::traffic:
+				return unexpected("'" + name + "' counts traffic, not errors");
+			case IbHwCounterKind::unknown: {
+				std::string known;
+				for (const auto &h : hw_counters)
+					if (h.kind == IbHwCounterKind::link || h.kind == IbHwCounterKind::application)
+						known += (known.empty() ? "" : ", ") + std::string(h.name);
+				return unexpected("unknown hw_counter '" + name + "' (known: " + known + ")");
+			}
+			}
+			auto limit = parse_int(item.substr(colon + 1), 0, INT64_MAX);
+			if (!limit)
+				return unexpected("'" + name + "': " + limit.error().str());
+			if (!given.emplace(name, *limit).second)
+				return unexpected("'" + name + "' given twice");
+		}
+		for (const auto &[name, limit] : given) {
+			if (limit == 0)
+				out->erase(name);
+			else
+				(*out)[name] = limit;
+		}
+		return ok();
+	};
+}
+
 ConfigSchema::Setter number(double *out, double min, double max)
 {
 	return [=](std::string_view v) -> status {
@@ -93,6 +200,12 @@ ConfigSchema schema(HealthConfig &c, std::shared_ptr<std::map<int, XidAction>> c
 		.integer("ib_errors_suspect", &c.ib_errors_suspect, 0, INT64_MAX,
 			 "sum of ib_error_counters per port that makes the node suspect (0: off)")
 		.list("ib_error_counters", &c.ib_error_counters, "counters summed by ib_errors_suspect")
+		.add("ib_hw_counters_suspect",
+		     "hw_counters per port that make the node suspect, counter:limit,... over the defaults "
+		     "(limit 0: off; none: all off)",
+		     hw_counter_limits(&c.ib_hw_counters_suspect))
+		.add("ib_hw_counters_drain", "hw_counters per port that drain, counter:limit,... (default none)",
+		     hw_counter_limits(&c.ib_hw_counters_drain))
 		.integer("link_flaps_suspect", &c.link_flaps_suspect, 0, 100000,
 			 "carrier losses per interface in the logs that make the node suspect (0: off)")
 		.integer("link_flaps_drain", &c.link_flaps_drain, 0, 100000,
@@ -111,7 +224,12 @@ ConfigSchema schema(HealthConfig &c, std::shared_ptr<std::map<int, XidAction>> c
 		.duration("scontrol_timeout", &c.scontrol_timeout, 1, 600, "time limit for one scontrol call")
 		.integer("history_len", &c.history_len, 3, 1000, "samples the predictor keeps per node")
 		.duration("predict_horizon", &c.predict_horizon, 60, 7 * 86400,
-			  "how far ahead a trend may reach a threshold before the node turns suspect");
+			  "how far ahead a trend may reach a threshold before the node turns suspect")
+		.add("probe_allreduce_busbw_min",
+		     "NCCL all-reduce bus bandwidth in GB/s that loom health probe passes (0: data checked only)",
+		     number(&c.probe_allreduce_busbw_min, 0, 100000))
+		.size("probe_allreduce_size", &c.probe_allreduce_size,
+		      "bytes per GPU of loom health probe's all-reduce (1M to 64G, whole floats)");
 	return s;
 }
 
@@ -137,7 +255,34 @@ expected<HealthConfig> parse_health_config(std::string_view text, const std::str
 						") is below gpu_temp_suspect (" + std::to_string(c.gpu_temp_suspect) + ")");
 	if (c.link_flaps_drain && c.link_flaps_suspect && c.link_flaps_drain < c.link_flaps_suspect)
 		return unexpected(name, "link_flaps_drain is below link_flaps_suspect");
+	for (const auto &[counter, drain] : c.ib_hw_counters_drain)
+		if (auto it = c.ib_hw_counters_suspect.find(counter);
+		    it != c.ib_hw_counters_suspect.end() && drain < it->second)
+			return unexpected(name, "ib_hw_counters_drain: " + counter + " drains at " + std::to_string(drain) +
+							", below its suspect limit " + std::to_string(it->second) +
+							" (lower that too, or set it to 0 in ib_hw_counters_suspect)");
+	if (c.probe_allreduce_size < (uint64_t(1) << 20) || c.probe_allreduce_size > (uint64_t(64) << 30) ||
+	    c.probe_allreduce_size % 4 != 0)
+		return unexpected(name, "probe_allreduce_size (" + std::to_string(c.probe_allreduce_size) +
+						") must be between 1M and 64G and a multiple of 4 (floats)");
 	return c;
+}
+
+IbHwCounterKind ib_hw_counter_kind(std::string_view name)
+{
+	for (const auto &h : hw_counters)
+		if (name == h.name)
+			return h.kind;
+	return IbHwCounterKind::unknown;
+}
+
+std::map<std::string, int64_t> ib_hw_counters_suspect_default()
+{
+	std::map<std::string, int64_t> m;
+	for (const auto &h : hw_counters)
+		if (h.suspect > 0)
+			m[h.name] = h.suspect;
+	return m;
 }
 
 expected<HealthConfig> load_health_config(const std::string &path)

@@ -13,10 +13,21 @@
 #include "lib/util/expected.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace loom::health {
+
+// What an InfiniBand hw_counter counts, for ib_hw_counters_suspect/_drain:
+// link (lost or corrupted packets, transport retries: a bad cable, port or
+// HCA), application (receive queues not replenished, access and length errors,
+// flushed work: a job's doing, accepted but off by default), congestion and
+// traffic (refused), unknown (refused: a typo would never match).
+enum class IbHwCounterKind { link, application, congestion, traffic, unknown };
+IbHwCounterKind ib_hw_counter_kind(std::string_view name);
+std::map<std::string, int64_t> ib_hw_counters_suspect_default();
 
 struct HealthConfig {
 	// Collectors.
@@ -43,6 +54,12 @@ struct HealthConfig {
 	std::vector<std::string> ib_error_counters = {"symbol_error", "link_error_recovery", "link_downed",
 						      "port_rcv_errors", "local_link_integrity_errors",
 						      "excessive_buffer_overrun_errors"};
+	// InfiniBand/RoCE hw_counters (mlx5) that count a bad link or HCA, per
+	// port: counter -> value at which the node turns suspect / drains. The
+	// defaults are ib_hw_counters_suspect_default(); congestion counters
+	// (ECN, CNPs) are refused: they measure the fabric's load, not a fault.
+	std::map<std::string, int64_t> ib_hw_counters_suspect = ib_hw_counters_suspect_default();
+	std::map<std::string, int64_t> ib_hw_counters_drain;
 	int64_t link_flaps_suspect = 2, link_flaps_drain = 5;
 	std::vector<std::string> eth_carrier_required;
 	// Host.
@@ -59,6 +76,9 @@ struct HealthConfig {
 	// Predictor.
 	int64_t history_len = 12;
 	int64_t predict_horizon = 1800; // seconds ahead a trend may reach a threshold
+	// loom health probe: NCCL all-reduce across the node's GPUs.
+	double probe_allreduce_busbw_min = 100;               // GB/s bus bandwidth (0: data checked only)
+	uint64_t probe_allreduce_size = uint64_t(256) << 20; // bytes per GPU
 };
 
 // Parse text (file contents) into a fresh config built on the defaults.

@@ -22,7 +22,8 @@ lib_libloom_la_SOURCES += \
 	lib/health/failure_stats.hpp lib/health/failure_stats.cpp \
 	lib/health/jobcomp.hpp lib/health/jobcomp.cpp \
 	lib/health/jobcomp_worker.hpp lib/health/jobcomp_worker.cpp \
-	lib/health/gpu_probe.hpp lib/health/gpu_probe.cpp
+	lib/health/gpu_runtime.hpp lib/health/gpu_runtime.cpp \
+	lib/health/gpu_probe.hpp lib/health/gpu_probe.cpp lib/health/gpu_probe_allreduce.cpp
 
 # `loom health` is added to tools_loom_SOURCES in bench/health.mk: this file is
 # included before tools/local.mk defines it.
@@ -63,6 +64,21 @@ TESTS += tests/unit/test_health_jobcomp
 tests_unit_test_health_jobcomp_SOURCES = tests/unit/test_health_jobcomp.cpp tests/unit/check_main.hpp
 tests_unit_test_health_jobcomp_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_health_jobcomp_LDADD = lib/libloom.la $(CHECK_LIBS)
+
+# The GPU probes against stand-ins for the CUDA runtime and NCCL (shared
+# modules the test loads with dlopen, never installed), and against the real
+# libraries where they are installed (no GPU: never a pass).
+check_LTLIBRARIES += tests/unit/fake_cudart.la tests/unit/fake_nccl.la
+tests_unit_fake_cudart_la_SOURCES = tests/unit/fake_cudart.cpp
+tests_unit_fake_cudart_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -rpath $(abs_builddir)
+tests_unit_fake_nccl_la_SOURCES = tests/unit/fake_nccl.cpp
+tests_unit_fake_nccl_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -rpath $(abs_builddir)
+check_PROGRAMS += tests/unit/test_health_gpu_probe
+TESTS += tests/unit/test_health_gpu_probe
+tests_unit_test_health_gpu_probe_SOURCES = tests/unit/test_health_gpu_probe.cpp tests/unit/check_main.hpp
+tests_unit_test_health_gpu_probe_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_health_gpu_probe_LDADD = lib/libloom.la $(CHECK_LIBS)
+EXTRA_tests_unit_test_health_gpu_probe_DEPENDENCIES = tests/unit/fake_cudart.la tests/unit/fake_nccl.la
 endif
 
 

@@ -40,6 +40,18 @@ std::vector<Metric> metrics_of(const NodeSample &s, const HealthConfig &c)
 			m.push_back({"ib." + port.device + "/" + std::to_string(port.port) + ".errors", static_cast<double>(sum),
 				     static_cast<double>(c.ib_errors_suspect)});
 		}
+	for (const auto &port : s.ib_ports)
+		for (const auto &[counter, value] : port.hw_counters) {
+			// The lower limit that acts: suspect, else drain.
+			int64_t limit = 0;
+			if (auto it = c.ib_hw_counters_suspect.find(counter); it != c.ib_hw_counters_suspect.end())
+				limit = it->second;
+			else if (auto d = c.ib_hw_counters_drain.find(counter); d != c.ib_hw_counters_drain.end())
+				limit = d->second;
+			if (limit > 0)
+				m.push_back({"ib." + port.device + "/" + std::to_string(port.port) + "." + counter,
+					     static_cast<double>(value), static_cast<double>(limit)});
+		}
 	if (c.edac_ce_suspect > 0)
 		for (const auto &mc : s.edac)
 			if (mc.corrected)

@@ -1,9 +1,9 @@
 // loom health: the predictor. A short per-node history of the values that
 // have thresholds (GPU and HBM temperatures, correctable ECC counts, retired
-// pages, InfiniBand error counters, EDAC corrected errors); when one of them
-// trends toward its threshold fast enough to reach it within the horizon, the
-// node turns suspect before it fails, so that running checkpointed jobs save
-// their state and placement steers new work away.
+// pages, InfiniBand error counters and hw_counters, EDAC corrected errors);
+// when one of them trends toward its threshold fast enough to reach it within
+// the horizon, the node turns suspect before it fails, so that running
+// checkpointed jobs save their state and placement steers new work away.
 //
 // The trend is a least-squares slope over the history, and counts only when
 // the series mostly rises (at least two thirds of its steps go up) and the
@@ -24,7 +24,8 @@
 namespace loom::health {
 
 struct Metric {
-	std::string name;   // "gpu3.temp", "gpu0.ecc_dram_corr", "ib.mlx5_1/1.errors", "edac.mc0.ce"
+	std::string name;   // "gpu3.temp", "gpu0.ecc_dram_corr", "ib.mlx5_1/1.errors",
+			    // "ib.mlx5_1/1.local_ack_timeout_err", "edac.mc0.ce"
 	double value = 0;
 	double threshold = 0; // the value at which the rules act
 };

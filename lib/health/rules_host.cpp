@@ -7,6 +7,33 @@
 #include <algorithm>
 
 namespace loom::health {
+namespace {
+
+// The hw_counters that count a bad link or HCA (lost or corrupted packets,
+// transport retries), against absolute limits like the port counters: they
+// run from the driver's load, and the predictor watches their trend.
+void judge_ib_hw_counters(const IbPort &p, const std::string &name, const HealthConfig &c, std::vector<Finding> &out)
+{
+	for (const auto &[counter, value] : p.hw_counters) {
+		auto d = c.ib_hw_counters_drain.find(counter);
+		auto s = c.ib_hw_counters_suspect.find(counter);
+		Outcome sev = Outcome::ok;
+		int64_t limit = 0;
+		if (d != c.ib_hw_counters_drain.end() && value >= static_cast<uint64_t>(d->second)) {
+			sev = Outcome::drain;
+			limit = d->second;
+		} else if (s != c.ib_hw_counters_suspect.end() && value >= static_cast<uint64_t>(s->second)) {
+			sev = Outcome::suspect;
+			limit = s->second;
+		}
+		if (sev != Outcome::ok)
+			out.push_back({"ib_hw_counter", sev,
+				       strprintf("%s: %s %llu (limit %lld)", name.c_str(), counter.c_str(),
+						 static_cast<unsigned long long>(value), static_cast<long long>(limit))});
+	}
+}
+
+} // namespace
 
 void judge_network(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out)
 {
@@ -45,6 +72,7 @@ void judge_network(const NodeSample &s, const HealthConfig &c, std::vector<Findi
 							 static_cast<unsigned long long>(worst_v),
 							 static_cast<long long>(c.ib_errors_suspect))});
 		}
+		judge_ib_hw_counters(p, name, c, out);
 	}
 	for (const auto &f : s.flaps) {
 		Outcome sev = Outcome::ok;

@@ -137,6 +137,26 @@ START_TEST(history_file_round_trip_and_verdict)
 }
 END_TEST
 
+START_TEST(ib_hw_counters_are_metrics)
+{
+	// The hw_counters with a limit are watched for trends; congestion is not.
+	NodeSample s;
+	IbPort p;
+	p.device = "mlx5_4";
+	p.state = "ACTIVE";
+	p.hw_counters = {{"local_ack_timeout_err", 12}, {"np_cnp_sent", 900000}, {"out_of_sequence", 3}};
+	s.ib_ports.push_back(p);
+	auto c = parse_health_config("ib_hw_counters_drain=out_of_sequence:50\n", "t");
+	ck_assert(c.has_value());
+	auto m = metrics_of(s, *c);
+	ck_assert_int_eq(m.size(), 2);
+	ck_assert_sstr_eq(m[0].name, "ib.mlx5_4/1.local_ack_timeout_err");
+	ck_assert(m[0].value == 12 && m[0].threshold == 1000);
+	ck_assert_sstr_eq(m[1].name, "ib.mlx5_4/1.out_of_sequence");
+	ck_assert(m[1].threshold == 50);
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("health_predictor");
@@ -145,6 +165,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, failing_sequences_warn_before_the_threshold);
 	tcase_add_test(tc, healthy_sequences_never_warn);
 	tcase_add_test(tc, history_file_round_trip_and_verdict);
+	tcase_add_test(tc, ib_hw_counters_are_metrics);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,7 +8,9 @@
 #include "lib/health/rules.hpp"
 #include "lib/util/fs.hpp"
 
+#include <cstdlib>
 #include <string>
+#include <unistd.h>
 
 #include "tests/unit/check_main.hpp"
 
@@ -42,6 +44,23 @@ bool has_finding(const Verdict &v, const std::string &check, Outcome sev, const 
 	return false;
 }
 
+// A copy of the recorded H100 InfiniBand sysfs tree, to raise counters in.
+std::string copy_ib_tree()
+{
+	char tmpl[] = "/tmp/loom-health-rules.XXXXXX";
+	char *d = ::mkdtemp(tmpl);
+	ck_assert(d != nullptr);
+	std::string cmd = "cp -R '" + test::data("health/sys-class-infiniband-h100") + "' '" + d + "/ib'";
+	ck_assert_int_eq(std::system(cmd.c_str()), 0);
+	return d;
+}
+
+void remove_tree(const std::string &dir)
+{
+	std::string cmd = "rm -rf '" + dir + "'";
+	ck_assert_int_eq(std::system(cmd.c_str()), 0);
+}
+
 bool has_action(const Verdict &v, const std::string &a)
 {
 	for (const auto &x : v.actions)
@@ -71,6 +90,31 @@ START_TEST(config_defaults_and_keys)
 	ck_assert(a->xids.action(92) == XidAction::drain);
 	ck_assert(a->gpu_temp_suspect == 80.5);
 	ck_assert_int_eq(a->hold_down, 900);
+	// hw_counters: link and HCA faults judged by default, nothing drains.
+	ck_assert_int_eq(c->ib_hw_counters_suspect.at("local_ack_timeout_err"), 1000);
+	ck_assert_int_eq(c->ib_hw_counters_suspect.at("req_transport_retries_exceeded"), 100);
+	ck_assert_int_eq(c->ib_hw_counters_suspect.at("rx_icrc_encapsulated"), 100);
+	ck_assert(!c->ib_hw_counters_suspect.count("out_of_buffer"));
+	ck_assert(!c->ib_hw_counters_suspect.count("np_cnp_sent"));
+	ck_assert(c->ib_hw_counters_drain.empty());
+	// Items change their counter only; 0 turns one off, none all of them.
+	auto h = parse_health_config("ib_hw_counters_suspect=local_ack_timeout_err:50,out_of_sequence:7,packet_seq_err:0\n"
+				     "ib_hw_counters_drain=local_ack_timeout_err:500\n", "hw.conf");
+	ck_assert_msg(h.has_value(), "%s", h ? "" : h.error().str().c_str());
+	ck_assert_int_eq(h->ib_hw_counters_suspect.at("local_ack_timeout_err"), 50);
+	ck_assert_int_eq(h->ib_hw_counters_suspect.at("out_of_sequence"), 7);
+	ck_assert(!h->ib_hw_counters_suspect.count("packet_seq_err"));
+	ck_assert_int_eq(h->ib_hw_counters_suspect.at("implied_nak_seq_err"), 10000);
+	ck_assert_int_eq(h->ib_hw_counters_drain.at("local_ack_timeout_err"), 500);
+	ck_assert(parse_health_config("ib_hw_counters_suspect=none\n", "t")->ib_hw_counters_suspect.empty());
+	ck_assert(ib_hw_counter_kind("np_ecn_marked_roce_packets") == IbHwCounterKind::congestion);
+	ck_assert(ib_hw_counter_kind("rx_icrc_encapsulated") == IbHwCounterKind::link);
+	ck_assert(ib_hw_counter_kind("rnr_nak_retry_err") == IbHwCounterKind::application);
+	// The all-reduce probe.
+	ck_assert(c->probe_allreduce_busbw_min == 100.0);
+	ck_assert_int_eq(c->probe_allreduce_size, 256 << 20);
+	auto p = parse_health_config("probe_allreduce_busbw_min=380\nprobe_allreduce_size=1G\n", "t");
+	ck_assert(p && p->probe_allreduce_busbw_min == 380.0 && p->probe_allreduce_size == (uint64_t(1) << 30));
 }
 END_TEST
 
@@ -88,6 +132,20 @@ START_TEST(config_fails_closed)
 		{"gpu_temp_suspect=90\ngpu_temp_drain=85\n", "below gpu_temp_suspect"},
 		{"hold_down=10m\nhold_down=20m\n", "hold_down"},
 		{"gpu_source=magic\n", "gpu_source"},
+		{"ib_hw_counters_suspect=np_cnp_sent:10\n", "'np_cnp_sent' counts congestion"},
+		{"ib_hw_counters_drain=rp_cnp_handled:10\n", "'rp_cnp_handled' counts congestion"},
+		{"ib_hw_counters_suspect=rx_write_requests:10\n", "'rx_write_requests' counts traffic"},
+		{"ib_hw_counters_suspect=local_ack_timout_err:10\n", "unknown hw_counter 'local_ack_timout_err'"},
+		{"ib_hw_counters_suspect=local_ack_timeout_err\n", "expected counter:limit"},
+		{"ib_hw_counters_suspect=local_ack_timeout_err:many\n", "'local_ack_timeout_err'"},
+		{"ib_hw_counters_suspect=local_ack_timeout_err:-1\n", "'local_ack_timeout_err'"},
+		{"ib_hw_counters_suspect=packet_seq_err:5,\n", "expected counter:limit"},
+		{"ib_hw_counters_suspect=packet_seq_err:5,packet_seq_err:6\n", "'packet_seq_err' given twice"},
+		{"ib_hw_counters_drain=req_transport_retries_exceeded:10\n", "below its suspect limit 100"},
+		{"probe_allreduce_busbw_min=fast\n", "expected a number"},
+		{"probe_allreduce_busbw_min=-1\n", "probe_allreduce_busbw_min"},
+		{"probe_allreduce_size=1k\n", "between 1M and 64G"},
+		{"probe_allreduce_size=1048577\n", "multiple of 4"},
 	};
 	for (const auto &b : bad) {
 		auto c = parse_health_config(b.text, "health.conf");
@@ -269,6 +327,71 @@ START_TEST(ib_error_counters_sysfs)
 }
 END_TEST
 
+START_TEST(ib_hw_counters_sysfs)
+{
+	// The recorded H100 node: every link hw_counter at 0 (roce_adp_retrans 3
+	// is not judged by default): ok.
+	NodeSample s;
+	s.ib_ports = *read_ib_sysfs(test::data("health/sys-class-infiniband-h100"));
+	ck_assert_int_eq(s.ib_ports.size(), 9);
+	Verdict ok = judge(s, *parse_health_config("", "t"));
+	ck_assert_msg(ok.outcome == Outcome::ok, "%s", ok.reason().c_str());
+	// A copy with mlx5_4's ACK timeouts past their limit (1000): suspect,
+	// naming the port, the counter and the value.
+	std::string dir = copy_ib_tree();
+	std::string ib = dir + "/ib";
+	ck_assert(write_file_atomic(ib + "/mlx5_4/ports/1/hw_counters/local_ack_timeout_err", "1500\n").has_value());
+	s.ib_ports = *read_ib_sysfs(ib);
+	Verdict v = judge(s, *parse_health_config("", "t"));
+	ck_assert(v.outcome == Outcome::suspect);
+	ck_assert_int_eq(v.findings.size(), 1);
+	ck_assert(has_finding(v, "ib_hw_counter", Outcome::suspect, "mlx5_4/1: local_ack_timeout_err 1500 (limit 1000)"));
+	ck_assert_sstr_eq(v.reason(), "loom: ib_hw_counter: mlx5_4/1: local_ack_timeout_err 1500 (limit 1000)");
+	ck_assert(has_action(v, "checkpoint"));
+	// Just below the limit: ok.
+	ck_assert(write_file_atomic(ib + "/mlx5_4/ports/1/hw_counters/local_ack_timeout_err", "999\n").has_value());
+	s.ib_ports = *read_ib_sysfs(ib);
+	ck_assert(judge(s, *parse_health_config("", "t")).outcome == Outcome::ok);
+	// Where the site drains on it.
+	ck_assert(write_file_atomic(ib + "/mlx5_4/ports/1/hw_counters/local_ack_timeout_err", "1500\n").has_value());
+	s.ib_ports = *read_ib_sysfs(ib);
+	Verdict d = judge(s, *parse_health_config("ib_hw_counters_drain=local_ack_timeout_err:1200\n", "t"));
+	ck_assert(d.outcome == Outcome::drain);
+	ck_assert_sstr_eq(d.reason(), "loom: ib_hw_counter: mlx5_4/1: local_ack_timeout_err 1500 (limit 1200)");
+	ck_assert(judge(s, *parse_health_config("ib_hw_counters_suspect=local_ack_timeout_err:0\n", "t")).outcome ==
+		  Outcome::ok);
+	// Corrupted RoCE packets on the bonded Ethernet port; transport retries
+	// exhausted on mlx5_0.
+	ck_assert(write_file_atomic(ib + "/mlx5_bond_0/ports/1/hw_counters/rx_icrc_encapsulated", "250\n").has_value());
+	ck_assert(write_file_atomic(ib + "/mlx5_0/ports/1/hw_counters/req_transport_retries_exceeded", "100\n").has_value());
+	s.ib_ports = *read_ib_sysfs(ib);
+	Verdict m = judge(s, *parse_health_config("", "t"));
+	ck_assert_int_eq(m.findings.size(), 3);
+	ck_assert(has_finding(m, "ib_hw_counter", Outcome::suspect, "mlx5_bond_0/1: rx_icrc_encapsulated 250 (limit 100)"));
+	ck_assert(has_finding(m, "ib_hw_counter", Outcome::suspect, "mlx5_0/1: req_transport_retries_exceeded 100 (limit 100)"));
+	// Congestion is not a fault: ECN marks and CNPs by the billion, and the
+	// application's RNR NAKs and receive drops, leave the node ok.
+	remove_tree(dir);
+	dir = copy_ib_tree();
+	ib = dir + "/ib";
+	for (const char *k : {"np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled", "roce_slow_restart_cnps",
+			      "rnr_nak_retry_err", "out_of_buffer", "out_of_sequence", "roce_adp_retrans"})
+		ck_assert(write_file_atomic(ib + "/mlx5_bond_0/ports/1/hw_counters/" + k, "4000000000\n").has_value());
+	s.ib_ports = *read_ib_sysfs(ib);
+	ck_assert_int_eq(s.ib_ports.back().hw_counters.at("np_cnp_sent"), 4000000000ull);
+	Verdict cg = judge(s, *parse_health_config("", "t"));
+	ck_assert_msg(cg.outcome == Outcome::ok, "%s", cg.reason().c_str());
+	// A port that is down drains for that, not for its counters.
+	ck_assert(write_file_atomic(ib + "/mlx5_5/ports/1/hw_counters/local_ack_timeout_err", "5000\n").has_value());
+	ck_assert(write_file_atomic(ib + "/mlx5_5/ports/1/state", "1: DOWN\n").has_value());
+	s.ib_ports = *read_ib_sysfs(ib);
+	Verdict dn = judge(s, *parse_health_config("", "t"));
+	ck_assert_int_eq(dn.findings.size(), 1);
+	ck_assert(has_finding(dn, "ib_port", Outcome::drain, "mlx5_5/1: state DOWN"));
+	remove_tree(dir);
+}
+END_TEST
+
 START_TEST(link_flaps_rules)
 {
 	NodeSample s;
@@ -335,6 +458,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, nvlink_inactive_drains);
 	tcase_add_test(tc, ib_ports_down_and_rate);
 	tcase_add_test(tc, ib_error_counters_sysfs);
+	tcase_add_test(tc, ib_hw_counters_sysfs);
 	tcase_add_test(tc, link_flaps_rules);
 	tcase_add_test(tc, host_rules);
 	tcase_add_test(tc, collector_errors_and_reason_text);
