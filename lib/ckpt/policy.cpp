@@ -1,10 +1,9 @@
 #include "lib/ckpt/policy.hpp"
 
-#include "lib/util/json.hpp"
+#include "lib/health/failure_stats.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <json-c/json.h>
 
 namespace loom::ckpt {
 
@@ -34,68 +33,34 @@ int64_t time_limit_margin(double last_write_s, int64_t min_s)
 
 expected<FailureStats> parse_failure_stats(std::string_view text, const std::string &source)
 {
-	auto doc = json_parse(text, source, 8);
-	if (!doc)
-		return unexpected(doc.error());
-	auto fail = [&](const Error &e) { return unexpected(e.within(source)); };
-	ObjectReader r(doc->get(), "$");
-	if (!r.ok())
-		return fail(r.error());
-	auto format = r.str("format");
-	if (!format)
-		return fail(format.error());
-	if (*format != "loom-failure-stats/1")
-		return fail(Error(r.field_path("format"), "unsupported format '" + *format + "'"));
-	auto updated = r.integer_or("updated", 0, 0, INT64_MAX);
-	if (!updated)
-		return fail(updated.error());
+	auto h = health::parse_failure_stats(text, source);
+	if (!h)
+		return unexpected(h.error());
 	FailureStats s;
-	auto def = r.number_or("default_node_mtbf_s", 0);
-	if (!def)
-		return fail(def.error());
-	if (!(*def >= 0))
-		return fail(Error(r.field_path("default_node_mtbf_s"), "must not be negative"));
-	s.default_node_mtbf_s = *def;
-	auto nodes = r.object_or_null("nodes");
-	if (!nodes)
-		return fail(nodes.error());
-	if (*nodes) {
-		json_object_object_foreach(*nodes, key, val)
-		{
-			ObjectReader n(val, r.field_path("nodes") + "." + key);
-			if (!n.ok())
-				return fail(n.error());
-			auto m = n.number("mtbf_s");
-			if (!m)
-				return fail(m.error());
-			if (!(*m > 0))
-				return fail(Error(n.field_path("mtbf_s"), "must be positive"));
-			auto f = n.integer_or("failures", 0, 0, INT64_MAX);
-			if (!f)
-				return fail(f.error());
-			if (auto st = n.finish(); !st)
-				return fail(st.error());
-			s.node_mtbf_s[key] = *m;
-		}
-	}
-	if (auto st = r.finish(); !st)
-		return fail(st.error());
+	for (const auto &[name, n] : h->nodes)
+		s.nodes[name] = NodeHistory{n.exposure_s, n.failures};
 	return s;
+}
+
+double node_mtbf(const NodeHistory &h, double site_node_mtbf_s)
+{
+	double exposure = std::isfinite(h.exposure_s) && h.exposure_s > 0 ? h.exposure_s : 0;
+	double failures = h.failures > 0 ? static_cast<double>(h.failures) : 0;
+	return (exposure + site_node_mtbf_s) / (failures + 1.0);
 }
 
 double job_mtbf(const FailureStats &stats, const std::vector<std::string> &nodes, double site_node_mtbf_s)
 {
-	double fallback = stats.default_node_mtbf_s > 0 ? stats.default_node_mtbf_s : site_node_mtbf_s;
 	if (nodes.empty())
-		return fallback;
+		return site_node_mtbf_s;
 	double rate = 0;
 	for (const auto &n : nodes) {
-		auto it = stats.node_mtbf_s.find(n);
-		double m = it != stats.node_mtbf_s.end() ? it->second : fallback;
+		auto it = stats.nodes.find(n);
+		double m = it != stats.nodes.end() ? node_mtbf(it->second, site_node_mtbf_s) : site_node_mtbf_s;
 		if (m > 0)
 			rate += 1.0 / m;
 	}
-	return rate > 0 ? 1.0 / rate : fallback;
+	return rate > 0 ? 1.0 / rate : site_node_mtbf_s;
 }
 
 namespace {

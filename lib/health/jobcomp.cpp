@@ -20,12 +20,16 @@ expected<JobcompOptions> parse_jobcomp_options(std::string_view words, const std
 		.boolean("drain", &o.drain, "drain culprit nodes")
 		.boolean("requeue", &o.requeue, "requeue infrastructure failures")
 		.string("state_dir", &o.state_dir, "backlog and statistics directory (default StateSaveLocation)")
+		.string("stats_publish", &o.stats_publish,
+			"a copy of the failure statistics for spank_ckpt on the nodes (absolute path)")
 		.string("scontrol", &o.scontrol, "scontrol command")
 		.duration("scontrol_timeout", &o.scontrol_timeout, 1, 600, "time limit of one scontrol call")
 		.size("log_max_bytes", &o.log_max_bytes, "tail of each job output file that is scanned")
 		.integer("max_backlog", &o.max_backlog, 1, 10000000, "queued jobs kept");
 	if (auto st = s.parse_words(words, where); !st)
 		return unexpected(st.error());
+	if (!o.stats_publish.empty() && o.stats_publish[0] != '/')
+		return unexpected(where, "stats_publish='" + o.stats_publish + "': expected an absolute path");
 	return o;
 }
 

@@ -24,6 +24,7 @@ struct JobcompOptions {
 	int64_t drain_window = 3600; // seconds
 	bool drain = true, requeue = true;
 	std::string state_dir;       // default: StateSaveLocation
+	std::string stats_publish;   // also write the failure statistics here (absolute path; "" = no)
 	std::string scontrol = "scontrol";
 	int64_t scontrol_timeout = 10;
 	uint64_t log_max_bytes = 8u << 20; // tail of each output file scanned

@@ -270,6 +270,9 @@ void JobcompWorker::run()
 			handle_job(rec, opt_, slurm_state_save_, *slurm_, limiter_, stats_, now);
 			if (auto st = save_failure_stats(stats_path(), stats_); !st)
 				log_error("failure statistics: %s", st.error().str().c_str());
+			if (!opt_.stats_publish.empty())
+				if (auto st = save_failure_stats(opt_.stats_publish, stats_); !st)
+					log_error("failure statistics (stats_publish): %s", st.error().str().c_str());
 		} catch (const std::exception &e) {
 			log_error("job %u: %s", rec.end.job_id, e.what());
 		} catch (...) {

@@ -3,6 +3,7 @@
 // and the coordinator's decisions.
 #include "lib/ckpt/coordinator.hpp"
 #include "lib/ckpt/policy.hpp"
+#include "lib/health/failure_stats.hpp"
 
 #include <cmath>
 
@@ -46,19 +47,35 @@ END_TEST
 
 START_TEST(failure_stats_and_job_mtbf)
 {
-	const char *text = R"({"format":"loom-failure-stats/1","updated":1700000000,"default_node_mtbf_s":100000,
-		"nodes":{"n1":{"mtbf_s":50000,"failures":3},"n2":{"mtbf_s":50000}}})";
-	auto s = parse_failure_stats(text, "stats.json");
+	// The file as jobcomp/health writes it.
+	health::FailureStats h;
+	h.updated = 1700000000;
+	h.nodes["n1"].exposure_s = 150000; // 2 failures: (150000 + 30000) / 3 = 60000
+	h.nodes["n1"].failures = 2;
+	h.nodes["n1"].gpu_class = "h100";
+	h.nodes["n2"].exposure_s = 90000;  // no failure: (90000 + 30000) / 1 = 120000
+	h.nodes["n2"].gpu_class = "h100";
+	h.nodes["n4"].failures = 1;        // a failure before any exposure: 30000 / 2 = 15000, never 0
+	h.gpu_classes["h100"].exposure_s = 240000;
+	h.gpu_classes["h100"].failures = 3;
+	auto s = parse_failure_stats(health::failure_stats_json(h), "stats.json");
 	ck_assert_msg(s.has_value(), "%s", s ? "" : s.error().str().c_str());
-	// n1 and n2 at 50000 s, n3 at the file's default 100000 s: 1/(2/50000 + 1/100000) = 20000 s.
-	ck_assert(std::fabs(job_mtbf(*s, {"n1", "n2", "n3"}, 1e9) - 20000) < 1e-6);
+	const double site = 30000;
+	ck_assert(std::fabs(node_mtbf(s->nodes.at("n1"), site) - 60000) < 1e-6);
+	ck_assert(std::fabs(node_mtbf(s->nodes.at("n2"), site) - 120000) < 1e-6);
+	ck_assert(std::fabs(node_mtbf(s->nodes.at("n4"), site) - 15000) < 1e-6);
+	// n1, n2, and n3 (no history: the site's 30000 s): 1 / (1/60000 + 1/120000 + 1/30000) = 17142.857 s.
+	ck_assert(std::fabs(job_mtbf(*s, {"n1", "n2", "n3"}, site) - 120000.0 / 7) < 1e-6);
 	FailureStats empty;
 	ck_assert(std::fabs(job_mtbf(empty, {"a", "b", "c", "d"}, 86400) - 21600) < 1e-6);
-	auto bad = parse_failure_stats(R"({"format":"loom-failure-stats/1","nodes":{"n1":{"mtbf_s":0}}})", "f.json");
+	ck_assert(std::fabs(job_mtbf(empty, {}, 86400) - 86400) < 1e-6);
+	// Another shape or version is refused, naming the file and the field.
+	auto bad = parse_failure_stats(R"({"version":1,"updated":0,"nodes":{"n1":{"failures":-1}},"gpu_classes":{}})",
+				       "f.json");
 	ck_assert(!bad.has_value());
-	ck_assert_msg(bad.error().str().find("f.json: $.nodes.n1.mtbf_s") != std::string::npos, "%s",
-		      bad.error().str().c_str());
-	ck_assert(!parse_failure_stats(R"({"format":"loom-failure-stats/1","nodez":{}})", "f").has_value());
+	ck_assert_msg(bad.error().str().find("f.json") != std::string::npos, "%s", bad.error().str().c_str());
+	ck_assert(!parse_failure_stats(R"({"version":2,"updated":0,"nodes":{},"gpu_classes":{}})", "f").has_value());
+	ck_assert(!parse_failure_stats(R"({"format":"loom-failure-stats/1","nodes":{}})", "f").has_value());
 }
 END_TEST
 

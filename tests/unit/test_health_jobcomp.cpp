@@ -1,5 +1,6 @@
 // Unit tests for jobcomp/health's worker without Slurm: a fake Slurm records
 // drains and requeues. Job logs from tests/health/joblogs.
+#include "lib/ckpt/policy.hpp"
 #include "lib/health/jobcomp.hpp"
 #include "lib/health/jobcomp_worker.hpp"
 #include "lib/util/fs.hpp"
@@ -7,10 +8,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/unit/check_main.hpp"
@@ -93,6 +96,13 @@ START_TEST(options_fail_closed)
 	ck_assert(!bad);
 	ck_assert_msg(bad.error().str().find("unknown key 'max_drain'") != std::string::npos, "%s", bad.error().str().c_str());
 	ck_assert(!parse_jobcomp_options("restart_budget=-1", "JobCompLoc"));
+	auto rel = parse_jobcomp_options("stats_publish=shared/stats.json", "JobCompParams");
+	ck_assert(!rel);
+	ck_assert_msg(rel.error().str().find("stats_publish='shared/stats.json': expected an absolute path") !=
+			      std::string::npos,
+		      "%s", rel.error().str().c_str());
+	ck_assert_sstr_eq(parse_jobcomp_options("stats_publish=/shared/s.json", "JobCompParams")->stats_publish.c_str(),
+			  "/shared/s.json");
 }
 END_TEST
 
@@ -207,6 +217,8 @@ START_TEST(backlog_survives_a_restart)
 	std::string dir = temp_dir();
 	JobcompOptions opt;
 	opt.state_dir = dir;
+	opt.stats_publish = dir + "/published/failure-stats.json";
+	ck_assert(::mkdir((dir + "/published").c_str(), 0755) == 0);
 	auto slow = std::make_unique<FakeSlurm>();
 	slow->delay_ms = 300;
 	FakeSlurm *first = slow.get();
@@ -241,6 +253,15 @@ START_TEST(backlog_survives_a_restart)
 	ck_assert(stats.has_value());
 	ck_assert_int_eq(stats->nodes["n3"].failures, 3);
 	ck_assert_sstr_eq(stats->nodes["n3"].gpu_class, "h100");
+	// The published copy is what spank_ckpt reads on the nodes: the same
+	// statistics, and n3's three failures pull its MTBF below the site value.
+	auto text = read_file(opt.stats_publish);
+	ck_assert(text.has_value());
+	auto ck = ckpt::parse_failure_stats(*text, opt.stats_publish);
+	ck_assert_msg(ck.has_value(), "%s", ck ? "" : ck.error().str().c_str());
+	ck_assert_int_eq(ck->nodes.at("n3").failures, 3);
+	ck_assert(ckpt::job_mtbf(*ck, {"n3"}, 30 * 86400.0) < 30 * 86400.0 / 3);
+	ck_assert(std::fabs(ckpt::job_mtbf(*ck, {"n9"}, 30 * 86400.0) - 30 * 86400.0) < 1e-6);
 	// A corrupt backlog is refused with its path, not silently emptied.
 	ck_assert(write_file_atomic(dir + "/loom-jobcomp-backlog.json", "{\"version\": 1}").has_value());
 	JobcompWorker w3(opt, "", std::make_unique<FakeSlurm>());
