@@ -26,7 +26,13 @@ expected<JobcompOptions> parse_jobcomp_options(std::string_view words, const std
 		.duration("scontrol_timeout", &o.scontrol_timeout, 1, 600, "time limit of one scontrol call")
 		.size("log_max_bytes", &o.log_max_bytes, "tail of each job output file that is scanned")
 		.integer("max_backlog", &o.max_backlog, 1, 10000000, "queued jobs kept");
-	if (auto st = s.parse_words(words, where); !st)
+	// Slurm's convention for *Params is commas ("a=1,b=2"); spaces work too
+	// where the value can hold them (JobCompLoc).
+	std::string spaced(words);
+	for (char &c : spaced)
+		if (c == ',')
+			c = ' ';
+	if (auto st = s.parse_words(spaced, where); !st)
 		return unexpected(st.error());
 	if (!o.stats_publish.empty() && o.stats_publish[0] != '/')
 		return unexpected(where, "stats_publish='" + o.stats_publish + "': expected an absolute path");

@@ -16,8 +16,9 @@ struct json_object;
 
 namespace loom::health {
 
-// JobCompLoc words ("restart_budget=3 max_drains=4 drain_window=1h ..."),
-// parsed fail-closed.
+// JobCompParams ("restart_budget=3,max_drains=4,drain_window=1h", Slurm's
+// comma convention) or JobCompLoc words separated by spaces; parsed
+// fail-closed. Values cannot hold commas.
 struct JobcompOptions {
 	int64_t restart_budget = 3;  // requeues per job (SLURM_RESTART_COUNT)
 	int64_t max_drains = 4;      // nodes loom may drain per drain_window; past it: log only

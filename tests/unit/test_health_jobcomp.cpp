@@ -101,8 +101,10 @@ START_TEST(options_fail_closed)
 	ck_assert_msg(rel.error().str().find("stats_publish='shared/stats.json': expected an absolute path") !=
 			      std::string::npos,
 		      "%s", rel.error().str().c_str());
-	ck_assert_sstr_eq(parse_jobcomp_options("stats_publish=/shared/s.json", "JobCompParams")->stats_publish.c_str(),
-			  "/shared/s.json");
+	auto commas = parse_jobcomp_options("max_drains=7,stats_publish=/shared/s.json", "JobCompParams");
+	ck_assert_msg(commas.has_value(), "%s", commas ? "" : commas.error().str().c_str());
+	ck_assert_int_eq(commas->max_drains, 7);
+	ck_assert_sstr_eq(commas->stats_publish.c_str(), "/shared/s.json");
 }
 END_TEST
 
