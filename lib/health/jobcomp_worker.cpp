@@ -40,12 +40,20 @@ std::map<std::string, SlurmNodeState> parse_scontrol_nodes(std::string_view text
 	return out;
 }
 
+expected<CommandResult> ScontrolActions::run(const std::vector<std::string> &argv)
+{
+	auto r = run_command(argv, timeout_, cancel_ ? &cancel_->requested : nullptr);
+	if (!r && cancel_ && cancel_->requested.load(std::memory_order_acquire))
+		cancel_->cut.fetch_add(1);
+	return r;
+}
+
 expected<std::map<std::string, SlurmNodeState>> ScontrolActions::node_states(const std::vector<std::string> &nodes)
 {
 	std::string list;
 	for (const auto &n : nodes)
 		list += (list.empty() ? "" : ",") + n;
-	auto r = run_command({scontrol_, "show", "node", list}, timeout_);
+	auto r = run({scontrol_, "show", "node", list});
 	if (!r)
 		return unexpected(r.error());
 	if (r->exit_code != 0)
@@ -56,7 +64,7 @@ expected<std::map<std::string, SlurmNodeState>> ScontrolActions::node_states(con
 status ScontrolActions::drain(const std::string &node, const std::string &reason)
 {
 	std::vector<std::string> cmd = {scontrol_, "update", "nodename=" + node, "state=drain", "reason=" + reason};
-	auto r = run_command(cmd, timeout_);
+	auto r = run(cmd);
 	if (!r)
 		return unexpected(r.error());
 	if (r->exit_code != 0)
@@ -67,7 +75,7 @@ status ScontrolActions::drain(const std::string &node, const std::string &reason
 status ScontrolActions::requeue(uint32_t job_id)
 {
 	std::vector<std::string> cmd = {scontrol_, "requeue", std::to_string(job_id)};
-	auto r = run_command(cmd, timeout_);
+	auto r = run(cmd);
 	if (!r)
 		return unexpected(r.error());
 	if (r->exit_code != 0)
@@ -217,6 +225,8 @@ status JobcompWorker::start()
 		stats_ = std::move(*s);
 		stopping_ = false;
 	}
+	cancel_.requested.store(false);
+	slurm_->set_cancel(&cancel_);
 	if (!b->pending.empty())
 		log_info("resuming %zu jobs from %s", b->pending.size(), backlog_path().c_str());
 	thread_ = std::thread([this] { run(); });
@@ -267,7 +277,17 @@ void JobcompWorker::run()
 		try {
 			save_backlog_locked_copy(); // the job in hand is still in it
 			int64_t now = static_cast<int64_t>(std::time(nullptr));
+			uint64_t cut = cancel_.cut.load();
 			handle_job(rec, opt_, slurm_state_save_, *slurm_, limiter_, stats_, now);
+			if (cancel_.cut.load() != cut) {
+				// A stop cut this job's scontrol calls short: it stays first in
+				// the backlog and is handled again at the next start; its
+				// statistics are not saved.
+				log_info("job %u: interrupted by a stop, kept in the backlog", rec.end.job_id);
+				std::lock_guard<std::mutex> g(mu_);
+				busy_ = false;
+				break;
+			}
 			if (auto st = save_failure_stats(stats_path(), stats_); !st)
 				log_error("failure statistics: %s", st.error().str().c_str());
 			if (!opt_.stats_publish.empty())
@@ -296,6 +316,7 @@ void JobcompWorker::stop()
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		stopping_ = true;
+		cancel_.requested.store(true, std::memory_order_release);
 		cv_.notify_all();
 	}
 	if (thread_.joinable())

@@ -12,7 +12,9 @@
 #include "lib/health/drain.hpp"
 #include "lib/health/failure_stats.hpp"
 #include "lib/health/jobcomp.hpp"
+#include "lib/health/subprocess.hpp"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -24,12 +26,21 @@
 
 namespace loom::health {
 
+// A stop that cuts scontrol calls short (JobcompWorker::stop): 'requested'
+// makes calls give up at once; 'cut' counts the calls it cut short.
+struct Cancel {
+	std::atomic<bool> requested{false};
+	std::atomic<uint64_t> cut{0};
+};
+
 class JobcompActions {
 public:
 	virtual ~JobcompActions() = default;
 	virtual expected<std::map<std::string, SlurmNodeState>> node_states(const std::vector<std::string> &nodes) = 0;
 	virtual status drain(const std::string &node, const std::string &reason) = 0;
 	virtual status requeue(uint32_t job_id) = 0;
+	// While c->requested reads true, calls give up at once and count in c->cut.
+	virtual void set_cancel(Cancel *c) { (void)c; }
 };
 
 class ScontrolActions : public JobcompActions {
@@ -38,10 +49,13 @@ public:
 	expected<std::map<std::string, SlurmNodeState>> node_states(const std::vector<std::string> &nodes) override;
 	status drain(const std::string &node, const std::string &reason) override;
 	status requeue(uint32_t job_id) override;
+	void set_cancel(Cancel *c) override { cancel_ = c; }
 
 private:
+	expected<CommandResult> run(const std::vector<std::string> &argv);
 	std::string scontrol_;
 	int timeout_;
+	Cancel *cancel_ = nullptr;
 };
 
 // Every "NodeName=" record of `scontrol show node` output.
@@ -69,7 +83,10 @@ public:
 	status start();
 	// From the callback: never blocks on I/O, never throws.
 	void enqueue(JobRecord r) noexcept;
-	// Finish the job in hand, save what is left, join.
+	// Stop at once: a scontrol call in flight is cancelled (slurmctld calls
+	// this at reconfigure and shutdown holding its locks, and could not answer
+	// it), the job in hand stays in the backlog and is handled again at the
+	// next start; save, join.
 	void stop();
 	size_t pending() const;
 	// For tests: wait until the queue is empty (true) or timeout.
@@ -91,6 +108,7 @@ private:
 	mutable std::condition_variable cv_, idle_cv_;
 	std::deque<JobRecord> queue_;
 	bool stopping_ = false, busy_ = false, dirty_ = false;
+	Cancel cancel_;
 	std::thread thread_;
 };
 

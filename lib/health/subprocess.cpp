@@ -1,5 +1,6 @@
 #include "lib/health/subprocess.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -26,10 +27,14 @@ std::string command_line(const std::vector<std::string> &argv)
 	return s;
 }
 
-expected<CommandResult> run_command(const std::vector<std::string> &argv, int timeout_seconds)
+expected<CommandResult> run_command(const std::vector<std::string> &argv, int timeout_seconds,
+				    const std::atomic<bool> *cancel)
 {
 	if (argv.empty())
 		return unexpected("run_command", "empty command");
+	auto cancelled = [cancel] { return cancel && cancel->load(std::memory_order_acquire); };
+	if (cancelled())
+		return unexpected(command_line(argv), "cancelled");
 	int fds[2];
 	if (::pipe2(fds, O_CLOEXEC) != 0)
 		return unexpected(argv[0], std::string("pipe: ") + std::strerror(errno));
@@ -58,7 +63,7 @@ expected<CommandResult> run_command(const std::vector<std::string> &argv, int ti
 	}
 	CommandResult res;
 	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
-	bool timed_out = false;
+	bool timed_out = false, stopped = false;
 	char buf[4096];
 	while (true) {
 		auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -66,10 +71,17 @@ expected<CommandResult> run_command(const std::vector<std::string> &argv, int ti
 			timed_out = true;
 			break;
 		}
+		if (cancelled()) {
+			stopped = true;
+			break;
+		}
 		struct pollfd p = {fds[0], POLLIN, 0};
-		int n = ::poll(&p, 1, static_cast<int>(left.count()));
+		int slice = cancel ? static_cast<int>(std::min<int64_t>(left.count(), 100)) : static_cast<int>(left.count());
+		int n = ::poll(&p, 1, slice);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n == 0 && cancel && left.count() > 100)
+			continue; // a slice, not the deadline
 		if (n <= 0) {
 			timed_out = n == 0;
 			break;
@@ -85,7 +97,7 @@ expected<CommandResult> run_command(const std::vector<std::string> &argv, int ti
 	::close(fds[0]);
 	int wst = 0;
 	// The output is closed; the child may still run: wait until the deadline.
-	while (!timed_out) {
+	while (!timed_out && !stopped) {
 		pid_t w = ::waitpid(pid, &wst, WNOHANG);
 		if (w == pid)
 			break;
@@ -93,14 +105,18 @@ expected<CommandResult> run_command(const std::vector<std::string> &argv, int ti
 			break;
 		if (std::chrono::steady_clock::now() >= deadline)
 			timed_out = true;
+		else if (cancelled())
+			stopped = true;
 		else
 			::usleep(2000);
 	}
-	if (timed_out) {
+	if (timed_out || stopped) {
 		::kill(-pid, SIGKILL);
 		while (::waitpid(pid, &wst, 0) < 0 && errno == EINTR) {
 		}
 	}
+	if (stopped)
+		return unexpected(command_line(argv), "cancelled");
 	if (timed_out)
 		return unexpected(command_line(argv), "timed out after " + std::to_string(timeout_seconds) + " s");
 	res.exit_code = WIFEXITED(wst) ? WEXITSTATUS(wst) : -1;

@@ -8,6 +8,7 @@
 
 #include "lib/util/expected.hpp"
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,12 @@ struct CommandResult {
 	std::string output; // stdout and stderr together, at most 64 KiB
 };
 
-expected<CommandResult> run_command(const std::vector<std::string> &argv, int timeout_seconds);
+// 'cancel' (optional): once it reads true the child is killed within 0.1 s
+// and the call fails with "cancelled"; no command starts while it is true.
+// (jobcomp/health: slurmctld waits for its worker at reconfigure and
+// shutdown, and cannot answer the worker's scontrol meanwhile.)
+expected<CommandResult> run_command(const std::vector<std::string> &argv, int timeout_seconds,
+				    const std::atomic<bool> *cancel = nullptr);
 
 // "scontrol update nodename=n1 state=drain reason=..." as one line, for logs.
 std::string command_line(const std::vector<std::string> &argv);

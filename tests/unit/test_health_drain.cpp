@@ -8,6 +8,8 @@
 #include "lib/util/fs.hpp"
 #include "lib/util/json.hpp"
 
+#include <thread>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -148,6 +150,27 @@ START_TEST(helper_commands_have_a_deadline)
 	ck_assert(!quiet);
 	ck_assert(!run_command({"/nonexistent/scontrol"}, 1));
 	ck_assert_sstr_eq(command_line({"scontrol", "update", "reason=loom: x y"}), "scontrol update \"reason=loom: x y\"");
+	// Cancelled from another thread: the child is killed within a slice.
+	std::atomic<bool> stop{false};
+	std::thread t([&] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(200));
+		stop = true;
+	});
+	t0 = std::chrono::steady_clock::now();
+	auto c = run_command({"sleep", "30"}, 20, &stop);
+	s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	t.join();
+	ck_assert(!c);
+	ck_assert_msg(c.error().str().find("cancelled") != std::string::npos, "%s", c.error().str().c_str());
+	ck_assert_msg(s < 1.5, "cancel took %.2f s", s);
+	// Nothing starts once cancelled.
+	auto none = run_command({"sh", "-c", "echo ran"}, 5, &stop);
+	ck_assert(!none);
+	// Not cancelled: the flag costs nothing but slices.
+	std::atomic<bool> go{false};
+	auto fine = run_command({"sh", "-c", "sleep 0.3; echo done"}, 5, &go);
+	ck_assert(fine.has_value());
+	ck_assert_sstr_eq(fine->output, "done\n");
 }
 END_TEST
 

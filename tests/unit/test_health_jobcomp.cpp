@@ -274,6 +274,50 @@ START_TEST(backlog_survives_a_restart)
 }
 END_TEST
 
+// slurmctld stops jobcomp/health (reconfigure, shutdown) holding its locks,
+// so the worker's scontrol cannot be answered: stop() must cut it short at
+// once, keep the job in hand in the backlog, and the next start handles it.
+START_TEST(stop_cuts_scontrol_short_and_keeps_the_job)
+{
+	std::string dir = temp_dir();
+	std::string hang = dir + "/scontrol";
+	ck_assert(write_file_atomic(hang, "#!/bin/sh\nexec sleep 30\n", 0755).has_value());
+	JobcompOptions opt;
+	opt.state_dir = dir;
+	opt.scontrol = hang;
+	{
+		JobcompWorker w(opt, "", std::make_unique<ScontrolActions>(hang, 20));
+		ck_assert(w.start().has_value());
+		JobRecord r = job(701, "gpu-ecc.out", {"n3"});
+		r.end.requeue_allowed = true;
+		w.enqueue(r);
+		std::this_thread::sleep_for(std::chrono::milliseconds(300)); // in scontrol show node
+		auto t0 = std::chrono::steady_clock::now();
+		w.stop();
+		double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+		ck_assert_msg(s < 1.0, "stop() took %.2f s with a hung scontrol", s);
+	}
+	auto b = load_backlog(dir + "/loom-jobcomp-backlog.json");
+	ck_assert(b.has_value());
+	ck_assert_int_eq(b->pending.size(), 1);
+	ck_assert_int_eq(b->pending[0].end.job_id, 701);
+	auto stats = load_failure_stats(dir + "/loom-failure-stats.json");
+	ck_assert(stats.has_value());
+	ck_assert_int_eq(stats->nodes["n3"].failures, 0); // not counted for a job not yet handled
+	auto fake = std::make_unique<FakeSlurm>();
+	FakeSlurm *f = fake.get();
+	JobcompWorker w2(opt, "", std::move(fake));
+	ck_assert(w2.start().has_value());
+	ck_assert(w2.wait_idle(5000));
+	w2.stop();
+	ck_assert_int_eq(f->drained.size(), 1);
+	ck_assert_sstr_eq(f->drained[0], "n3");
+	ck_assert_int_eq(f->requeued.size(), 1);
+	ck_assert_int_eq(load_failure_stats(dir + "/loom-failure-stats.json")->nodes["n3"].failures, 1);
+	rm(dir);
+}
+END_TEST
+
 START_TEST(scontrol_records)
 {
 	const char *text = "NodeName=n1 Arch=x86_64 CoresPerSocket=8\n   State=IDLE ThreadsPerCore=1\n\n"
@@ -297,6 +341,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, drain_cap_holds_and_budget);
 	tcase_add_test(tc, checkpoint_flag_from_saved_environment);
 	tcase_add_test(tc, backlog_survives_a_restart);
+	tcase_add_test(tc, stop_cuts_scontrol_short_and_keeps_the_job);
 	tcase_add_test(tc, scontrol_records);
 	suite_add_tcase(s, tc);
 	return s;
