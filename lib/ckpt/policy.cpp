@@ -44,9 +44,7 @@ expected<FailureStats> parse_failure_stats(std::string_view text, const std::str
 
 double node_mtbf(const NodeHistory &h, double site_node_mtbf_s)
 {
-	double exposure = std::isfinite(h.exposure_s) && h.exposure_s > 0 ? h.exposure_s : 0;
-	double failures = h.failures > 0 ? static_cast<double>(h.failures) : 0;
-	return (exposure + site_node_mtbf_s) / (failures + 1.0);
+	return health::mtbf_estimate(h.exposure_s, h.failures, site_node_mtbf_s);
 }
 
 double job_mtbf(const FailureStats &stats, const std::vector<std::string> &nodes, double site_node_mtbf_s)

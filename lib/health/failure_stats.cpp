@@ -3,6 +3,8 @@
 #include "lib/util/fs.hpp"
 #include "lib/util/json.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <json-c/json.h>
 #include <unistd.h>
 
@@ -95,6 +97,41 @@ void FailureStats::record(const JobEnd &job, const Classification &c,
 		}
 	}
 	updated = now;
+}
+
+double mtbf_estimate(double exposure_s, int64_t failures, double prior_mtbf_s)
+{
+	double e = std::isfinite(exposure_s) && exposure_s > 0 ? exposure_s : 0;
+	double f = failures > 0 ? static_cast<double>(failures) : 0;
+	double prior = std::isfinite(prior_mtbf_s) && prior_mtbf_s > 0 ? prior_mtbf_s : 0;
+	return (e + prior) / (f + 1.0);
+}
+
+double fleet_mtbf(const FailureStats &s)
+{
+	double exposure = 0;
+	int64_t failures = 0;
+	for (const auto &[name, n] : s.nodes) {
+		exposure += std::isfinite(n.exposure_s) && n.exposure_s > 0 ? n.exposure_s : 0;
+		failures += n.failures > 0 ? n.failures : 0;
+	}
+	return failures > 0 ? exposure / static_cast<double>(failures) : -1;
+}
+
+std::map<std::string, double> node_health_weights(const FailureStats &s)
+{
+	std::map<std::string, double> w;
+	double fleet = fleet_mtbf(s);
+	if (!(fleet > 0)) {
+		// Failures but no exposure at all (jobs that failed at once): count failures only.
+		for (const auto &[name, n] : s.nodes)
+			if (n.failures > 0)
+				w[name] = 1.0 / (static_cast<double>(n.failures) + 1.0);
+		return w;
+	}
+	for (const auto &[name, n] : s.nodes)
+		w[name] = std::min(1.0, mtbf_estimate(n.exposure_s, n.failures, fleet) / fleet);
+	return w;
 }
 
 std::string failure_stats_json(const FailureStats &s)

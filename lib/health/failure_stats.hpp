@@ -40,6 +40,22 @@ struct FailureStats {
 		    int64_t now);
 };
 
+// A node's MTBF with a prior: (exposure + prior_mtbf_s) / (failures + 1).
+// The prior counts as one failure's worth of exposure, so a node with little
+// history stays near it, a long fault-free run raises it, repeated failures
+// lower it, and no count gives zero or infinity. Used by spank_ckpt's
+// automatic interval and select/topo's health weights alike.
+double mtbf_estimate(double exposure_s, int64_t failures, double prior_mtbf_s);
+
+// The fleet's MTBF: all nodes' exposure / all their failures; < 0 without a failure.
+double fleet_mtbf(const FailureStats &s);
+
+// Placement health weight per node that has a history: min(1, estimate /
+// fleet MTBF) with the fleet MTBF as prior: 1 for nodes that fail no more
+// often than the fleet, 1/(F+1) for F failures on a node with little exposure.
+// Empty when the fleet has no failure.
+std::map<std::string, double> node_health_weights(const FailureStats &s);
+
 std::string failure_stats_json(const FailureStats &s);
 expected<FailureStats> parse_failure_stats(std::string_view text, const std::string &source);
 // Missing file: empty statistics.

@@ -23,10 +23,15 @@ expected<Config> read_config(const std::string &path)
 		.integer("max_candidates", &c.max_candidates, 1, 16, "node sets tried per job")
 		.choice("placement", &c.placement, {"topo", "cons_tres"}, "who places jobs")
 		.string("weights", &c.weights_file, "placement weights file")
-		.string("explain_dir", &c.explain_dir, "where decisions are kept for loom place --explain");
+		.string("explain_dir", &c.explain_dir, "where decisions are kept for loom place --explain")
+		.string("failure_stats", &c.failure_stats,
+			"jobcomp/health failure statistics for health weights (none: off)")
+		.duration("failure_stats_poll", &c.failure_stats_poll_s, 1, 3600, "how often failure_stats is checked");
 	status r = s.parse_file(path);
 	if (!r)
 		return unexpected(r.error());
+	if (!c.failure_stats.empty() && c.failure_stats != "none" && c.failure_stats[0] != '/')
+		return unexpected(path, "failure_stats='" + c.failure_stats + "': expected an absolute path or none");
 	return c;
 }
 

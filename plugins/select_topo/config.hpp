@@ -12,6 +12,10 @@
 //   explain_dir=/var/spool/slurmctld/loom      with DebugFlags=SelectType: one
 //                                              state+request file per decision,
 //                                              for `loom place --explain`
+//   failure_stats=PATH|none                    jobcomp/health's failure statistics,
+//                                              for node health weights; default:
+//                                              its file when JobCompType=jobcomp/health
+//   failure_stats_poll=10s                     how often the file is checked
 //
 // Parsed fail-closed: an unknown key or a bad value is an error naming the
 // file, line, key and value.
@@ -33,6 +37,8 @@ struct Config {
 	std::string placement = "topo";
 	std::string weights_file;
 	std::string explain_dir;
+	std::string failure_stats;         // "" = default, "none" = off
+	int64_t failure_stats_poll_s = 10;
 };
 
 // Reads 'path' if it exists; a missing file gives the defaults.

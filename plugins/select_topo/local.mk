@@ -7,6 +7,7 @@ plugins_select_topo_select_topo_la_SOURCES = \
 	plugins/select_topo/cons_tres.hpp plugins/select_topo/cons_tres.cpp \
 	plugins/select_topo/placer.hpp plugins/select_topo/placer.cpp \
 	plugins/select_topo/explain.hpp plugins/select_topo/explain.cpp \
+	plugins/select_topo/history.hpp plugins/select_topo/history.cpp \
 	plugins/select_topo/slurm_view.hpp plugins/select_topo/slurm_view.cpp \
 	plugins/select_topo/fabric.hpp plugins/select_topo/fabric.cpp \
 	plugins/select_topo/config.hpp plugins/select_topo/config.cpp \

@@ -9,6 +9,7 @@
 #include "plugins/select_topo/explain.hpp"
 #include "plugins/select_topo/cons_tres.hpp"
 #include "plugins/select_topo/fabric.hpp"
+#include "plugins/select_topo/history.hpp"
 #include "plugins/select_topo/slurm_view.hpp"
 
 #include <atomic>
@@ -30,6 +31,7 @@ struct Loaded {
 	std::vector<int> slurm_of;            // model node -> Slurm node index (-1: not in Slurm)
 	// What the engine's State was last read from (see refresh()).
 	uint64_t seen_change = 0;
+	uint64_t seen_weights = UINT64_MAX;
 	time_t seen_node_update = -1;
 	time_t refreshed_at = 0;
 };
@@ -64,6 +66,22 @@ std::string replay_request(const Loaded &l, place::Request req, const place::All
 	if (!out.empty())
 		req.exclude = {topo::hostlist_compress(out)};
 	return place::format_request(req) + "\n";
+}
+
+// jobcomp/health's statistics file, when that plugin is the JobCompType
+// (its state directory: JobCompLoc if absolute, else StateSaveLocation).
+std::string failure_stats_path(const Config &c)
+{
+	if (c.failure_stats == "none")
+		return {};
+	if (!c.failure_stats.empty())
+		return c.failure_stats;
+	if (!slurm_conf.job_comp_type || std::string(slurm_conf.job_comp_type) != "jobcomp/health")
+		return {};
+	std::string dir = slurm_conf.job_comp_loc && slurm_conf.job_comp_loc[0] == '/' ? slurm_conf.job_comp_loc
+		: slurm_conf.state_save_location ? slurm_conf.state_save_location
+						 : "";
+	return dir.empty() ? std::string() : dir + "/loom-failure-stats.json";
 }
 
 std::string conf_path(const char *name)
@@ -130,9 +148,12 @@ bool refresh(Loaded &l)
 {
 	uint64_t change = g_change.load(std::memory_order_acquire);
 	time_t node_update = last_node_update;
-	if (change == l.seen_change && node_update == l.seen_node_update && node_update < l.refreshed_at)
+	auto weights = history_weights();
+	if (change == l.seen_change && weights->generation == l.seen_weights && node_update == l.seen_node_update &&
+	    node_update < l.refreshed_at)
 		return false;
 	l.seen_change = change;
+	l.seen_weights = weights->generation;
 	l.seen_node_update = node_update;
 	l.refreshed_at = std::time(nullptr);
 	node_record_t *node;
@@ -147,9 +168,16 @@ bool refresh(Loaded &l)
 			(void)l.state->set_capacity(m, g.total, 0);
 		if (g.free != l.state->free_gpus(m))
 			(void)l.state->set_node_free(m, g.free, 0);
+		// Health: the failure history's weight, at most 0.5 while suspect.
 		bool suspect = node_suspect(node);
-		if (suspect != l.state->suspect(m))
-			(void)l.state->set_health(m, suspect ? 0.5 : 1.0, suspect);
+		double w = 1.0;
+		if (!weights->weight.empty())
+			if (auto it = weights->weight.find(node->name); it != weights->weight.end())
+				w = it->second;
+		if (suspect && w > 0.5)
+			w = 0.5;
+		if (suspect != l.state->suspect(m) || w != l.state->health(m))
+			(void)l.state->set_health(m, w, suspect);
 	}
 	return true;
 }
@@ -252,6 +280,7 @@ bool placer_load(bool starting, std::string &why)
 			     "leaf of its own: %s",
 			     n.fabric.alone.size(), join(n.fabric.alone).c_str());
 		g_cur = std::move(*l);
+		history_start(failure_stats_path(g_cur->config), g_cur->config.failure_stats_poll_s);
 		if (std::string dir = explain_dir(*g_cur); !dir.empty())
 			explain_fabric(dir, topo::write_cluster_json(g_cur->fabric.cluster));
 		return true;
@@ -267,6 +296,7 @@ bool placer_load(bool starting, std::string &why)
 void placer_unload()
 {
 	explain_stop();
+	history_stop();
 	std::lock_guard<std::mutex> g(g_mu);
 	g_cur.reset();
 }

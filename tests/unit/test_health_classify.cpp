@@ -7,6 +7,7 @@
 #include "lib/health/job_log.hpp"
 #include "lib/util/fs.hpp"
 
+#include <cmath>
 #include <string>
 #include <unistd.h>
 
@@ -215,6 +216,38 @@ START_TEST(failure_stats_mtbf)
 }
 END_TEST
 
+START_TEST(health_weights_from_history)
+{
+	FailureStats s;
+	ck_assert(node_health_weights(s).empty()); // no history: nobody weighted
+	s.nodes["a"].exposure_s = 100000;          // fault-free, long history
+	s.nodes["b"].exposure_s = 100000;
+	s.nodes["b"].failures = 1;
+	s.nodes["c"].exposure_s = 100;             // two failures in little time
+	s.nodes["c"].failures = 2;
+	ck_assert(node_health_weights(FailureStats{}).empty());
+	// Fleet: 200100 s / 3 failures = 66700 s.
+	ck_assert(std::fabs(fleet_mtbf(s) - 66700) < 1e-6);
+	auto w = node_health_weights(s);
+	ck_assert(w.at("a") == 1.0);
+	// b: (100000 + 66700) / 2 = 83350 > fleet: 1.
+	ck_assert(w.at("b") == 1.0);
+	// c: (100 + 66700) / 3 = 22266.7: a third of the fleet's.
+	ck_assert(std::fabs(w.at("c") - (66800.0 / 3) / 66700) < 1e-9);
+	// Failures without any exposure (jobs that died at once): 1 / (F + 1).
+	FailureStats z;
+	z.nodes["n1"].failures = 1;
+	z.nodes["n2"].failures = 0;
+	auto wz = node_health_weights(z);
+	ck_assert(std::fabs(wz.at("n1") - 0.5) < 1e-12);
+	ck_assert(wz.find("n2") == wz.end());
+	// The estimator: prior = one failure's worth of exposure.
+	ck_assert(mtbf_estimate(0, 0, 500) == 500);
+	ck_assert(mtbf_estimate(1500, 1, 500) == 1000);
+	ck_assert(mtbf_estimate(-1, -3, 500) == 500); // negative counts are taken as none
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("health_classify");
@@ -226,6 +259,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, decisions_and_budget);
 	tcase_add_test(tc, output_paths);
 	tcase_add_test(tc, failure_stats_mtbf);
+	tcase_add_test(tc, health_weights_from_history);
 	suite_add_tcase(s, tc);
 	return s;
 }

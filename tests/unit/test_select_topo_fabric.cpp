@@ -118,6 +118,19 @@ START_TEST(config_file)
 	ck_assert_msg(bad.error().str().find("loom-topo.conf:1") != std::string::npos &&
 			      bad.error().str().find("max_candidates") != std::string::npos,
 		      "%s", bad.error().str().c_str());
+	ck_assert(write_file_atomic(p, "failure_stats=/var/spool/loom/loom-failure-stats.json\nfailure_stats_poll=2s\n")
+			  .has_value());
+	auto fs = read_config(p);
+	ck_assert(fs.has_value());
+	ck_assert_sstr_eq(fs->failure_stats, "/var/spool/loom/loom-failure-stats.json");
+	ck_assert_int_eq(fs->failure_stats_poll_s, 2);
+	ck_assert(write_file_atomic(p, "failure_stats=stats.json\n").has_value());
+	auto rel = read_config(p);
+	ck_assert(!rel);
+	ck_assert_msg(rel.error().str().find("failure_stats='stats.json'") != std::string::npos, "%s",
+		      rel.error().str().c_str());
+	ck_assert(write_file_atomic(p, "failure_stats=none\n").has_value());
+	ck_assert(read_config(p).has_value());
 	unlink(p.c_str());
 	rmdir(d.c_str());
 }
