@@ -39,17 +39,7 @@ std::string features()
 #else
 	f += " -ibverbs(sysfs only)";
 #endif
-#ifdef HAVE_CUDA
-	f += " cuda";
-#else
-	f += " -cuda";
-#endif
-#ifdef HAVE_NCCL
-	f += " nccl";
-#else
-	f += " -nccl";
-#endif
-	f += " nvml(dlopen)";
+	f += " nvml,cudart,nccl(dlopen)";
 	return f;
 }
 
