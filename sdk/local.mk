@@ -5,7 +5,8 @@ lib_LTLIBRARIES = sdk/libloom_ckpt.la
 sdk_libloom_ckpt_la_SOURCES = sdk/cpp/loom/ckpt.hpp sdk/cpp/ckpt.cpp
 sdk_libloom_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 sdk_libloom_ckpt_la_CXXFLAGS = $(AM_CXXFLAGS) $(LOOM_VISIBILITY_FLAGS)
-sdk_libloom_ckpt_la_LDFLAGS = -version-info 0:0:0 -no-undefined
+# 1:0:1: Checkpointer::reserve() added (interfaces added, none removed: still .so.0).
+sdk_libloom_ckpt_la_LDFLAGS = -version-info 1:0:1 -no-undefined
 sdk_libloom_ckpt_la_LIBADD = lib/libloom.la
 loom_sdk_includedir = $(includedir)/loom
 loom_sdk_include_HEADERS = sdk/cpp/loom/ckpt.hpp

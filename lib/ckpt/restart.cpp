@@ -38,8 +38,10 @@ expected<std::vector<StartRecord>> parse_starts(std::string_view text, const std
 		auto step = e.integer("newest_step", -1, max_step);
 		auto t = e.number("time");
 		auto job = e.str_or("job_id", "");
+		auto held = e.boolean_or("held", false);
 		for (const Error *err : {rc ? nullptr : &rc.error(), step ? nullptr : &step.error(),
-					 t ? nullptr : &t.error(), job ? nullptr : &job.error()})
+					 t ? nullptr : &t.error(), job ? nullptr : &job.error(),
+					 held ? nullptr : &held.error()})
 			if (err)
 				return fail(*err);
 		if (auto st = e.finish(); !st)
@@ -48,6 +50,7 @@ expected<std::vector<StartRecord>> parse_starts(std::string_view text, const std
 		s.newest_step = *step;
 		s.time = *t;
 		s.job_id = *job;
+		s.held = *held;
 		out.push_back(s);
 	}
 	if (auto st = r.finish(); !st)
@@ -65,6 +68,8 @@ std::string starts_to_json(const std::vector<StartRecord> &starts)
 		o.set("time", Json::number(s.time));
 		if (!s.job_id.empty())
 			o.set("job_id", Json::string(s.job_id));
+		if (s.held)
+			o.set("held", Json::boolean(true));
 		arr.push(std::move(o));
 	}
 	Json doc = Json::object();
@@ -104,6 +109,14 @@ expected<std::vector<StartRecord>> record_start(const std::string &dir, const St
 StartDecision decide_start(int64_t restart_count, int64_t max_restarts, int64_t newest_step_now,
 			   const std::vector<StartRecord> &starts)
 {
+	// The start before this one; the same restart count too, for a job
+	// released without Slurm counting a restart.
+	const StartRecord *last = nullptr;
+	for (const auto &s : starts)
+		if (s.restart_count <= restart_count && (!last || s.restart_count > last->restart_count))
+			last = &s;
+	if (last && last->held) // released after a hold: a person decided it runs
+		return {};
 	if (restart_count > max_restarts)
 		return {StartVerdict::hold_budget,
 			strprintf("loom: restart budget used up (%lld restarts, --ckpt-max-restarts=%lld)",

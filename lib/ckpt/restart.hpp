@@ -4,7 +4,9 @@
 // and the newest checkpoint step it found. A restarted job runs while its
 // restart count is within the budget and while the run before it made
 // progress: a job that failed again without committing a new checkpoint
-// since its last restart is held, with a reason, instead of looping.
+// since its last restart is held, with a reason, instead of looping. A hold
+// asks a person to look; releasing the job (`scontrol release`) is their
+// answer, so the first start after a held one runs.
 #pragma once
 
 #include "lib/util/expected.hpp"
@@ -21,6 +23,7 @@ struct StartRecord {
 	int64_t newest_step = -1; // -1: no checkpoint at that start
 	double time = 0;
 	std::string job_id;
+	bool held = false; // this start was held instead of run
 };
 
 expected<std::vector<StartRecord>> parse_starts(std::string_view text, const std::string &source);

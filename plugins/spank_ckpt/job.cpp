@@ -114,7 +114,9 @@ expected<JobSetup> prepare_job(const ckpt::SiteConfig &site, const ckpt::JobOpti
 			if (auto parsed = ckpt::parse_starts(*text, starts_path); parsed)
 				before = *parsed;
 		auto d = ckpt::decide_start(restarts, budget, n ? n->step : -1, before);
-		if (auto rec = ckpt::record_start(*dir, {restarts, n ? n->step : -1, now_unix(), job}); !rec)
+		ckpt::StartRecord start{restarts, n ? n->step : -1, now_unix(), job,
+					d.verdict != ckpt::StartVerdict::run};
+		if (auto rec = ckpt::record_start(*dir, start); !rec)
 			return unexpected(rec.error());
 		Json o = Json::object();
 		o.set("newest", Json::string(*newest));

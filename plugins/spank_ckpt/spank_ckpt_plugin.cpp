@@ -37,6 +37,7 @@ struct State {
 	sc::JobFacts facts;
 	std::optional<sc::JobSetup> setup;
 	sc::JobCoordinator coordinator;
+	bool held = false; // this start was held: the batch script must not run
 };
 State g;
 
@@ -166,9 +167,16 @@ int remote_user_init(spank_t sp)
 	if (setup->decision.verdict != ckpt::StartVerdict::run) {
 		std::string err;
 		slurm_error("%s: job %u: %s: holding the job", prefix, g.facts.job_id, setup->decision.reason.c_str());
-		if (!sc::hold_job(g.facts.job_id, setup->decision.reason, &err))
+		if (!sc::hold_job(g.facts.job_id, setup->decision.reason, &err)) {
 			slurm_error("%s: job %u: hold failed: %s", prefix, g.facts.job_id, err.c_str());
-		return -1;
+			return -1; // the launch fails: the job does not run unchecked
+		}
+		// The job is requeued and held. Failing here would be a launch
+		// failure, and slurmctld drains the node for that: the step goes
+		// on, and the task stops before it executes the script
+		// (task_init_privileged) while slurmctld ends the step.
+		g.held = true;
+		return 0;
 	}
 	for (const auto &[k, v] : setup->env)
 		if (spank_setenv(sp, k.c_str(), v.c_str(), 1) != ESPANK_SUCCESS)
@@ -180,6 +188,15 @@ int remote_user_init(spank_t sp)
 		   static_cast<long long>(g.opts.max_restarts));
 	g.setup = std::move(*setup);
 	return 0;
+}
+
+// In each task's process, after the fork and before the script is executed.
+int remote_task_init_privileged()
+{
+	if (!g.held)
+		return 0;
+	slurm_info("%s: job %u: held: the batch script is not started", prefix, g.facts.job_id);
+	return -1; // slurmstepd ends the task (exit status 1) without executing it
 }
 
 int remote_task_post_fork(spank_t sp)
@@ -222,6 +239,7 @@ SPANK_PLUGIN(spank_ckpt, 1)
 int slurm_spank_init(spank_t sp, int ac, char **av);
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av);
 int slurm_spank_user_init(spank_t sp, int ac, char **av);
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av);
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av);
 int slurm_spank_exit(spank_t sp, int ac, char **av);
 
@@ -266,6 +284,11 @@ int slurm_spank_init_post_opt(spank_t sp, int, char **)
 int slurm_spank_user_init(spank_t sp, int, char **)
 {
 	return guarded("user_init", [&] { return spank_remote(sp) ? remote_user_init(sp) : 0; });
+}
+
+int slurm_spank_task_init_privileged(spank_t sp, int, char **)
+{
+	return guarded("task_init_privileged", [&] { return spank_remote(sp) ? remote_task_init_privileged() : 0; });
 }
 
 int slurm_spank_task_post_fork(spank_t sp, int, char **)

@@ -82,6 +82,8 @@ Checkpointer::Checkpointer(Config c, bool install_signal_handler) : impl_(new Im
 	s.world_size = impl_->cfg.world_size;
 	s.restart_count = impl_->cfg.restart_count;
 	s.job_id = impl_->cfg.job_id;
+	if (auto h = parse_bool(env("LOOM_CKPT_HUGE_PAGES")); h)
+		s.huge_pages = *h;
 	impl_->writer.reset(new ckpt::AsyncWriter(s));
 	if (install_signal_handler && impl_->cfg.signal > 0) {
 		struct sigaction sa;
@@ -129,6 +131,28 @@ bool Checkpointer::save_async(int64_t step, const std::vector<Buffer> &buffers, 
 	g_signalled = 0;
 	impl_->last_save = now_s();
 	auto st = impl_->writer->save_async(step, views(buffers));
+	if (!st) {
+		set_error(error, st.error().str());
+		return false;
+	}
+	return true;
+}
+
+bool Checkpointer::reserve(const std::vector<Buffer> &buffers, std::string *error)
+{
+	std::vector<size_t> sizes;
+	for (const auto &b : buffers)
+		sizes.push_back(b.size);
+	return reserve(sizes, error);
+}
+
+bool Checkpointer::reserve(const std::vector<size_t> &sizes, std::string *error)
+{
+	if (!enabled()) {
+		set_error(error, "no checkpoint directory (LOOM_CKPT_DIR is not set)");
+		return false;
+	}
+	auto st = impl_->writer->reserve(sizes);
 	if (!st) {
 		set_error(error, st.error().str());
 		return false;

@@ -14,11 +14,23 @@ same as the C++ SDK and `loom ckpt`):
             ck.save_async(step + 1, {"model.bin": weights_bytes})
     ck.wait()
 
-save_async() snapshots the buffers into memory (bytes copies) and returns;
-a background thread writes, checksums (SHA-256) and commits the checkpoint
-with an atomic rename, then moves the `latest` pointer and applies retention.
-Only committed, verified checkpoints are restored; a corrupt newest one falls
-back to the one before it.
+save_async() copies the buffers into snapshot memory and returns; a
+background thread writes, checksums (SHA-256) and commits the checkpoint with
+an atomic rename, then moves the `latest` pointer and applies retention. Only
+committed, verified checkpoints are restored; a corrupt newest one falls back
+to the one before it.
+
+The snapshot memory (anonymous memory from mmap) is kept and reused by the
+next save of the same file, so later saves hold the caller for a memory copy
+only. The first save would also wait for that memory to be faulted in;
+reserve() has a background thread do it beforehand, e.g. right after
+restore():
+
+    ck.reserve({"model.bin": len(weights_bytes)})    # or the buffers themselves
+
+LOOM_CKPT_HUGE_PAGES=1 asks for transparent huge pages for it (fewer faults on
+bare metal; off by default because on a VM that returns free memory to its
+host each huge page is new host memory, many times slower to fault in).
 
 With PyTorch installed, save_torch_async() uses torch.distributed.checkpoint's
 async_save into the staging directory and commits the same way; without it,
@@ -29,6 +41,7 @@ import ctypes
 import errno
 import hashlib
 import json
+import mmap
 import os
 import signal as _signal
 import socket
@@ -396,6 +409,61 @@ def prune(directory, keep):
     return [c.path for c in removed]
 
 
+_HUGE_PAGE = 2 << 20
+
+
+def _snapshot_memory(size, huge_pages=False):
+    """Writable memory of 'size' bytes for a snapshot, not yet faulted in: private
+    anonymous memory, asked to be backed by transparent huge pages with
+    'huge_pages' (a bytearray where mmap is not available)."""
+    if size == 0:
+        return bytearray()
+    try:
+        mem = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+    except (OSError, ValueError, AttributeError):
+        return bytearray(size)
+    if huge_pages and size >= _HUGE_PAGE and hasattr(mem, "madvise") and hasattr(mmap, "MADV_HUGEPAGE"):
+        try:
+            mem.madvise(mmap.MADV_HUGEPAGE)
+        except OSError:  # a kernel without THP
+            pass
+    return mem
+
+
+def _prefault(mem, stop=None):
+    """Fault every page of 'mem' in, letting go of the GIL meanwhile: the kernel
+    writes zeros into it from /dev/zero, 64 MiB at a time, until 'stop' (an
+    Event) is set."""
+    view = memoryview(mem)
+    try:
+        fd = os.open("/dev/zero", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        fd = -1
+    try:
+        off = 0
+        while off < len(view) and not (stop is not None and stop.is_set()):
+            part = view[off:off + (64 << 20)]
+            if fd >= 0:
+                n = os.readv(fd, [part])
+                if n <= 0:
+                    break
+                off += n
+            else:  # a write to every page; the GIL changes hands between slices
+                part[::4096] = bytes(len(range(0, len(part), 4096)))
+                off += len(part)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _byte_view(data):
+    """A flat byte view of a bytes-like object (copied when not contiguous)."""
+    view = memoryview(data)
+    if not view.c_contiguous:
+        view = memoryview(view.tobytes())
+    return view.cast("B") if view.format != "B" or view.ndim != 1 else view
+
+
 class Checkpointer:
     """Decides when to checkpoint, saves (async or not), restores."""
 
@@ -413,6 +481,10 @@ class Checkpointer:
         self._last_save = time.monotonic()
         self._thread = None
         self._error = None
+        self._snapshot = {}  # name -> snapshot memory, reused by the next save
+        self.huge_pages = env.get("LOOM_CKPT_HUGE_PAGES", "").lower() in ("1", "yes", "true", "on")
+        self._reserver = None
+        self._stop_reserve = threading.Event()
         self.last_stall = 0.0
         self.last_write = 0.0
         self.signal = None
@@ -465,12 +537,70 @@ class Checkpointer:
         self.last_stall = self.last_write = time.monotonic() - t0
         return path
 
+    def reserve(self, files):
+        """Prepare snapshot memory for 'files' (name -> bytes-like, or name -> size in
+        bytes) in a background thread, and return at once. A save_async() that comes
+        before it is done stops it (within 64 MiB) and faults the rest in with its
+        copy. Memory already large enough is kept; a larger save later gets more."""
+        if not self.enabled:
+            return
+        sizes = {name: (v if isinstance(v, int) else _byte_view(v).nbytes) for name, v in files.items()}
+        for name, n in sizes.items():
+            check_relative_name(name)
+            if n < 0:
+                raise ValueError("reserve: %r: negative size %d" % (name, n))
+        before = self._reserver
+
+        def run():
+            if before is not None:
+                before.join()
+            fresh = {}
+            for name, n in sizes.items():
+                mem = self._snapshot.get(name)
+                if mem is None or len(mem) < n:
+                    mem = _snapshot_memory(n, self.huge_pages)
+                    _prefault(mem, self._stop_reserve)
+                    fresh[name] = mem
+            # Only a save reads the table, and it joins this thread first.
+            table = dict(self._snapshot)
+            table.update(fresh)
+            self._snapshot = table
+        self._reserver = threading.Thread(target=run, name="loom-ckpt-reserve", daemon=True)
+        self._reserver.start()
+
+    def _wait_reserve(self, cut_short=False):
+        if self._reserver is not None:
+            if cut_short:
+                self._stop_reserve.set()
+            self._reserver.join()
+            self._reserver = None
+            self._stop_reserve.clear()
+
+    def _take_snapshot(self, files):
+        """Copy 'files' into the kept snapshot memory; name -> memoryview of the copy."""
+        kept, snapshot = {}, {}
+        for name, data in files.items():
+            view = _byte_view(data)
+            n = view.nbytes
+            mem = self._snapshot.get(name)
+            if mem is None or len(mem) < n:
+                mem = None  # the smaller one goes before the larger one is mapped
+                self._snapshot.pop(name, None)
+                mem = _snapshot_memory(n, self.huge_pages)
+            target = memoryview(mem)[:n]
+            target[:] = view
+            kept[name] = mem
+            snapshot[name] = target
+        self._snapshot = kept  # files no longer saved give their memory back
+        return snapshot
+
     def save_async(self, step, files):
         """Snapshot 'files' (name -> bytes-like) and write them in the background."""
         t0 = time.monotonic()
+        self._wait_reserve(cut_short=True)
         self.wait()
         self._signalled.clear()
-        snapshot = {name: bytes(data) for name, data in files.items()}
+        snapshot = self._take_snapshot(files)
         self._last_save = time.monotonic()
         self.last_stall = self._last_save - t0
 
@@ -514,7 +644,8 @@ class Checkpointer:
         self._thread.start()
 
     def wait(self):
-        """Wait for the save in flight; raise its error if it failed."""
+        """Wait for the save (and reserve) in flight; raise the save's error if it failed."""
+        self._wait_reserve()
         if self._thread is not None:
             self._thread.join()
             self._thread = None

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Tests of the Python checkpoint SDK (sdk/python/loom_ckpt.py): commit,
-restore with fallback past a corrupt newest checkpoint, strict manifests,
-retention, signals, and interoperability with the C++ side of the protocol."""
+snapshot memory reuse and reserve(), restore with fallback past a corrupt
+newest checkpoint, strict manifests, retention, signals, and
+interoperability with the C++ side of the protocol."""
 
+import array
 import os
 import shutil
 import signal
@@ -43,6 +45,91 @@ class SdkTest(unittest.TestCase):
         with open(os.path.join(self.dir, "latest")) as f:
             self.assertEqual(f.read().strip(), "step-000000000010")
         self.assertEqual(os.listdir(os.path.join(self.dir, ".staging")), [])
+
+    def test_snapshot_memory_is_reused(self):
+        ck = self.ck()
+        buf = bytearray(os.urandom(3 << 20))
+        first = bytes(buf)
+        ck.save_async(1, {"w.bin": buf, "s.txt": b"1"})
+        mem = ck._snapshot["w.bin"]
+        buf[:10] = b"x" * 10
+        ck.save_async(2, {"w.bin": buf, "s.txt": b"2"})
+        self.assertIs(ck._snapshot["w.bin"], mem)  # same memory, copied into again
+        ck.wait()
+        cps = {c.step: c for c in loom_ckpt.list_checkpoints(self.dir)}
+        self.assertEqual(cps[1].read("w.bin"), first)
+        self.assertEqual(cps[2].read("w.bin"), bytes(buf))
+        self.assertEqual(cps[2].read("s.txt"), b"2")
+        # Smaller: the memory is kept; larger: new memory; dropped files give theirs back.
+        ck.save_async(3, {"w.bin": b"small"})
+        self.assertIs(ck._snapshot["w.bin"], mem)
+        ck.save_async(4, {"w.bin": bytes(4 << 20)})
+        self.assertIsNot(ck._snapshot["w.bin"], mem)
+        self.assertEqual(set(ck._snapshot), {"w.bin"})
+        ck.wait()
+        self.assertEqual(ck.restore().read("w.bin"), bytes(4 << 20))
+        cps = {c.step: c for c in loom_ckpt.list_checkpoints(self.dir)}
+        self.assertEqual(cps[3].read("w.bin"), b"small")
+
+    def test_typed_and_strided_buffers(self):
+        ck = self.ck()
+        doubles = array.array("d", [1.5, -2.25, 3.0] * 1000)
+        strided = memoryview(bytes(range(256)) * 4)[::3]
+        ck.save_async(1, {"d.bin": doubles, "s.bin": strided, "empty.bin": b""})
+        ck.wait()
+        c = ck.restore()
+        self.assertEqual(c.read("d.bin"), doubles.tobytes())
+        self.assertEqual(c.read("s.bin"), strided.tobytes())
+        self.assertEqual(c.read("empty.bin"), b"")
+
+    def test_reserve_then_save(self):
+        ck = self.ck()
+        w = bytearray(os.urandom((3 << 20) + 5))
+        ck.reserve({"w.bin": w, "s.txt": 16})
+        ck.wait()  # the reserve is done; nothing was saved
+        self.assertEqual(loom_ckpt.list_checkpoints(self.dir), [])
+        mem = ck._snapshot["w.bin"]
+        self.assertGreaterEqual(len(mem), len(w))
+        ck.save_async(7, {"w.bin": w, "s.txt": b"7"})
+        self.assertIs(ck._snapshot["w.bin"], mem)  # the reserved memory was used
+        ck.wait()
+        c = ck.restore()
+        self.assertEqual(c.step, 7)
+        self.assertEqual(c.read("w.bin"), bytes(w))
+        self.assertEqual(c.read("s.txt"), b"7")
+
+    def test_reserve_smaller_then_larger_save_and_save_while_reserving(self):
+        ck = self.ck()
+        ck.reserve({"w.bin": 10})
+        ck.wait()
+        w = os.urandom((5 << 20) + 1)
+        ck.save_async(1, {"w.bin": w})
+        ck.wait()
+        self.assertEqual(ck.restore().read("w.bin"), w)
+        # No wait: the save finds the reserve (most likely) still at work and waits for the rest.
+        big = os.urandom(48 << 20)
+        ck.reserve({"w.bin": len(big), "x.bin": 3})
+        ck.save_async(2, {"w.bin": big, "x.bin": b"xyz"})
+        ck.wait()
+        c = ck.restore()
+        self.assertEqual(c.step, 2)
+        self.assertEqual(c.read("w.bin"), big)
+        self.assertEqual(c.read("x.bin"), b"xyz")
+        ck.reserve({})  # nothing to do
+        ck.wait()
+        with self.assertRaises(loom_ckpt.CheckpointError):
+            ck.reserve({"../x": 1})
+
+    def test_huge_pages_snapshot(self):
+        ck = self.ck()
+        ck.huge_pages = True  # LOOM_CKPT_HUGE_PAGES=1
+        w = os.urandom((4 << 20) + 1)
+        ck.reserve({"w.bin": w})
+        ck.save_async(1, {"w.bin": w})
+        ck.save_async(2, {"w.bin": w[:-1]})
+        ck.wait()
+        self.assertEqual(ck.restore().read("w.bin"), w[:-1])
+        self.assertEqual({c.step: c for c in loom_ckpt.list_checkpoints(self.dir)}[1].read("w.bin"), w)
 
     def test_corrupt_newest_falls_back(self):
         ck = self.ck()

@@ -13,6 +13,20 @@
 // checksums and commits the checkpoint atomically. Only committed, verified
 // checkpoints are ever restored; a corrupt newest one falls back to the one
 // before it. Nothing here throws.
+//
+// The copy goes to snapshot memory the checkpointer keeps and reuses, so
+// later saves hold the caller for a memory copy only. The first save would
+// also wait for that memory to be faulted in (on a VM, seconds for a few GiB):
+// call reserve() once the buffers' sizes are known, e.g. after restore(),
+//
+//   ck.reserve({{"model.bin", w.data(), w.size() * sizeof w[0]}});
+//
+// and the background thread does it while training runs. Snapshots of 64 MiB
+// or more are copied by up to 4 threads. LOOM_CKPT_HUGE_PAGES=1 asks for
+// transparent huge pages for the snapshot memory: fewer page faults on bare
+// metal, but on a VM that returns free memory to its host (virtio-balloon
+// free page reporting) each huge page is new host memory and faulting it in
+// is many times slower, so it is off by default.
 #pragma once
 
 #include <cstddef>
@@ -62,9 +76,19 @@ public:
 	// True when the checkpoint signal arrived or the interval is due since
 	// the last save. Cheap: call it every step.
 	bool should_checkpoint();
+	// Prepare snapshot memory for buffers like these (only their sizes
+	// count; the data is not read) in the background, and return at once.
+	// A save_async() that comes before it is done stops it and faults the
+	// rest in with its copy: it is not held longer than without reserve().
+	// Memory already large enough is kept; a larger save later maps more.
+	// False (with error) when checkpointing is off (no directory) or no
+	// background thread could start.
+	bool reserve(const std::vector<Buffer> &buffers, std::string *error = nullptr);
+	bool reserve(const std::vector<size_t> &sizes, std::string *error = nullptr);
 	bool save_async(int64_t step, const std::vector<Buffer> &buffers, std::string *error = nullptr);
 	bool save(int64_t step, const std::vector<Buffer> &buffers, std::string *error = nullptr);
-	// Wait for the save in flight; false (with error) when it failed.
+	// Wait for the save (or reserve) in flight; false (with error) when the
+	// last save failed.
 	bool wait(std::string *error = nullptr);
 	double last_stall_seconds() const;
 	double last_write_seconds() const;

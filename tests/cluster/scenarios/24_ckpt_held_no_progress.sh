@@ -1,0 +1,109 @@
+#!/bin/bash
+# cluster: --nodes 1 --select cons_tres
+# A checkpointed job that fails again without having written a checkpoint
+# since its last restart is held instead of looping: it writes one
+# checkpoint, is requeued (restart 1, resumes, writes nothing), is requeued
+# again (restart 2) and spank_ckpt holds it before its script runs. What the
+# user sees: JobState=PENDING, held (Priority=0, Reason=job_requeued_in_held_state),
+# the reason in Comment and in the slurmd log; the checkpoint is still the one
+# and the node stays in service (a failed launch would drain it).
+# `scontrol release` lets it run again, from that checkpoint.
+source "$LOOM_SRCDIR/tests/ckpt/scenario_lib.sh"
+ckpt_site
+
+# The job: the first run commits step 1; later runs resume from it and write
+# nothing; once $go exists a run finishes. Each run appends a line to the output.
+go=$CK_SCRATCH/go
+prog=$CK_SCRATCH/held.py
+cat >"$prog" <<EOF
+import os, sys, time
+sys.path.insert(0, "$LOOM_SRCDIR/sdk/python")
+import loom_ckpt
+ck = loom_ckpt.Checkpointer()
+c = ck.restore()
+print("run restart=%s resumed=%s" % (os.environ.get("LOOM_RESTART_COUNT"), c.step if c else "none"), flush=True)
+if c is None:
+    ck.save(1, {"state.bin": b"one"})
+    print("saved step 1", flush=True)
+elif os.path.exists("$go"):
+    print("finished", flush=True)
+    sys.exit(0)
+while True:  # until requeued
+    time.sleep(1)
+EOF
+chmod 644 "$prog"
+out=$CK_SCRATCH/held.out
+job=$(submit --job-name=ckpt-held -N1 -o "$out" --open-mode=append --ckpt --ckpt-interval=1h \
+	--wrap "exec python3 $prog")
+dir=$CK_ROOT/root/$job
+
+# requeue_job JOBID: slurmctld sometimes answers a requeue with a transient error.
+requeue_job() {
+	local try
+	for try in 1 2 3 4 5; do
+		scontrol requeue "$1" && return 0
+		sleep 1
+	done
+	fail "scontrol requeue $1 refused"
+}
+# wait_line TEXT [TIMEOUT]: wait for a line in the job's output.
+wait_line() {
+	local deadline=$(( $(date +%s) + ${2:-120} ))
+	until grep -qxF "$1" "$out" 2>/dev/null; do
+		[ "$(date +%s)" -lt "$deadline" ] || { cat "$out" >&2; fail "job $job never printed '$1'"; }
+		sleep 0.5
+	done
+}
+checkpoints() { (cd "$dir" && ls -d step-* 2>/dev/null | tr '\n' ' ' | sed 's/ $//'); }
+
+wait_line "saved step 1" 90
+ckpt_wait_commit "$job" 30
+note "job $job committed $(cat "$dir/latest"): scontrol requeue $job"
+requeue_job "$job"
+wait_line "run restart=1 resumed=1" 180
+[ "$(checkpoints)" = step-000000000001 ] || fail "checkpoints after restart 1: $(checkpoints)"
+note "restart 1 resumed from step 1 and wrote nothing: scontrol requeue $job"
+requeue_job "$job"
+
+# Restart 2: slurmstepd holds the job before the script runs.
+deadline=$(( $(date +%s) + 180 ))
+until grep -q "spank_ckpt: job $job: loom: failed again without a new checkpoint" "$LOOM_CLUSTER_DIR"/log/slurmd-*.log &&
+	[ "$(job_state "$job")" = PENDING ] && [ "$(job_field "$job" Priority)" = 0 ]; do
+	[ "$(date +%s)" -lt "$deadline" ] ||
+		fail "job $job not held after restart 2: state $(job_state "$job"), $(scontrol show job -o "$job" | grep -o 'Priority=[^ ]*\|Reason=[^ ]*' | tr '\n' ' ')"
+	sleep 0.5
+done
+logline=$(grep -h "spank_ckpt: job $job: loom: failed again" "$LOOM_CLUSTER_DIR"/log/slurmd-*.log | tail -1)
+echo "$logline" | grep -qF "failed again without a new checkpoint since restart 1 (newest step 1): holding the job" ||
+	fail "slurmd log line does not give the reason: $logline"
+note "slurmd: ${logline#*spank_ckpt: }"
+sleep 3 # held means it stays pending
+show=$(scontrol show job "$job")
+echo "$show" | grep -q 'JobState=PENDING ' || fail "job $job is not pending: $(echo "$show" | grep -o 'JobState=[^ ]*')"
+echo "$show" | grep -q ' Priority=0 ' || fail "job $job is not held (Priority=0): $show"
+reason=$(job_field "$job" Reason)
+case $reason in
+job_requeued_in_held_state|JobHeldUser|JobHeldAdmin) ;;
+*) fail "job $job: Reason=$reason, expected a hold" ;;
+esac
+echo "$show" | grep -qF 'Comment=loom: failed again without a new checkpoint since restart 1 (newest step 1)' ||
+	fail "Comment does not say why job $job is held: $(echo "$show" | grep -o 'Comment=.*')"
+note "scontrol show job: JobState=PENDING Priority=0 Reason=$reason $(echo "$show" | grep -o 'Comment=.*')"
+grep -q '^run restart=2' "$out" && fail "the held start ran the script: $(cat "$out")"
+grep -q "spank_ckpt: job $job: held: the batch script is not started" "$LOOM_CLUSTER_DIR"/log/slurmd-*.log ||
+	fail "slurmd log does not say the held start stopped before the script"
+node_state=$(sinfo -h -N -n n1 -o %T | head -1)
+case $node_state in
+*drain*|*down*|*fail*) fail "holding job $job took n1 out of service: $node_state ($(sinfo -h -R))" ;;
+esac
+[ "$(checkpoints)" = step-000000000001 ] || fail "checkpoints while held: $(checkpoints)"
+loom ckpt verify "$dir" >/dev/null || fail "the checkpoint does not verify: $(loom ckpt verify "$dir" 2>&1)"
+
+# Released, it runs again from the same checkpoint (and this time finishes).
+touch "$go"
+scontrol release "$job" || fail "scontrol release $job refused"
+wait_state "$job" COMPLETED 180
+restarts=$(job_field "$job" Restarts)
+grep -q "^run restart=$restarts resumed=1\$" "$out" || { cat "$out" >&2; fail "the released run did not resume from step 1"; }
+grep -qxF finished "$out" || fail "the released run did not finish"
+note "released: ran again as restart $restarts, resumed from step 1, finished"
