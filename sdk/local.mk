@@ -25,6 +25,6 @@ tests_ckpt_crash_writer_LDADD = sdk/libloom_ckpt.la
 tests_ckpt_crash_check_SOURCES = tests/ckpt/crash_check.cpp tests/ckpt/crash_pattern.hpp
 tests_ckpt_crash_check_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 tests_ckpt_crash_check_LDADD = lib/libloom.la
-TESTS += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh
+TESTS += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/sdk_torch.sh
 EXTRA_DIST += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/test_sdk_python.py \
-	tests/ckpt/train.py tests/ckpt/scenario_lib.sh
+	tests/ckpt/train.py tests/ckpt/scenario_lib.sh tests/ckpt/sdk_torch.sh tests/ckpt/train_torch.py

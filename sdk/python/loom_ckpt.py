@@ -32,17 +32,22 @@ LOOM_CKPT_HUGE_PAGES=1 asks for transparent huge pages for it (fewer faults on
 bare metal; off by default because on a VM that returns free memory to its
 host each huge page is new host memory, many times slower to fault in).
 
-With PyTorch installed, save_torch_async() uses torch.distributed.checkpoint's
-async_save into the staging directory and commits the same way; without it,
-that call raises and the module says so once on stderr.
+PyTorch state dicts (model, optimizer, step) go through save_torch_async()
+and come back with load_torch(). With torch.distributed.checkpoint.async_save
+(PyTorch >= 2.3) that is DCP into the staging directory; with an older PyTorch
+every tensor is copied to CPU memory (the stall) and a background thread
+writes the copy with torch.save; both commit like any checkpoint. The module
+says once on stderr which path it uses, or that PyTorch is missing.
 """
 
+import copy
 import ctypes
 import errno
 import hashlib
 import json
 import mmap
 import os
+import pickle
 import signal as _signal
 import socket
 import sys
@@ -57,12 +62,16 @@ TRASH = ".trash"
 MAX_STEP = 999999999999
 
 try:  # pragma: no cover - depends on the environment
-    import torch  # noqa: F401
+    import torch as _torch
+except Exception:  # ImportError, or a broken installation
+    _torch = None
+try:  # pragma: no cover - depends on the environment
     import torch.distributed.checkpoint as _dcp
     TORCH_ASYNC = hasattr(_dcp, "async_save")
-except Exception:  # ImportError, or a broken installation
+except Exception:
     _dcp = None
     TORCH_ASYNC = False
+TORCH_STATE_FILE = "torch_state.pt"
 
 _told_no_torch = False
 _seq = 0
@@ -464,6 +473,22 @@ def _byte_view(data):
     return view.cast("B") if view.format != "B" or view.ndim != 1 else view
 
 
+def _torch_cpu_copy(obj):
+    """A deep copy of a state dict in which every tensor is a CPU copy that
+    shares nothing with the live one (containers keep their types)."""
+    if _torch is not None and isinstance(obj, _torch.Tensor):
+        return obj.detach().to("cpu", copy=True)
+    if isinstance(obj, dict):
+        out = type(obj)() if type(obj) is not dict else {}
+        for k, v in obj.items():
+            out[k] = _torch_cpu_copy(v)
+        return out
+    if isinstance(obj, (list, tuple)):
+        items = [_torch_cpu_copy(v) for v in obj]
+        return type(obj)(items) if not hasattr(obj, "_fields") else type(obj)(*items)
+    return copy.deepcopy(obj)
+
+
 class Checkpointer:
     """Decides when to checkpoint, saves (async or not), restores."""
 
@@ -499,10 +524,22 @@ class Checkpointer:
                     previous(signum, frame)
             _signal.signal(self.signal, handler)
         global _told_no_torch
-        if not TORCH_ASYNC and not _told_no_torch:
+        if self.enabled and not _told_no_torch:
             _told_no_torch = True
-            sys.stderr.write("loom_ckpt: PyTorch distributed checkpoint not available; "
-                             "saving byte buffers with the built-in writer\n")
+            if _torch is None:
+                sys.stderr.write("loom_ckpt: PyTorch is not installed: save_async() writes byte buffers "
+                                 "with the built-in writer; save_torch_async() is not available\n")
+            elif not TORCH_ASYNC:
+                sys.stderr.write("loom_ckpt: torch %s has no torch.distributed.checkpoint.async_save: "
+                                 "save_torch_async() copies tensors to CPU memory and saving with torch.save "
+                                 "happens in the background\n" % _torch.__version__)
+
+    @property
+    def torch_writer(self):
+        """How save_torch_async() saves: "torch-dcp" (torch.distributed.checkpoint
+        async_save), "torch-save" (CPU snapshot + torch.save in the background), or
+        None without PyTorch."""
+        return "torch-dcp" if TORCH_ASYNC else "torch-save" if _torch is not None else None
 
     @property
     def enabled(self):
@@ -615,9 +652,16 @@ class Checkpointer:
         self._thread.start()
 
     def save_torch_async(self, step, state_dict):
-        """PyTorch DCP async_save into a staging directory, committed when done."""
+        """Save a PyTorch state dict (model, optimizer, step...) asynchronously and
+        commit it like any checkpoint. With torch.distributed.checkpoint.async_save
+        (PyTorch >= 2.3) that is DCP into the staging directory; with an older
+        PyTorch, every tensor is copied to CPU memory here (the stall) and a
+        background thread writes the copy with torch.save, so training may change
+        the live tensors at once. load_torch() reads either form."""
+        if _torch is None:
+            raise CheckpointError("save_torch_async: PyTorch is not installed")
         if not TORCH_ASYNC:
-            raise CheckpointError("PyTorch with torch.distributed.checkpoint.async_save is not installed")
+            return self._save_torch_snapshot(step, state_dict)
         self.wait()
         self._signalled.clear()
         t0 = time.monotonic()
@@ -642,6 +686,76 @@ class Checkpointer:
                 self._error = e
         self._thread = threading.Thread(target=run, name="loom-ckpt-dcp", daemon=False)
         self._thread.start()
+
+    def _save_torch_snapshot(self, step, state_dict):
+        t0 = time.monotonic()
+        self.wait()
+        self._signalled.clear()
+        snapshot = _torch_cpu_copy(state_dict)
+        self._last_save = time.monotonic()
+        self.last_stall = self._last_save - t0
+
+        def run():
+            w0 = time.monotonic()
+            st = Staging(self.dir, step)
+            try:
+                path = os.path.join(st.path, TORCH_STATE_FILE)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    _torch.save(snapshot, f)
+                    f.flush()
+                    os.fsync(f.fileno())
+                st.add_existing(TORCH_STATE_FILE)
+                st.commit(time.monotonic() - w0, self.world_size, self.job_id, self.restart_count,
+                          writer="loom-sdk-python-torch-save")
+                if self.keep > 0:
+                    prune(self.dir, self.keep)
+                self.last_write = time.monotonic() - w0
+            except BaseException as e:  # reported by wait()
+                st.abort()
+                self._error = e
+        self._thread = threading.Thread(target=run, name="loom-ckpt-torch", daemon=False)
+        self._thread.start()
+
+    def load_torch(self, template=None, checkpoint=None, map_location="cpu"):
+        """The state dict of the newest verified checkpoint (or of 'checkpoint'), or
+        None when there is none. A torch.save checkpoint is loaded with
+        weights_only=True where PyTorch has it (tensors and plain containers, no
+        arbitrary objects); a DCP checkpoint is loaded into 'template' (the state
+        dict to fill, as torch.distributed.checkpoint.load requires) and returned."""
+        if _torch is None:
+            raise CheckpointError("load_torch: PyTorch is not installed")
+        c = checkpoint if checkpoint is not None else self.restore()
+        if c is None:
+            return None
+        writer = (c.manifest or {}).get("writer", "")
+        if writer.endswith("-dcp"):
+            if _dcp is None or template is None:
+                raise CheckpointError("%s: a torch.distributed.checkpoint checkpoint: load_torch needs "
+                                      "torch.distributed.checkpoint and template=" % c.path)
+            _dcp.load(template, checkpoint_id=c.path)
+            return template
+        names = [f["path"] for f in c.manifest["files"]]
+        if TORCH_STATE_FILE not in names:
+            raise CheckpointError("%s: no %s (written by %s, not by save_torch_async)" % (
+                c.path, TORCH_STATE_FILE, writer or "an unknown writer"))
+        path = os.path.join(c.path, TORCH_STATE_FILE)
+        try:
+            return _torch.load(path, map_location=map_location, weights_only=True)
+        except TypeError:  # a PyTorch without weights_only
+            pass
+        except pickle.UnpicklingError:
+            pass  # an older restricted unpickler refuses plain floats (optimizer hyperparameters)
+        # A full unpickle runs code from the file: only from files nobody else can write.
+        for q in (c.path, path):
+            st = os.lstat(q)
+            if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                raise CheckpointError("%s: not loading with a full unpickle: owned by uid %d, mode %o (must be "
+                                      "this user's and not group/other-writable)" % (q, st.st_uid, st.st_mode & 0o7777))
+        try:
+            return _torch.load(path, map_location=map_location, weights_only=False)
+        except TypeError:
+            return _torch.load(path, map_location=map_location)
 
     def wait(self):
         """Wait for the save (and reserve) in flight; raise the save's error if it failed."""
