@@ -26,8 +26,9 @@ constexpr size_t blob_align = 64;
 // take glibc's non-temporal path, about 1.6 times as fast on a large
 // snapshot as copies of a few MiB each (measured on a 2-core EPYC VM).
 constexpr size_t copy_chunk_min = 8u << 20;
-// A reserve looks for a save waiting on it after each piece (~10 ms on a VM).
-constexpr size_t prefault_chunk = 64u << 20;
+// A reserve looks for a save waiting on it after each piece (a few ms; up to
+// ~50 ms where the host of a VM has to fault the memory in too).
+constexpr size_t prefault_chunk = 16u << 20;
 
 double seconds_since(std::chrono::steady_clock::time_point t)
 {

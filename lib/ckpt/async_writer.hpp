@@ -112,11 +112,11 @@ public:
 
 	// Map and fault in snapshot memory for buffers of these sizes, on the
 	// background thread (after the save in flight, if any); returns at
-	// once. A save_async() that comes before it is done stops it (within a
-	// few MiB) and faults the rest in with its copy threads, so it is not
-	// held longer than without a reserve. Memory already large enough is
-	// kept; a later, larger save maps more. A failure here is not
-	// reported: the save tries again.
+	// once. A save_async() that comes before it is done stops it (within
+	// 16 MiB) and faults the rest in with its copy threads, so it is held
+	// about as long as without a reserve, not for the whole reserve.
+	// Memory already large enough is kept; a later, larger save maps more.
+	// A failure here is not reported: the save tries again.
 	status reserve(const std::vector<size_t> &sizes);
 	status reserve(const std::vector<BufferView> &buffers);
 	status save_async(int64_t step, const std::vector<BufferView> &buffers);

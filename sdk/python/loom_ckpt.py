@@ -441,7 +441,7 @@ def _snapshot_memory(size, huge_pages=False):
 
 def _prefault(mem, stop=None):
     """Fault every page of 'mem' in, letting go of the GIL meanwhile: the kernel
-    writes zeros into it from /dev/zero, 64 MiB at a time, until 'stop' (an
+    writes zeros into it from /dev/zero, 16 MiB at a time, until 'stop' (an
     Event) is set."""
     view = memoryview(mem)
     try:
@@ -451,7 +451,7 @@ def _prefault(mem, stop=None):
     try:
         off = 0
         while off < len(view) and not (stop is not None and stop.is_set()):
-            part = view[off:off + (64 << 20)]
+            part = view[off:off + (16 << 20)]
             if fd >= 0:
                 n = os.readv(fd, [part])
                 if n <= 0:
@@ -577,7 +577,7 @@ class Checkpointer:
     def reserve(self, files):
         """Prepare snapshot memory for 'files' (name -> bytes-like, or name -> size in
         bytes) in a background thread, and return at once. A save_async() that comes
-        before it is done stops it (within 64 MiB) and faults the rest in with its
+        before it is done stops it (within 16 MiB) and faults the rest in with its
         copy. Memory already large enough is kept; a larger save later gets more."""
         if not self.enabled:
             return
