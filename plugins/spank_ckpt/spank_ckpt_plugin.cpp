@@ -10,6 +10,7 @@
 #include "plugins/spank_ckpt/slurm_api.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <grp.h>
 #include <optional>
@@ -38,6 +39,7 @@ struct State {
 	std::optional<sc::JobSetup> setup;
 	sc::JobCoordinator coordinator;
 	bool held = false; // this start was held: the batch script must not run
+	std::string refused; // the user's setup was refused: the script must not run, the job fails
 };
 State g;
 
@@ -160,9 +162,13 @@ int remote_user_init(spank_t sp)
 	}
 	auto setup = sc::prepare_job(*g.site, g.opts, g.facts);
 	if (!setup) {
-		slurm_error("%s: job %u: checkpoint directory: %s", prefix, g.facts.job_id,
-			    setup.error().str().c_str());
-		return -1;
+		// The user's doing (a planted symlink, a directory outside the roots):
+		// failing the launch would make slurmctld drain the node, which a user
+		// must never be able to do. The job fails instead, before its script
+		// runs (task_init_privileged), with the reason in its output.
+		g.refused = "checkpoint directory: " + setup.error().str();
+		slurm_error("%s: job %u: %s", prefix, g.facts.job_id, g.refused.c_str());
+		return 0;
 	}
 	if (setup->decision.verdict != ckpt::StartVerdict::run) {
 		std::string err;
@@ -193,6 +199,12 @@ int remote_user_init(spank_t sp)
 // In each task's process, after the fork and before the script is executed.
 int remote_task_init_privileged()
 {
+	if (!g.refused.empty()) {
+		// The task's stderr is the job's error output: the user reads why.
+		std::fprintf(stderr, "%s: job %u refused: %s\n", prefix, g.facts.job_id, g.refused.c_str());
+		std::fflush(stderr);
+		return -1; // slurmstepd ends the task (exit status 1) without executing it
+	}
 	if (!g.held)
 		return 0;
 	slurm_info("%s: job %u: held: the batch script is not started", prefix, g.facts.job_id);

@@ -25,7 +25,7 @@ echo "$out" | grep -qF -- "--ckpt-keep: '0'" || fail "refusal does not name --ck
 
 # The user plants <root>/nobody -> a directory outside the root.
 as_user ln -s "$outside" "$CK_ROOT/$user"
-job=$(cd /tmp && as_user sbatch --parsable -o /dev/null --ckpt --wrap "touch $outside/ran" 2>&1) || fail "sbatch: $job"
+job=$(cd /tmp && as_user sbatch --parsable -o "$CK_SCRATCH/escape.out" --ckpt --wrap "touch $outside/ran" 2>&1) || fail "sbatch: $job"
 # slurmstepd refuses the directory before the script runs.
 deadline=$(( $(date +%s) + 60 ))
 until grep -q "job $job: checkpoint directory: .*symlink" "$LOOM_CLUSTER_DIR"/log/slurmd-n1.log; do
@@ -34,7 +34,11 @@ until grep -q "job $job: checkpoint directory: .*symlink" "$LOOM_CLUSTER_DIR"/lo
 done
 sleep 1
 [ -z "$(ls -A "$outside")" ] || fail "something was created outside the root: $(ls -A "$outside")"
-# The script never ran (it would have touched $outside/ran). Slurm 22.05
-# reports such a launch failure with exit code 0, so the state is no proof.
-note "job $job refused ($(job_state "$job")): $(grep -h "job $job: checkpoint directory" "$LOOM_CLUSTER_DIR"/log/slurmd-n1.log | tail -1 | sed 's/.*error: //')"
-scancel "$job" 2>/dev/null || true
+# The script never ran (it would have touched $outside/ran); the job failed
+# with the reason in its own output; and the node stays in service: a user
+# must not be able to drain nodes with a planted symlink.
+wait_state "$job" FAILED 30
+grep -q "spank_ckpt: job $job refused: checkpoint directory: .*symlink" "$CK_SCRATCH/escape.out" ||
+	fail "job $job's output does not say why it was refused: $(cat "$CK_SCRATCH/escape.out")"
+case $(sinfo -h -n n1 -o %T) in idle|mixed|allocated|completing) ;; *) fail "n1 is $(sinfo -h -n n1 -o '%T: %E') after a refused job" ;; esac
+note "job $job refused (FAILED, n1 $(sinfo -h -n n1 -o %T)): $(head -1 "$CK_SCRATCH/escape.out")"
