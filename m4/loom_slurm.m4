@@ -14,7 +14,9 @@ AC_DEFUN([LOOM_SLURM], [
   AC_ARG_WITH([slurm-plugindir],
     [AS_HELP_STRING([--with-slurm-plugindir=DIR], [where Slurm loads plugins from (default: LIBDIR/slurm-wlm on Debian, LIBDIR/slurm otherwise)])],
     [slurmplugindir=$withval], [
-      AS_IF([test -d /usr/lib/x86_64-linux-gnu/slurm-wlm || test -d "$libdir/slurm-wlm" || test -f /etc/debian_version],
+      AS_IF([test "x$with_slurm" != x/usr && test -d "$with_slurm/lib/slurm"],
+        [slurmplugindir="$with_slurm/lib/slurm"],
+        [test -d /usr/lib/x86_64-linux-gnu/slurm-wlm || test -d "$libdir/slurm-wlm" || test -f /etc/debian_version],
         [slurmplugindir='${libdir}/slurm-wlm'], [slurmplugindir='${libdir}/slurm'])])
   AC_SUBST([slurmplugindir])
 
@@ -34,6 +36,26 @@ AC_DEFUN([LOOM_SLURM], [
   SLURM_VERSION_MICRO=`expr $slurm_version_number % 256`
   SLURM_VERSION_STRING=`printf "%d.%02d.%d" $SLURM_VERSION_MAJOR $SLURM_VERSION_MINOR $SLURM_VERSION_MICRO`
   AC_MSG_RESULT([$SLURM_VERSION_STRING])
+  # The interface family of this release: plugins/*/ hold one adapter per
+  # family, and configure picks it. Releases between the families were never
+  # tested with loom and are refused rather than guessed at.
+  AC_MSG_CHECKING([the Slurm plugin interface family])
+  AS_CASE([$SLURM_VERSION_MAJOR.$SLURM_VERSION_MINOR],
+    [22.5], [SLURM_API_FAMILY=2205],
+    [24.11], [SLURM_API_FAMILY=2411],
+    [25.5|25.11|26.5], [SLURM_API_FAMILY=2505],
+    [AC_MSG_RESULT([none])
+     AC_MSG_ERROR([Slurm $SLURM_VERSION_STRING is not a release loom supports: 22.05, 24.11, 25.05, 25.11 and 26.05 are
+  (see the README's table of releases)])])
+  AC_MSG_RESULT([$SLURM_API_FAMILY])
+  AC_SUBST([SLURM_API_FAMILY])
+  AM_CONDITIONAL([SLURM_API_2205], [test "x$SLURM_API_FAMILY" = x2205])
+  AM_CONDITIONAL([SLURM_API_2411], [test "x$SLURM_API_FAMILY" = x2411])
+  AM_CONDITIONAL([SLURM_API_2505], [test "x$SLURM_API_FAMILY" = x2505])
+  # Where this Slurm's daemons and libraries are (the plugin-load tests check
+  # symbols against them).
+  SLURM_PREFIX=$with_slurm
+  AC_SUBST([SLURM_PREFIX])
   AC_SUBST([SLURM_CPPFLAGS])
   AC_SUBST([SLURM_VERSION_STRING])
   AC_DEFINE_UNQUOTED([LOOM_SLURM_VERSION_STRING], ["$SLURM_VERSION_STRING"], [Slurm release loom was built for])
@@ -52,13 +74,15 @@ AC_DEFUN([LOOM_SLURM], [
     slurm_src=
     AS_IF([test -f "$with_slurm_src/config.h" && test -f "$with_slurm_src/slurm/slurm_version.h"],
       [slurm_build=$with_slurm_src])
-    AS_IF([test -f "$with_slurm_src/src/common/select.h"], [slurm_src=$with_slurm_src])
+    # The select interface header: src/common/ (22.05) or src/interfaces/ (23.02 on).
+    loom_has_select_h() { test -f "$[]1/src/common/select.h" || test -f "$[]1/src/interfaces/select.h"; }
+    AS_IF([loom_has_select_h "$with_slurm_src"], [slurm_src=$with_slurm_src])
     AS_IF([test -n "$slurm_build" && test -z "$slurm_src" && test -f "$slurm_build/Makefile"], [
       slurm_src=`sed -n 's/^abs_top_srcdir = //p' "$slurm_build/Makefile"`])
-    AS_IF([test -z "$slurm_build" || test -z "$slurm_src" || test ! -f "$slurm_src/src/common/select.h"], [
+    AS_IF([test -z "$slurm_build" || test -z "$slurm_src" || ! loom_has_select_h "$slurm_src"], [
       AC_MSG_RESULT([no])
       AC_MSG_ERROR([$with_slurm_src is not a configured Slurm source tree (need config.h, slurm/slurm_version.h
-  and src/common/select.h). Run scripts/slurm-src.sh to fetch and configure the one for the installed Slurm.])])
+  and src/common/select.h or src/interfaces/select.h). Run scripts/slurm.sh install VERSION to fetch and configure the one for the installed Slurm.])])
     src_version=`sed -n 's/^#define SLURM_VERSION_NUMBER *\(0x@<:@0-9a-fA-F@:>@*\).*/\1/p' "$slurm_build/config.h" | head -1`
     AS_IF([test -z "$src_version"], [
       AC_MSG_RESULT([no])

@@ -1,27 +1,53 @@
 #!/bin/bash
-# Install what is missing, fetch and configure the matching Slurm source, and
-# build loom in _build/ (or $LOOM_BUILDDIR). Extra arguments go to configure.
+# Install what is missing, make the Slurm release ready (scripts/slurm.sh),
+# and build loom against it in _build/ (or $LOOM_BUILDDIR). Extra arguments
+# go to configure.
+#
+#   scripts/build.sh [--slurm VERSION] [CONFIGURE-ARGS...]
+#
+# VERSION defaults to $LOOM_SLURM or the first supported release (22.05.8,
+# Debian's). Builds against another release go to _build-VERSION unless
+# LOOM_BUILDDIR says otherwise. Compiles through ccache when it is installed
+# (CCACHE_DIR defaults to /var/cache/loom/ccache, shared by every build tree).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-builddir=${LOOM_BUILDDIR:-$top/_build}
+default=$("$top/scripts/slurm.sh" default)
+slurm=${LOOM_SLURM:-$default}
+if [ "${1:-}" = --slurm ]; then
+	slurm=${2:?--slurm needs a version}
+	shift 2
+fi
+if [ "$slurm" = "$default" ]; then
+	builddir=${LOOM_BUILDDIR:-$top/_build}
+else
+	builddir=${LOOM_BUILDDIR:-$top/_build-$slurm}
+fi
 jobs=${LOOM_JOBS:-$(nproc)}
 
 "$top/scripts/deps.sh"
-slurm_src=$("$top/scripts/slurm-src.sh")
-echo "build: Slurm source tree $slurm_src"
-if [ ! -x "$top/configure" ] || [ "$top/configure.ac" -nt "$top/configure" ]; then
+prefix=$("$top/scripts/slurm.sh" install "$slurm")
+slurm_src=$("$top/scripts/slurm.sh" src "$slurm")
+echo "build: Slurm $slurm in $prefix, source tree $slurm_src"
+if [ ! -x "$top/configure" ] || [ "$top/configure.ac" -nt "$top/configure" ] ||
+	[ -n "$(find "$top/m4" "$top/Makefile.am" "$top"/*/local.mk "$top"/*/*/local.mk -newer "$top/configure" 2>/dev/null | head -1)" ]; then
 	(cd "$top" && ./autogen.sh >/dev/null 2>&1) || (cd "$top" && ./autogen.sh)
 fi
 mkdir -p "$builddir"
 cd "$builddir"
-want="--with-slurm-src=$slurm_src --enable-werror $*"
-if [ ! -f Makefile ] || [ "$(cat .loom-configure-args 2>/dev/null)" != "$want" ]; then
+want="--with-slurm=$prefix --with-slurm-src=$slurm_src --enable-werror $*"
+cc_env=()
+if command -v ccache >/dev/null; then
+	export CCACHE_DIR=${CCACHE_DIR:-/var/cache/loom/ccache}
+	mkdir -p "$CCACHE_DIR"
+	cc_env=(CC="ccache gcc" CXX="ccache g++")
+fi
+if [ ! -f Makefile ] || [ "$(cat .loom-configure-args 2>/dev/null)" != "$want ${cc_env[*]}" ]; then
 	echo "build: configure $want"
 	# shellcheck disable=SC2086
-	"$top/configure" $want >configure.out 2>&1 || { tail -40 configure.out >&2; exit 1; }
-	echo "$want" >.loom-configure-args
+	"$top/configure" $want "${cc_env[@]}" >configure.out 2>&1 || { tail -40 configure.out >&2; exit 1; }
+	echo "$want ${cc_env[*]}" >.loom-configure-args
 	sed -n '/^  loom /,$p' configure.out
 fi
 echo "build: make -j$jobs in $builddir"
 make -j"$jobs" >make.out 2>&1 || { grep -E -B2 -A6 "error|Error" make.out | tail -60 >&2; echo "build: make failed (log: $builddir/make.out)" >&2; exit 1; }
-echo "build: ok"
+echo "build: ok (Slurm $slurm)"

@@ -1,6 +1,6 @@
 #include "plugins/jobcomp_health/job_record.hpp"
 
-#include "plugins/jobcomp_health/slurm_internal.hpp"
+#include "plugins/common/slurm_internal.hpp"
 
 #include <sys/wait.h>
 
@@ -23,7 +23,7 @@ health::JobRecord to_job_record(const job_record_t *job)
 	else if (WIFEXITED(job->exit_code))
 		e.exit_code = WEXITSTATUS(job->exit_code);
 	if (job->nodes && job->nodes[0]) {
-		hostlist_t hl = hostlist_create(job->nodes);
+		struct hostlist *hl = hostlist_create(job->nodes);
 		if (hl) {
 			char *h;
 			while ((h = hostlist_shift(hl))) {

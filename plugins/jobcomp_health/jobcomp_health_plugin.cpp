@@ -1,14 +1,16 @@
-// jobcomp/health: the symbols Slurm's jobcomp loader looks up in 22.05
-// (src/common/slurm_jobcomp.c: jobcomp_p_set_location, jobcomp_p_log_record,
-// jobcomp_p_get_jobs) plus init/fini. log_record only converts the record and
-// enqueues it; the worker thread (lib/health/jobcomp_worker) started in
-// set_location does the rest and is joined in fini. Options come from
-// JobCompParams (and JobCompLoc), see jobcomp_health(8).
+// jobcomp/health: the plugin's identity, init/fini, and what it does when
+// Slurm sets its location and reports a job's end. The entry points of each
+// family of Slurm releases are in that family's adapter (jobcomp_api_v*.cpp).
+// A job's end only converts the record and enqueues it; the worker thread
+// (lib/health/jobcomp_worker) started at set_location does the rest and is
+// joined in fini. Options come from JobCompParams (and JobCompLoc), see
+// jobcomp_health(8).
 #include "lib/health/jobcomp_worker.hpp"
 #include "lib/util/log.hpp"
 #include "plugins/common/slurm_log.hpp"
 #include "plugins/jobcomp_health/job_record.hpp"
-#include "plugins/jobcomp_health/slurm_internal.hpp"
+#include "plugins/jobcomp_health/jobcomp_api.hpp"
+#include "plugins/common/slurm_internal.hpp"
 
 #include <exception>
 #include <memory>
@@ -78,10 +80,6 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 int init(void);
 int fini(void);
-int jobcomp_p_set_location(char *location);
-int jobcomp_p_log_record(job_record_t *job_ptr);
-List jobcomp_p_get_jobs(void *job_cond);
-
 int init(void)
 {
 	try {
@@ -106,7 +104,12 @@ int fini(void)
 	return SLURM_SUCCESS;
 }
 
-int jobcomp_p_set_location(char *location)
+} // extern "C"
+#pragma GCC visibility pop
+
+namespace loom::jobcomp_health {
+
+int on_set_location(const char *location)
 {
 	try {
 		return start_worker(location);
@@ -119,7 +122,7 @@ int jobcomp_p_set_location(char *location)
 	}
 }
 
-int jobcomp_p_log_record(job_record_t *job_ptr)
+int on_job_end(job_record_t *job_ptr)
 {
 	if (!job_ptr)
 		return SLURM_SUCCESS;
@@ -128,7 +131,7 @@ int jobcomp_p_log_record(job_record_t *job_ptr)
 	if ((job_ptr->job_state & JOB_STATE_BASE) == JOB_PENDING)
 		return SLURM_SUCCESS;
 	try {
-		loom::health::JobRecord r = loom::jobcomp_health::to_job_record(job_ptr);
+		health::JobRecord r = to_job_record(job_ptr);
 		std::lock_guard<std::mutex> g(g_mu);
 		if (g_worker)
 			g_worker->enqueue(std::move(r));
@@ -138,11 +141,4 @@ int jobcomp_p_log_record(job_record_t *job_ptr)
 	return SLURM_SUCCESS;
 }
 
-List jobcomp_p_get_jobs(void *job_cond)
-{
-	(void)job_cond;
-	return nullptr; // no job history kept here (sacct/JobComp storage is another plugin's)
-}
-
-} // extern "C"
-#pragma GCC visibility pop
+} // namespace loom::jobcomp_health

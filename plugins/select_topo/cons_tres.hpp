@@ -1,20 +1,52 @@
 // The select/cons_tres plugin, loaded beside select/topo so that every select
 // operation select/topo does not change is cons_tres's own.
+//
+// Which operations a select plugin has, and their signatures, is the one thing
+// that differs between Slurm's select interface families; it lives in the
+// adapter of this release's family (select_api_v*.cpp, chosen by configure),
+// which hands this loader its table of names and slots.
 #pragma once
 
-#include "plugins/select_topo/slurm_internal.hpp"
+#include "plugins/common/slurm_internal.hpp"
 
+#include <cstddef>
 #include <string>
 
 namespace loom::select_topo {
 
-// Function table of cons_tres, in the order of Slurm's node_select_syms[].
-extern slurm_select_ops_t cons_tres_ops;
+// One cons_tres operation: its symbol and where to store its address.
+// An optional one may be missing (an operation only newer micro releases have).
+struct ConsTresOp {
+	const char *symbol;
+	void **slot;
+	bool optional = false;
+};
+
+// This release's operations (defined by the family adapter).
+extern const ConsTresOp k_cons_tres_ops[];
+extern const size_t k_cons_tres_ops_count;
 
 // Find select_cons_tres.so in PluginDir, load it (or take the copy Slurm has
-// already loaded) and resolve all 36 operations. On failure, 'why' says what.
+// already loaded) and resolve every operation. On failure, 'why' says what.
 bool cons_tres_load(std::string &why);
 // Undo cons_tres_load: run cons_tres's fini() if we ran its init().
 void cons_tres_unload();
+
+// The arguments of select_p_job_test after 'mode', as this release passes
+// them. Only the family adapter looks inside; the placer passes them on.
+struct JobTestTail;
+
+// cons_tres's job_test, with the tail select/topo was called with.
+int cons_tres_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
+		       uint32_t req_nodes, uint16_t mode, const JobTestTail &tail);
+
+// What the family adapter calls around the operations select/topo changes
+// (select_topo_plugin.cpp): node_init and reconfigure load the fabric after
+// cons_tres has done its part, and return cons_tres's result.
+int topo_after_node_init(int rc);
+int topo_after_reconfigure(int rc);
+// An operation that can change what jobs hold: the next job_test rereads the
+// node table. Returns rc unchanged.
+int changed(int rc) noexcept;
 
 } // namespace loom::select_topo

@@ -3,7 +3,8 @@ if HAVE_SLURM_SRC
 slurmplugin_LTLIBRARIES += plugins/select_topo/select_topo.la
 plugins_select_topo_select_topo_la_SOURCES = \
 	plugins/select_topo/select_topo_plugin.cpp \
-	plugins/select_topo/slurm_internal.hpp \
+	plugins/select_topo/select_api.hpp \
+	plugins/common/slurm_internal.hpp \
 	plugins/select_topo/cons_tres.hpp plugins/select_topo/cons_tres.cpp \
 	plugins/select_topo/placer.hpp plugins/select_topo/placer.cpp \
 	plugins/select_topo/explain.hpp plugins/select_topo/explain.cpp \
@@ -13,6 +14,16 @@ plugins_select_topo_select_topo_la_SOURCES = \
 	plugins/select_topo/config.hpp plugins/select_topo/config.cpp \
 	plugins/common/place_hints.hpp plugins/common/place_hints.cpp \
 	plugins/common/slurm_log.hpp plugins/common/slurm_log.cpp
+# One adapter per family of Slurm's select interface (configure picks it).
+if SLURM_API_2205
+plugins_select_topo_select_topo_la_SOURCES += plugins/select_topo/select_api_v2205.cpp
+endif
+if SLURM_API_2411
+plugins_select_topo_select_topo_la_SOURCES += plugins/select_topo/select_api_v2411.cpp
+endif
+if SLURM_API_2505
+plugins_select_topo_select_topo_la_SOURCES += plugins/select_topo/select_api_v2505.cpp
+endif
 plugins_select_topo_select_topo_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_SRC_CPPFLAGS) $(SLURM_CPPFLAGS)
 plugins_select_topo_select_topo_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)
 plugins_select_topo_select_topo_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
@@ -20,7 +31,9 @@ plugins_select_topo_select_topo_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 plugins_select_topo_select_topo_la_LIBADD = lib/libloom.la
 EXTRA_plugins_select_topo_select_topo_la_DEPENDENCIES = plugins/select_topo/select_topo.map
 endif
-EXTRA_DIST += plugins/select_topo/select_topo.map
+EXTRA_DIST += plugins/select_topo/select_topo.map \
+	plugins/select_topo/select_api_v2205.cpp plugins/select_topo/select_api_v2411.cpp \
+	plugins/select_topo/select_api_v2505.cpp
 
 # The Slurm-free parts of select/topo, unit tested without Slurm.
 if HAVE_CHECK

@@ -235,10 +235,9 @@ std::string node_names(const Loaded &l, const std::vector<topo::Index> &nodes)
 }
 
 int forward(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
-	    uint16_t mode, List preemptee_candidates, List *preemptee_job_list, bitstr_t *exc_core_bitmap)
+	    uint16_t mode, const JobTestTail &tail)
 {
-	return cons_tres_ops.job_test(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
-				      preemptee_job_list, exc_core_bitmap);
+	return cons_tres_job_test(job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
 }
 
 // For a strict --locality: is there any domain of that kind holding enough of
@@ -310,13 +309,12 @@ bool placer_loaded()
 }
 
 int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
-		    uint16_t mode, List preemptee_candidates, List *preemptee_job_list, bitstr_t *exc_core_bitmap)
+		    uint16_t mode, const JobTestTail &tail)
 {
 	std::unique_lock<std::mutex> lock(g_mu);
 	Loaded *l = g_cur.get();
 	if (!l || !running_in_slurmctld())
-		return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
-			       preemptee_job_list, exc_core_bitmap);
+		return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
 	try {
 		JobAsk ask = job_ask(job);
 		auto hints = plugin::hints_from_env(ask.spank_env, ask.spank_env_size);
@@ -333,16 +331,14 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 					     hints->locality.c_str(), min_nodes);
 				return SLURM_ERROR;
 			}
-			return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
-				       preemptee_job_list, exc_core_bitmap);
+			return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
 		}
 		auto t0 = std::chrono::steady_clock::now();
 		auto since = [&t0] {
 			return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
 		};
 		if (l->config.placement == "cons_tres") {
-			int rc = forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
-					 preemptee_job_list, exc_core_bitmap);
+			int rc = forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
 			if (rc == SLURM_SUCCESS) {
 				char *nodes = bitmap2node_name(bitmap);
 				info("select/topo: JobId=%u placed by cons_tres on %s (placement=cons_tres, job_test %.0f us)",
@@ -368,8 +364,7 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 		if (!d) {
 			info("select/topo: JobId=%u: placement engine failed (%s): placed by cons_tres", job->job_id,
 			     d.error().str().c_str());
-			return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
-				       preemptee_job_list, exc_core_bitmap);
+			return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
 		}
 		std::string xdir = explain_dir(*l);
 		auto record = [&](const std::string &outcome) {
@@ -384,8 +379,7 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 				     reread ? "node table read" : "node table unchanged", d->reason.c_str());
 			if (req.locality == place::Locality::strict)
 				return SLURM_ERROR; // waits: never placed in part, never outside its domain
-			return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
-				       preemptee_job_list, exc_core_bitmap);
+			return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
 		}
 		int rank = 0;
 		for (const place::Candidate &c : d->candidates) {
@@ -396,8 +390,7 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 				if (s >= 0 && s < bit_size(bitmap))
 					bit_set(only, s);
 			}
-			int rc = forward(job, only, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
-					 preemptee_job_list, exc_core_bitmap);
+			int rc = forward(job, only, min_nodes, max_nodes, req_nodes, mode, tail);
 			if (rc == SLURM_SUCCESS) {
 				bit_copybits(bitmap, only);
 				FREE_NULL_BITMAP(only);
@@ -421,15 +414,13 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 		if (debug_on())
 			info("select/topo: JobId=%u: cons_tres refused all %zu candidates; placed by cons_tres",
 			     job->job_id, d->candidates.size());
-		return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
-			       preemptee_job_list, exc_core_bitmap);
+		return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
 	} catch (const std::exception &e) {
 		error("select/topo: JobId=%u: %s: placed by cons_tres", job->job_id, e.what());
 	} catch (...) {
 		error("select/topo: JobId=%u: internal error: placed by cons_tres", job->job_id);
 	}
-	return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates, preemptee_job_list,
-		       exc_core_bitmap);
+	return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
 }
 
 } // namespace loom::select_topo

@@ -7,7 +7,7 @@
 // Every entry point catches everything: nothing throws into Slurm.
 #pragma once
 
-#include "plugins/select_topo/slurm_internal.hpp"
+#include "plugins/select_topo/cons_tres.hpp"
 
 #include <string>
 
@@ -26,9 +26,8 @@ bool placer_loaded();
 void placer_note_change() noexcept;
 
 // select_p_job_test for select/topo. Decides, then lets cons_tres allocate
-// inside the chosen node set.
+// inside the chosen node set. 'tail' is the rest of Slurm's call, passed on.
 int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
-		    uint32_t req_nodes, uint16_t mode, List preemptee_candidates, List *preemptee_job_list,
-		    bitstr_t *exc_core_bitmap);
+		    uint32_t req_nodes, uint16_t mode, const JobTestTail &tail);
 
 } // namespace loom::select_topo

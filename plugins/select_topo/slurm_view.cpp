@@ -1,9 +1,5 @@
 #include "plugins/select_topo/slurm_view.hpp"
 
-extern "C" {
-#include "src/common/gres.h"
-}
-
 #include <cstring>
 #include <sstream>
 
@@ -16,11 +12,11 @@ uint32_t gpu_plugin_id()
 	return id;
 }
 
-gres_state_t *find_gpu(List gres_list)
+gres_state_t *find_gpu(xlist *gres_list)
 {
 	if (!gres_list)
 		return nullptr;
-	ListIterator it = list_iterator_create(gres_list);
+	listIterator *it = list_iterator_create(gres_list);
 	gres_state_t *found = nullptr;
 	while (auto *g = static_cast<gres_state_t *>(list_next(it))) {
 		if (g->plugin_id == gpu_plugin_id()) {

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "plugins/select_topo/fabric.hpp"
-#include "plugins/select_topo/slurm_internal.hpp"
+#include "plugins/common/slurm_internal.hpp"
 
 #include <cstdint>
 #include <string>

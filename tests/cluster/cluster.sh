@@ -1,19 +1,21 @@
 #!/bin/bash
-# loom test cluster: a real Slurm (slurmctld + N slurmd, Debian's packages) on
-# this host, with loom's plugins loaded from the build tree.
+# loom test cluster: a real Slurm (slurmctld + N slurmd) on this host, with
+# loom's plugins loaded from the build tree. The Slurm release is Debian's
+# packages (22.05.8, the default) or one built by scripts/slurm.sh.
 #
 #   cluster.sh up   [--nodes N] [--gpus-per-node G] [--dir DIR] [--select topo|cons_tres]
 #                   [--builddir DIR] [--conf-extra FILE] [--plugstack-args "k=v ..."] [--timeout S]
 #                   [--placement topo|cons_tres]   (select/topo's placement=, see loom-topo.conf)
 #                   [--conf-line "Key=Value"]...  (lines appended to slurm.conf)
 #                   [--loom all|none]  (none: no loom plugin at all, plain Slurm; implies --select cons_tres)
+#                   [--slurm VERSION]  (default $LOOM_SLURM or 22.05.8; scripts/slurm.sh supported lists them)
 #   cluster.sh down [--dir DIR]
-#   cluster.sh env  [--dir DIR]        prints: export SLURM_CONF=DIR/etc/slurm.conf
+#   cluster.sh env  [--dir DIR]        prints the exports that point clients at it (SLURM_CONF, PATH)
 #   cluster.sh logs [--dir DIR]        prints the tail of every daemon log
 #
 # Everything lives under DIR (default /tmp/loom-cluster): configs in etc/, state in
 # state/, logs in log/, pid files in run/, fake GPU devices in dev/, the plugins in
-# plugins/. Nodes are n1..nN, 4 per leaf switch, 2 leaves per pod, pods under one
+# plugins/; etc/slurm-release names the release. Nodes are n1..nN, 4 per leaf switch, 2 leaves per pod, pods under one
 # spine (topology.conf); the first half of the nodes carry feature "a100", the
 # second half "h100" (two GPU generations). `up` waits until every node is idle;
 # `down` stops exactly the processes this cluster started (pid files, and the job
@@ -28,19 +30,19 @@ gpus=8
 dir=${LOOM_CLUSTER_DIR:-/tmp/loom-cluster}
 select=topo
 builddir=${LOOM_BUILDDIR:-}
+slurm=${LOOM_SLURM:-}
 conf_extra=
 plugstack_args=
 placement=topo
 conf_lines=()
 timeout=60
 loom=all
-slurm_plugindir=/usr/lib/x86_64-linux-gnu/slurm-wlm
 
 die() { echo "cluster: error: $*" >&2; exit 1; }
 say() { echo "cluster: $*" >&2; }
 
 usage() {
-	sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -60,6 +62,7 @@ while [ $# -gt 0 ]; do
 	--conf-line) conf_lines+=("$2"); shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--loom) loom=$2; shift 2 ;;
+	--slurm) slurm=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) die "unknown option '$1' (see: cluster.sh --help)" ;;
 	esac
@@ -72,6 +75,17 @@ case $select in topo|cons_tres) ;; *) die "--select '$select': expected topo or 
 case $loom in all) ;; none) select=cons_tres ;; *) die "--loom '$loom': expected all or none" ;; esac
 case $dir in /*) ;; *) dir="$(pwd)/$dir" ;; esac
 conf="$dir/etc/slurm.conf"
+
+# The Slurm release: an existing cluster's own for down/env/logs, else the
+# one asked for (or the default). Daemons and clients come from its prefix.
+if [ -z "$slurm" ] && [ "$cmd" != up ] && [ -f "$dir/etc/slurm-release" ]; then
+	slurm=$(cat "$dir/etc/slurm-release")
+fi
+[ -n "$slurm" ] || slurm=$("$top/scripts/slurm.sh" default)
+slurm_prefix=$("$top/scripts/slurm.sh" prefix "$slurm") || exit 2
+slurm_plugindir=$("$top/scripts/slurm.sh" plugindir "$slurm")
+slurm_sbin=$slurm_prefix/sbin
+export PATH="$slurm_prefix/bin:$PATH"
 
 # ----------------------------------------------------------------- processes
 
@@ -209,7 +223,9 @@ find_builddir() {
 		return
 	fi
 	local b
-	for b in "$top/_build" "$top"; do
+	local cands=("$top/_build-$slurm")
+	[ "$slurm" != "$("$top/scripts/slurm.sh" default)" ] || cands=("$top/_build" "$top")
+	for b in "${cands[@]}"; do
 		if [ -f "$b/plugins/select_topo/.libs/select_topo.so" ]; then builddir=$b; return; fi
 	done
 	builddir=
@@ -404,8 +420,11 @@ wait_idle() {
 do_up() {
 	local i
 	[ "$(id -u)" = 0 ] || die "the test cluster runs its daemons as root (SlurmUser=root): run as root"
-	[ -x /usr/sbin/slurmctld ] || die "slurmctld is not installed (apt-get install slurmctld slurmd slurm-client)"
-	[ -x /usr/sbin/slurmd ] || die "slurmd is not installed (apt-get install slurmd)"
+	[ -x "$slurm_sbin/slurmctld" ] && [ -x "$slurm_sbin/slurmd" ] ||
+		die "Slurm $slurm is not installed in $slurm_prefix (scripts/slurm.sh install $slurm)"
+	local have
+	have=$("$slurm_sbin/slurmctld" -V 2>/dev/null | awk '{print $2}')
+	[ "$have" = "$slurm" ] || die "$slurm_sbin/slurmctld is Slurm '${have:-?}', not $slurm"
 	# A previous cluster in this dir (or its remains after a crash): stop it first.
 	do_down
 	find_builddir
@@ -418,23 +437,29 @@ do_up() {
 	local base
 	base=$(pick_ports $((nodes + 1)))
 	write_configs "$base"
+	echo "$slurm" >"$dir/etc/slurm-release"
 
 	export SLURM_CONF=$conf
-	LOOM_CLUSTER_DAEMON=$dir /usr/sbin/slurmctld -i >"$dir/log/slurmctld.stdout" 2>&1 ||
+	LOOM_CLUSTER_DAEMON=$dir "$slurm_sbin/slurmctld" -i >"$dir/log/slurmctld.stdout" 2>&1 ||
 		{ cat "$dir/log/slurmctld.stdout" >&2; print_logs >&2; die "slurmctld failed to start"; }
 	for i in $(seq 1 "$nodes"); do
-		LOOM_CLUSTER_DAEMON=$dir /usr/sbin/slurmd -N "n$i" >"$dir/log/slurmd-n$i.stdout" 2>&1 ||
+		LOOM_CLUSTER_DAEMON=$dir "$slurm_sbin/slurmd" -N "n$i" >"$dir/log/slurmd-n$i.stdout" 2>&1 ||
 			{ cat "$dir/log/slurmd-n$i.stdout" >&2; print_logs >&2; die "slurmd -N n$i failed to start"; }
 	done
 	wait_idle || die "cluster did not come up (logs above, and under $dir/log)"
-	say "up: $nodes nodes x $gpus GPUs, select/$select, plugins: $(cd "$dir/plugins" && ls ./*.so 2>/dev/null | tr '\n' ' ' | sed 's|\./||g')"
+	say "up: Slurm $slurm, $nodes nodes x $gpus GPUs, select/$select, plugins: $(cd "$dir/plugins" && ls ./*.so 2>/dev/null | tr '\n' ' ' | sed 's|\./||g')"
+	print_env
+}
+
+print_env() {
 	echo "export SLURM_CONF=$conf"
+	[ "$slurm_prefix" = /usr ] || echo "export PATH=$slurm_prefix/bin:\$PATH"
 }
 
 case $cmd in
 up) do_up ;;
 down) do_down; say "down: $dir" ;;
-env) [ -f "$conf" ] || die "no cluster configured under $dir"; echo "export SLURM_CONF=$conf" ;;
+env) [ -f "$conf" ] || die "no cluster configured under $dir"; print_env ;;
 logs) print_logs ;;
 -h|--help|help) usage ;;
 *) die "unknown command '$cmd' (up, down, env, logs)" ;;

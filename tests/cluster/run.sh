@@ -1,8 +1,10 @@
 #!/bin/bash
 # Run cluster scenarios against a real Slurm: a fresh test cluster for each one.
 #
-#   tests/cluster/run.sh [--builddir DIR] [--dir DIR] [--keep] [SCENARIO...]
+#   tests/cluster/run.sh [--slurm VERSION] [--builddir DIR] [--dir DIR] [--keep] [SCENARIO...]
 #
+# VERSION is the Slurm release of every cluster (default $LOOM_SLURM or 22.05.8);
+# the build tree defaults to the one for that release (_build, _build-VERSION).
 # SCENARIO is a file under tests/cluster/scenarios/ (or a path); default: all of
 # them in order. A scenario picks its cluster with a comment line near the top:
 #   # cluster: --nodes 4 --gpus-per-node 8 --select topo
@@ -11,7 +13,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
-builddir=${LOOM_BUILDDIR:-$top/_build}
+builddir=${LOOM_BUILDDIR:-}
+slurm=${LOOM_SLURM:-}
 dir=${LOOM_CLUSTER_DIR:-/tmp/loom-cluster}
 keep=0
 scenarios=()
@@ -20,18 +23,25 @@ while [ $# -gt 0 ]; do
 	--builddir) builddir=$2; shift 2 ;;
 	--dir) dir=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
-	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--slurm) slurm=$2; shift 2 ;;
+	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) scenarios+=("$1"); shift ;;
 	esac
 done
+[ -n "$slurm" ] || slurm=$("$top/scripts/slurm.sh" default)
+slurm_prefix=$("$top/scripts/slurm.sh" prefix "$slurm") || exit 2
+if [ -z "$builddir" ]; then
+	if [ "$slurm" = "$("$top/scripts/slurm.sh" default)" ]; then builddir=$top/_build; else builddir=$top/_build-$slurm; fi
+fi
 case $builddir in /*) ;; *) builddir="$(pwd)/$builddir" ;; esac
 if [ ${#scenarios[@]} -eq 0 ]; then
 	for f in "$here"/scenarios/*.sh; do [ -f "$f" ] && scenarios+=("$f"); done
 fi
 [ ${#scenarios[@]} -gt 0 ] || { echo "cluster tests: no scenarios found" >&2; echo "0 passed, 1 failed"; exit 1; }
 
-export LOOM_SRCDIR=$top LOOM_BUILDDIR=$builddir LOOM_CLUSTER_DIR=$dir
-export PATH="$builddir/tools:$PATH"
+export LOOM_SRCDIR=$top LOOM_BUILDDIR=$builddir LOOM_CLUSTER_DIR=$dir LOOM_SLURM=$slurm
+export PATH="$builddir/tools:$slurm_prefix/bin:$PATH"
+echo "cluster tests: Slurm $slurm ($slurm_prefix), build tree $builddir"
 passed=0
 failed=0
 failed_names=()
@@ -46,7 +56,7 @@ for s in "${scenarios[@]}"; do
 	start=$(date +%s)
 	# The options as a shell would split them (quotes kept: --plugstack-args "a=1 b=2").
 	eval "set -- $opts"
-	if ! up_out=$("$here/cluster.sh" up --dir "$dir" --builddir "$builddir" "$@" 2>&1); then
+	if ! up_out=$("$here/cluster.sh" up --slurm "$slurm" --dir "$dir" --builddir "$builddir" "$@" 2>&1); then
 		echo "$up_out"
 		echo "--- FAIL: $name: cluster did not come up"
 		failed=$((failed + 1)); failed_names+=("$name")
