@@ -88,18 +88,26 @@ bool requeue_job(uint32_t job_id, std::string *error)
 
 bool hold_job(uint32_t job_id, const std::string &reason, std::string *error)
 {
+	// The job is named by job_id_str, which every release has (25.05 dropped
+	// the numeric job_id of job_desc_msg_t), and so updated with
+	// slurm_update_job2 (slurm_update_job warns about job_id_str).
 	auto init = lookup<void (*)(job_desc_msg_t *)>("slurm_init_job_desc_msg", error);
-	auto update = lookup<int (*)(job_desc_msg_t *)>("slurm_update_job", error);
+	auto update = lookup<int (*)(job_desc_msg_t *, job_array_resp_msg_t **)>("slurm_update_job2", error);
+	auto free_resp = lookup<void (*)(job_array_resp_msg_t *)>("slurm_free_job_array_resp", error);
 	auto requeue = lookup<int (*)(uint32_t, uint32_t)>("slurm_requeue", error);
-	if (!init || !update || !requeue)
+	if (!init || !update || !free_resp || !requeue)
 		return false;
 	job_desc_msg_t desc;
 	init(&desc);
-	desc.job_id = job_id;
+	std::string id = std::to_string(job_id);
+	desc.job_id_str = id.data();
 	std::string comment = reason;
 	desc.comment = comment.data();
-	if (update(&desc) != SLURM_SUCCESS && error)
-		*error = "slurm_update_job (comment): " + slurm_error_text(-1);
+	job_array_resp_msg_t *resp = nullptr;
+	if (update(&desc, &resp) != SLURM_SUCCESS && error)
+		*error = "slurm_update_job2 (comment): " + slurm_error_text(-1);
+	if (resp)
+		free_resp(resp);
 	if (requeue(job_id, JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {
 		if (error)
 			*error = "slurm_requeue (hold): " + slurm_error_text(-1);

@@ -39,7 +39,12 @@ struct State {
 	std::optional<sc::JobSetup> setup;
 	sc::JobCoordinator coordinator;
 	bool held = false; // this start was held: the batch script must not run
+	std::string hold_reason; // why, for the job's Comment
 	std::string refused; // the user's setup was refused: the script must not run, the job fails
+	// The restart count slurmctld has (the S_SLURM_RESTART_COUNT item reads 0
+	// in a batch step); -1 when it could not be asked, with the reason.
+	int64_t slurm_restarts = -1;
+	std::string slurm_restarts_error;
 };
 State g;
 
@@ -130,12 +135,12 @@ status gather_facts(spank_t sp, sc::JobFacts &f)
 	int ngroups = 0;
 	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &groups, &ngroups) == ESPANK_SUCCESS && groups)
 		f.cred.groups.assign(groups, groups + ngroups);
-	// The item reads 0 in a batch step's slurmstepd: ask slurmctld.
-	std::string err;
-	if (int64_t n = sc::job_restart_count(job, &err); n > static_cast<int64_t>(restarts))
+	// The item reads 0 in a batch step's slurmstepd: slurmctld was asked at
+	// init_post_opt.
+	if (int64_t n = g.slurm_restarts; n > static_cast<int64_t>(restarts))
 		restarts = static_cast<uint32_t>(n);
 	else if (n < 0)
-		slurm_info("%s: job %u: restart count unknown (%s)", prefix, job, err.c_str());
+		slurm_info("%s: job %u: restart count unknown (%s)", prefix, job, g.slurm_restarts_error.c_str());
 	f.restart_count = restarts;
 	struct passwd pw, *res = nullptr;
 	std::vector<char> buf(16384);
@@ -171,17 +176,15 @@ int remote_user_init(spank_t sp)
 		return 0;
 	}
 	if (setup->decision.verdict != ckpt::StartVerdict::run) {
-		std::string err;
 		slurm_error("%s: job %u: %s: holding the job", prefix, g.facts.job_id, setup->decision.reason.c_str());
-		if (!sc::hold_job(g.facts.job_id, setup->decision.reason, &err)) {
-			slurm_error("%s: job %u: hold failed: %s", prefix, g.facts.job_id, err.c_str());
-			return -1; // the launch fails: the job does not run unchecked
-		}
-		// The job is requeued and held. Failing here would be a launch
-		// failure, and slurmctld drains the node for that: the step goes
-		// on, and the task stops before it executes the script
-		// (task_init_privileged) while slurmctld ends the step.
+		// The job is requeued and held from task_init_privileged: here the
+		// step runs as the user with Slurm's client API locked (23.02 on,
+		// a call deadlocks). Failing here would be a launch failure, and
+		// slurmctld drains the node for that: the step goes on, and the
+		// task stops before it executes the script while slurmctld ends
+		// the step.
 		g.held = true;
+		g.hold_reason = setup->decision.reason;
 		return 0;
 	}
 	for (const auto &[k, v] : setup->env)
@@ -207,7 +210,13 @@ int remote_task_init_privileged()
 	}
 	if (!g.held)
 		return 0;
-	slurm_info("%s: job %u: held: the batch script is not started", prefix, g.facts.job_id);
+	// As root, with the client API usable: requeue and hold the job.
+	std::string err;
+	if (!sc::hold_job(g.facts.job_id, g.hold_reason, &err))
+		slurm_error("%s: job %u: hold failed: %s: the batch script is not started", prefix, g.facts.job_id,
+			    err.c_str());
+	else
+		slurm_info("%s: job %u: held: the batch script is not started", prefix, g.facts.job_id);
 	return -1; // slurmstepd ends the task (exit status 1) without executing it
 }
 
@@ -280,7 +289,6 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 int slurm_spank_init_post_opt(spank_t sp, int, char **)
 {
 	return guarded("init_post_opt", [&] {
-		(void)sp;
 		if (g.opts_bad)
 			return -1;
 		if (!g.site || !g.opts.enabled)
@@ -289,6 +297,13 @@ int slurm_spank_init_post_opt(spank_t sp, int, char **)
 			slurm_error("%s: %s", prefix, st.error().str().c_str());
 			return -1;
 		}
+		// slurmstepd runs this as root before it drops privileges: the
+		// one place before user_init where Slurm's client API may be used.
+		// Only a batch step restarts (one RPC per job start, not per step).
+		uint32_t job = 0, step = 0;
+		if (spank_remote(sp) && item(sp, S_JOB_ID, &job) && item(sp, S_JOB_STEPID, &step) &&
+		    step == SLURM_BATCH_SCRIPT)
+			g.slurm_restarts = sc::job_restart_count(job, &g.slurm_restarts_error);
 		return 0;
 	});
 }

@@ -59,3 +59,13 @@ scratch() {
 	chmod 1777 "$d"
 	echo "$d"
 }
+
+# slurm_at_least MAJOR.MINOR: the cluster's Slurm release (etc/slurm-release,
+# written by cluster.sh) is that one or newer.
+slurm_release() { cat "$(dirname "$SLURM_CONF")/slurm-release" 2>/dev/null || echo "${LOOM_SLURM:-22.05.8}"; }
+slurm_at_least() {
+	local have want
+	have=$(slurm_release | awk -F. '{printf "%d%03d", $1, $2}')
+	want=$(echo "$1" | awk -F. '{printf "%d%03d", $1, $2}')
+	[ "$have" -ge "$want" ]
+}

@@ -4,17 +4,23 @@
 # or a library the plugin links). A missing one would only show when slurmctld
 # first calls it (lazy binding) and kill the daemon; here it fails the build's
 # tests instead. It also checks that each plugin exports exactly Slurm's symbols.
+# The Slurm is the one configure was pointed at (SLURM_PREFIX, SLURM_LIBDIR
+# from make check; Debian's /usr by default).
 #   check_symbols.sh [BUILDDIR]
 set -uo pipefail
 b=${1:-${LOOM_BUILDDIR:-.}}
-slurmlib=${SLURM_LIBDIR:-/usr/lib/x86_64-linux-gnu/slurm-wlm}
+prefix=${SLURM_PREFIX:-/usr}
+if [ -z "${SLURM_LIBDIR:-}" ]; then
+	if [ "$prefix" = /usr ]; then SLURM_LIBDIR=/usr/lib/x86_64-linux-gnu/slurm-wlm; else SLURM_LIBDIR=$prefix/lib/slurm; fi
+fi
+slurmlib=$SLURM_LIBDIR
 fail=0
 checked=0
 defined() { nm -D --defined-only "$@" 2>/dev/null | awk '{print $3}' | sed 's/@.*//'; }
 
 host_syms=$(mktemp)
 trap 'rm -f "$host_syms"' EXIT
-for f in /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/slurmstepd "$slurmlib/libslurmfull.so"; do
+for f in "$prefix/sbin/slurmctld" "$prefix/sbin/slurmd" "$prefix/sbin/slurmstepd" "$slurmlib/libslurmfull.so"; do
 	[ -e "$f" ] || { echo "check_symbols: $f not found (is Slurm installed?)"; exit 1; }
 	defined "$f" >>"$host_syms"
 done

@@ -43,13 +43,28 @@ note "after n5 freed: $(job_field "$g" NodeList) (leaf2)"
 scancel "$g" "${blockers[@]}"
 
 # A broken fabric file at reconfigure: the last good fabric stays, jobs still run.
+# 22.05 reconfigures in place: select/topo keeps its last good fabric. From
+# 23.11 on, slurmctld reconfigures by starting a new controller, which stops
+# on the bad file with a fatal error naming it; the running one then goes on,
+# with its fabric, and scontrol reconfigure reports the failure.
 conf_dir=$(dirname "$SLURM_CONF")
+log=$LOOM_CLUSTER_DIR/log/slurmctld.log
 cp "$conf_dir/loom-topo.conf" "$conf_dir/loom-topo.conf.good"
 echo "cluster_file=$conf_dir/no-such-cluster.json" >>"$conf_dir/loom-topo.conf"
-scontrol reconfigure || fail "scontrol reconfigure failed"
-sleep 2
-grep -q "keeping the last good one" "$LOOM_CLUSTER_DIR/log/slurmctld.log" || fail "no 'keeping the last good one' in slurmctld.log"
-note "slurmctld.log: $(grep -m1 'keeping the last good one' "$LOOM_CLUSTER_DIR/log/slurmctld.log" | cut -c26-170)"
+if slurm_at_least 23.11; then
+	if scontrol reconfigure 2>/dev/null; then fail "scontrol reconfigure accepted a missing fabric file"; fi
+	sleep 1
+	grep -q "fatal: select/topo: cannot load the fabric: $conf_dir/no-such-cluster.json" "$log" ||
+		fail "no fatal error naming the missing fabric file in slurmctld.log"
+	grep -q "reconfigure failed" "$log" || fail "slurmctld did not report the reconfigure as failed"
+	note "slurmctld.log: $(grep -m1 'cannot load the fabric' "$log" | cut -c26-170)"
+	note "slurmctld.log: $(grep -m1 'reconfigure failed' "$log" | cut -c26-170)"
+else
+	scontrol reconfigure || fail "scontrol reconfigure failed"
+	sleep 2
+	grep -q "keeping the last good one" "$log" || fail "no 'keeping the last good one' in slurmctld.log"
+	note "slurmctld.log: $(grep -m1 'keeping the last good one' "$log" | cut -c26-170)"
+fi
 j=$(submit -N4 --gres=gpu:8 -o /dev/null --wrap 'true')
 wait_state "$j" COMPLETED 40
 leaves=$(for h in $(expand_hosts "$(job_field "$j" NodeList)"); do leaf_of "$h"; done | sort -u | wc -l)
