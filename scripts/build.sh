@@ -37,7 +37,8 @@ cd "$builddir"
 want="--with-slurm=$prefix --with-slurm-src=$slurm_src --enable-werror $*"
 cc_env=()
 if command -v ccache >/dev/null; then
-	export CCACHE_DIR=${CCACHE_DIR:-/var/cache/loom/ccache}
+	# One cache for every build tree: paths are hashed relative to the tree.
+	export CCACHE_DIR=${CCACHE_DIR:-/var/cache/loom/ccache} CCACHE_BASEDIR=${CCACHE_BASEDIR:-/} CCACHE_NOHASHDIR=1
 	mkdir -p "$CCACHE_DIR"
 	cc_env=(CC="ccache gcc" CXX="ccache g++")
 fi

@@ -1,23 +1,61 @@
 #!/bin/bash
 # Run every loom test tier on this machine, installing what is missing first.
 #
-#   scripts/test.sh [--quick]
+#   scripts/test.sh [--quick] [--slurm VERSION]
 #
-# Tiers: build (-Werror), unit tests (Check, make check), unit tests under
+# With no --slurm: every tier on the default Slurm release (Debian's 22.05.8):
+# build (-Werror), unit tests (Check, make check), unit tests under
 # ASan/UBSan, plugin load + cluster scenarios on a real Slurm test cluster,
-# fuzzers (bounded time), make distcheck, rpm and deb packages.
+# fuzzers (bounded time), make distcheck, rpm and deb packages; and on every
+# other supported release (scripts/slurm.sh supported) the tiers that depend
+# on Slurm: the release itself (built from shared/vendor once, in the
+# background while the default release's tiers run), loom's build against it
+# with its plugin-load checks, and the cluster scenarios.
+# With --slurm VERSION: every tier, on that release only.
 # --quick skips the sanitizer build, distcheck and packages.
 # Needs root: it installs packages and runs Slurm daemons. A tier that cannot
 # run fails; none is skipped silently. Ends with "N passed, N failed".
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build}
 quick=0
-[ "${1:-}" = --quick ] && quick=1
+only=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1; shift ;;
+	--slurm) only=${2:?--slurm needs a version}; shift 2 ;;
+	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "test: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+done
 if [ "$(id -u)" != 0 ]; then
 	command -v sudo >/dev/null && exec sudo -E "$0" "$@"
 	echo "test: run as root: the test cluster runs Slurm daemons as root" >&2
 	exit 1
+fi
+
+default=$("$top/scripts/slurm.sh" default)
+mapfile -t supported < <("$top/scripts/slurm.sh" supported)
+if [ -n "$only" ]; then
+	"$top/scripts/slurm.sh" prefix "$only" >/dev/null || exit 2
+	main=$only
+	others=()
+else
+	main=$default
+	others=("${supported[@]:1}")
+fi
+builddir_of() {
+	if [ "$1" = "$default" ]; then echo "${LOOM_BUILDDIR:-$top/_build}"; else echo "$top/_build-$1"; fi
+}
+export LOOM_BUILDDIR
+LOOM_BUILDDIR=$(builddir_of "$main")
+
+# One compiler cache for every build tree (normal, sanitizers, distcheck,
+# packages, each release): paths are made relative to the top of the tree.
+if command -v ccache >/dev/null || { "$top/scripts/deps.sh" >/dev/null && command -v ccache >/dev/null; }; then
+	export CCACHE_DIR=${CCACHE_DIR:-/var/cache/loom/ccache} CCACHE_BASEDIR=/ CCACHE_NOHASHDIR=1
+	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-4G}
+	mkdir -p "$CCACHE_DIR"
+	ccache -z >/dev/null 2>&1 || true
 fi
 
 passed=0
@@ -36,41 +74,88 @@ tier() {
 	"$@" >"$logdir/$name.log" 2>&1
 	rc=$?
 	secs=$(( $(date +%s) - start ))
-	if [ $rc = 0 ]; then
+	record "$name" "$rc" "$secs"
+	return $rc
+}
+# record NAME RC SECS: count a tier's verdict and print it.
+record() {
+	local name=$1 rc=$2 secs=$3
+	if [ "$rc" = 0 ]; then
 		passed=$((passed + 1)); results+=("PASS  $name (${secs}s)")
-		grep -E "^# (PASS|FAIL|ERROR):|passed, [0-9]+ failed|^fuzz: .*: |^packages: " "$logdir/$name.log" | sed 's/^/    /' | tail -12
+		grep -E "^# (PASS|FAIL|ERROR):|passed, [0-9]+ failed|^fuzz: .*: |^packages: |^check_symbols: |^slurm: " "$logdir/$name.log" | sed 's/^/    /' | tail -12
 	else
 		failed=$((failed + 1)); results+=("FAIL  $name (${secs}s, log: $logdir/$name.log)")
 		tail -60 "$logdir/$name.log" | sed 's/^/    /'
 	fi
-	echo "--- $([ $rc = 0 ] && echo PASS || echo FAIL): $name (${secs}s)"
-	return $rc
+	echo "--- $([ "$rc" = 0 ] && echo PASS || echo FAIL): $name (${secs}s)"
 }
 
+build() { "$top/scripts/build.sh" --slurm "$1"; }
 unit() { cd "$LOOM_BUILDDIR" && make -j2 check; }
 unit_sanitizers() {
-	LOOM_BUILDDIR=$top/_build-asan "$top/scripts/build.sh" --enable-sanitizers &&
+	LOOM_BUILDDIR=$top/_build-asan "$top/scripts/build.sh" --slurm "$main" --enable-sanitizers &&
 		cd "$top/_build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 make -j2 check
 }
-cluster() { "$top/tests/cluster/run.sh" --builddir "$LOOM_BUILDDIR"; }
+# The plugin-load checks of a release: symbols the plugins need are in that
+# Slurm's daemons, and they export exactly what its loaders look up.
+plugins() {
+	cd "$(builddir_of "$1")" &&
+		SLURM_PREFIX=$("$top/scripts/slurm.sh" prefix "$1") "$top/tests/plugins/check_symbols.sh" .
+}
+cluster() { "$top/tests/cluster/run.sh" --slurm "$1" --builddir "$(builddir_of "$1")" --dir "/tmp/loom-cluster-$1"; }
 fuzz() {
 	ls "$top"/tests/fuzz/fuzz_*.cpp >/dev/null 2>&1 || { echo "fuzz: no fuzz targets"; return 1; }
 	"$top/tests/fuzz/run.sh" "${LOOM_FUZZ_SECONDS:-10}"
 }
-distcheck() { cd "$LOOM_BUILDDIR" && make -j2 distcheck; }
+distcheck() {
+	local cc=()
+	[ -z "${CCACHE_DIR:-}" ] || cc=(CC="ccache gcc" CXX="ccache g++")
+	cd "$LOOM_BUILDDIR" && env "${cc[@]}" make -j2 distcheck
+}
 packages() { cd "$LOOM_BUILDDIR" && make rpm && make deb && "$top/packaging/check-packages.sh" "$LOOM_BUILDDIR"; }
 
-if tier build "$top/scripts/build.sh"; then
-	tier unit unit
-	[ $quick = 1 ] || tier unit-sanitizers unit_sanitizers
-	tier cluster cluster
-	tier fuzz fuzz
+# The other releases are built from source once (minutes each): in the
+# background, at low priority, while the main release's tiers run.
+installer=
+if [ ${#others[@]} -gt 0 ]; then
+	"$top/scripts/deps.sh" >/dev/null
+	(
+		for v in "${others[@]}"; do
+			start=$(date +%s)
+			nice -n 19 "$top/scripts/slurm.sh" install "$v" >"$logdir/slurm-$v.log" 2>&1
+			echo "$? $(( $(date +%s) - start ))" >"$logdir/slurm-$v.rc"
+		done
+	) &
+	installer=$!
+fi
+
+echo "=== Slurm $main: every tier"
+if tier "build-$main" build "$main"; then
+	tier "unit-$main" unit
+	[ $quick = 1 ] || tier "unit-sanitizers-$main" unit_sanitizers
+	tier "cluster-$main" cluster "$main"
+	tier "fuzz" fuzz
 	if [ $quick = 0 ]; then
-		tier distcheck distcheck
-		tier packages packages
+		tier "distcheck-$main" distcheck
+		tier "packages-$main" packages
 	fi
 fi
 
+if [ -n "$installer" ]; then
+	wait "$installer"
+	for v in "${others[@]}"; do
+		echo "=== Slurm $v: the release, loom's build and plugin load, cluster scenarios"
+		echo "=== tier: slurm-$v"
+		read -r rc secs <"$logdir/slurm-$v.rc" 2>/dev/null || { rc=1; secs=0; }
+		record "slurm-$v" "$rc" "$secs"
+		[ "$rc" = 0 ] || continue
+		tier "build-$v" build "$v" || continue
+		tier "plugins-$v" plugins "$v"
+		tier "cluster-$v" cluster "$v"
+	done
+fi
+
+[ -z "${CCACHE_DIR:-}" ] || ccache -s 2>/dev/null | grep -E 'Hits|Misses|hit rate' | head -4 | sed 's/^/ccache: /'
 echo
 echo "=== summary (logs in $logdir)"
 printf '  %s\n' "${results[@]}"

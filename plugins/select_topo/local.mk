@@ -15,6 +15,10 @@ plugins_select_topo_select_topo_la_SOURCES = \
 	plugins/common/place_hints.hpp plugins/common/place_hints.cpp \
 	plugins/common/slurm_log.hpp plugins/common/slurm_log.cpp
 # One adapter per family of Slurm's select interface (configure picks it).
+# From 25.05 on, the same plugin is also installed as select/topo_cons_tres:
+# Slurm's core tests SelectType for the word "cons_tres" before it allows
+# dynamic nodes, MaxNodeCount and per-node GRES counts that differ
+# (loom-topo.conf(5), RELEASES in the README).
 if SLURM_API_2205
 plugins_select_topo_select_topo_la_SOURCES += plugins/select_topo/select_api_v2205.cpp
 endif
@@ -23,6 +27,12 @@ plugins_select_topo_select_topo_la_SOURCES += plugins/select_topo/select_api_v24
 endif
 if SLURM_API_2505
 plugins_select_topo_select_topo_la_SOURCES += plugins/select_topo/select_api_v2505.cpp
+SELECT_TOPO_ALIAS_INSTALL = ln -sf select_topo.so "$(DESTDIR)$(slurmplugindir)/select_topo_cons_tres.so"
+all-local: plugins/select_topo/.libs/select_topo_cons_tres.so
+plugins/select_topo/.libs/select_topo_cons_tres.so: plugins/select_topo/select_topo.la
+	ln -sf select_topo.so $@
+else
+SELECT_TOPO_ALIAS_INSTALL = :
 endif
 plugins_select_topo_select_topo_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_SRC_CPPFLAGS) $(SLURM_CPPFLAGS)
 plugins_select_topo_select_topo_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)

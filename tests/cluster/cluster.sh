@@ -3,7 +3,8 @@
 # loom's plugins loaded from the build tree. The Slurm release is Debian's
 # packages (22.05.8, the default) or one built by scripts/slurm.sh.
 #
-#   cluster.sh up   [--nodes N] [--gpus-per-node G] [--dir DIR] [--select topo|cons_tres]
+#   cluster.sh up   [--nodes N] [--gpus-per-node G] [--dir DIR] [--select topo|topo_cons_tres|cons_tres]
+#                   (topo_cons_tres: select/topo under the name Slurm 25.05+ treats as cons_tres)
 #                   [--builddir DIR] [--conf-extra FILE] [--plugstack-args "k=v ..."] [--timeout S]
 #                   [--placement topo|cons_tres]   (select/topo's placement=, see loom-topo.conf)
 #                   [--conf-line "Key=Value"]...  (lines appended to slurm.conf)
@@ -71,7 +72,7 @@ case $nodes in ''|*[!0-9]*) die "--nodes '$nodes': expected a number" ;; esac
 case $gpus in ''|*[!0-9]*) die "--gpus-per-node '$gpus': expected a number" ;; esac
 [ "$nodes" -ge 1 ] && [ "$nodes" -le 256 ] || die "--nodes $nodes: expected 1 to 256"
 [ "$gpus" -ge 0 ] && [ "$gpus" -le 16 ] || die "--gpus-per-node $gpus: expected 0 to 16"
-case $select in topo|cons_tres) ;; *) die "--select '$select': expected topo or cons_tres" ;; esac
+case $select in topo|cons_tres|topo_cons_tres) ;; *) die "--select '$select': expected topo, topo_cons_tres or cons_tres" ;; esac
 case $loom in all) ;; none) select=cons_tres ;; *) die "--loom '$loom': expected all or none" ;; esac
 case $dir in /*) ;; *) dir="$(pwd)/$dir" ;; esac
 conf="$dir/etc/slurm.conf"
@@ -342,13 +343,14 @@ EOF
 	# select/topo: the fabric is Slurm's topology.conf; features a100/h100 are GPU generations.
 	printf '%s\n' "# select/topo (loom-topo.conf(5))" "gpu_classes=a100,h100" "placement=$placement" >"$dir/etc/loom-topo.conf"
 
+	# No NodeName=: the lines apply to every node, dynamic ones (slurmd -Z) too.
 	: >"$dir/etc/gres.conf"
 	echo "AutoDetect=off" >>"$dir/etc/gres.conf"
 	if [ "$gpus" -gt 0 ]; then
 		if [ "$gpus" = 1 ]; then
-			echo "NodeName=$(range 1 "$nodes") Name=gpu File=$dir/dev/nvidia0" >>"$dir/etc/gres.conf"
+			echo "Name=gpu File=$dir/dev/nvidia0" >>"$dir/etc/gres.conf"
 		else
-			echo "NodeName=$(range 1 "$nodes") Name=gpu File=$dir/dev/nvidia[0-$last_gpu]" >>"$dir/etc/gres.conf"
+			echo "Name=gpu File=$dir/dev/nvidia[0-$last_gpu]" >>"$dir/etc/gres.conf"
 		fi
 	fi
 	write_topology
@@ -370,11 +372,18 @@ install_plugins() {
 	[ "$loom" = all ] || return 0
 	[ -n "$builddir" ] || { say "warning: no build tree found: no loom plugin is loaded"; return 0; }
 	local so
-	if [ "$select" = topo ]; then
+	case $select in
+	topo|topo_cons_tres)
 		so="$builddir/plugins/select_topo/.libs/select_topo.so"
-		[ -f "$so" ] || die "--select topo but $so is not built (configure --with-slurm-src, make)"
+		[ -f "$so" ] || die "--select $select but $so is not built (configure --with-slurm-src, make)"
 		cp "$so" "$dir/plugins/"
-	fi
+		if [ "$select" = topo_cons_tres ]; then
+			[ -e "$builddir/plugins/select_topo/.libs/select_topo_cons_tres.so" ] ||
+				die "--select topo_cons_tres needs Slurm 25.05 or newer (this build is for $slurm)"
+			ln -sf select_topo.so "$dir/plugins/select_topo_cons_tres.so"
+		fi
+		;;
+	esac
 	for so in "$builddir/plugins/spank_ckpt/.libs/spank_ckpt.so" "$builddir/plugins/spank_place/.libs/spank_place.so"; do
 		[ -f "$so" ] && cp "$so" "$dir/plugins/"
 	done

@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
 	--dir) dir=$2; shift 2 ;;
 	--keep) keep=1; shift ;;
 	--slurm) slurm=$2; shift 2 ;;
-	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) scenarios+=("$1"); shift ;;
 	esac
 done
@@ -52,6 +52,13 @@ for s in "${scenarios[@]}"; do
 	s=$(cd "$(dirname "$s")" && pwd)/$(basename "$s")
 	name=$(basename "$s" .sh)
 	opts=$(sed -n 's/^# cluster: //p' "$s" | head -1)
+	# A line '# cluster[>=MAJOR.MINOR]: ...' replaces it on that release and newer.
+	while read -r min alt; do
+		[ -n "$min" ] || continue
+		if [ "$(echo "$slurm" | awk -F. '{printf "%d%03d", $1, $2}')" -ge "$(echo "$min" | awk -F. '{printf "%d%03d", $1, $2}')" ]; then
+			opts=$alt
+		fi
+	done < <(sed -n 's/^# cluster\[>=\([0-9.]*\)\]: \(.*\)$/\1 \2/p' "$s")
 	echo "=== $name${opts:+ ($opts)}"
 	start=$(date +%s)
 	# The options as a shell would split them (quotes kept: --plugstack-args "a=1 b=2").
