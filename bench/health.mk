@@ -1,5 +1,5 @@
 # health benchmarks (bench_health*).
-BENCH_PROGRAMS += bench/bench_health_check bench/bench_health_predictor
+LOOM_BENCHES += bench/bench_health_check bench/bench_health_predictor
 EXTRA_PROGRAMS += bench/bench_health_check bench/bench_health_predictor
 bench_bench_health_check_SOURCES = bench/bench_health_check.cpp
 bench_bench_health_check_LDADD = lib/libloom.la

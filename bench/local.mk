@@ -1,13 +1,13 @@
-# Benchmarks (bench_*), installed under $(pkglibexecdir)/bench; scripts/bench.sh runs them
-# with the cluster benchmarks (bench/*.sh).
-# A part adds: BENCH_PROGRAMS += bench/bench_x (and may list it in EXTRA_PROGRAMS too).
-BENCHdir = $(pkglibexecdir)/bench
-BENCH_PROGRAMS =
+# Benchmarks (bench_*): built by `make bench`, not by `make all` (no build,
+# test or package needs them); scripts/bench.sh builds and runs them with the
+# cluster benchmarks (bench/*.sh).
+# A part adds: LOOM_BENCHES += bench/bench_x and EXTRA_PROGRAMS += bench/bench_x.
+LOOM_BENCHES =
 EXTRA_PROGRAMS =
 include bench/topo.mk
 include bench/place.mk
 include bench/ckpt.mk
 include bench/health.mk
-bench: $(BENCH_PROGRAMS)
+bench: $(LOOM_BENCHES)
 .PHONY: bench
 EXTRA_DIST += bench/slurmctld_job_test.sh bench/health_fault_to_running.sh

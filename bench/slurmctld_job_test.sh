@@ -4,10 +4,18 @@
 # cons_tres (placement=cons_tres), on the 16-node test cluster, same job stream.
 # Times come from select/topo's own per-job log line (steady clock around
 # select_p_job_test's RUN_NOW path). Prints mean and p50 per mode and the ratio.
-#   bench/slurmctld_job_test.sh [ROUNDS]     (default 3 rounds of 14 jobs per mode)
+#   bench/slurmctld_job_test.sh [--slurm VERSION] [ROUNDS]     (default 3 rounds of 14 jobs per mode)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build}
+if [ "${1:-}" = --slurm ]; then export LOOM_SLURM=$2; shift 2; fi
+export LOOM_SLURM=${LOOM_SLURM:-$("$top/scripts/slurm.sh" default)}
+if [ "$LOOM_SLURM" = "$("$top/scripts/slurm.sh" default)" ]; then
+	export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build}
+else
+	export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build-$LOOM_SLURM}
+fi
+PATH="$("$top/scripts/slurm.sh" prefix "$LOOM_SLURM")/bin:$PATH"
+echo "job_test bench: Slurm $LOOM_SLURM, build tree $LOOM_BUILDDIR"
 rounds=${1:-3}
 dir=${LOOM_BENCH_CLUSTER:-/tmp/loom-bench-cluster}
 
@@ -49,3 +57,5 @@ echo "job_test, select/topo placing:       $ts us"
 echo "job_test, cons_tres (pass-through):  $cs us"
 tm=$(echo "$ts" | sed 's/.*mean=\([0-9]*\).*/\1/'); cm=$(echo "$cs" | sed 's/.*mean=\([0-9]*\).*/\1/')
 awk -v t="$tm" -v c="$cm" 'BEGIN {printf "ratio select/topo / cons_tres (mean): %.2f\n", t / c}'
+tp=$(echo "$ts" | sed 's/.*p50=\([0-9]*\).*/\1/'); cp=$(echo "$cs" | sed 's/.*p50=\([0-9]*\).*/\1/')
+awk -v t="$tp" -v c="$cp" 'BEGIN {printf "ratio select/topo / cons_tres (p50): %.2f\n", t / c}'

@@ -3,7 +3,7 @@
 # is read, so the subcommand's files are added here, after it.
 tools_loom_SOURCES += tools/loom_topo.cpp tools/loom_topo_check.cpp
 
-BENCH_PROGRAMS += bench/bench_topo
+LOOM_BENCHES += bench/bench_topo
 EXTRA_PROGRAMS += bench/bench_topo
 bench_bench_topo_SOURCES = bench/bench_topo.cpp
 bench_bench_topo_LDADD = lib/libloom.la

@@ -49,6 +49,14 @@ AC_DEFUN([LOOM_SLURM], [
   (see the README's table of releases)])])
   AC_MSG_RESULT([$SLURM_API_FAMILY])
   AC_SUBST([SLURM_API_FAMILY])
+  # The release series (SPANK plugins load into any micro release of it) and
+  # the next one, for the packages' version ranges.
+  SLURM_SERIES=`printf "%d.%02d" $SLURM_VERSION_MAJOR $SLURM_VERSION_MINOR`
+  SLURM_SERIES_NEXT=`printf "%d.%02d" $SLURM_VERSION_MAJOR \`expr $SLURM_VERSION_MINOR + 1\``
+  SLURM_VERSION_NEXT_MICRO=`printf "%d.%02d.%d" $SLURM_VERSION_MAJOR $SLURM_VERSION_MINOR \`expr $SLURM_VERSION_MICRO + 1\``
+  AC_SUBST([SLURM_SERIES])
+  AC_SUBST([SLURM_SERIES_NEXT])
+  AC_SUBST([SLURM_VERSION_NEXT_MICRO])
   AM_CONDITIONAL([SLURM_API_2205], [test "x$SLURM_API_FAMILY" = x2205])
   AM_CONDITIONAL([SLURM_API_2411], [test "x$SLURM_API_FAMILY" = x2411])
   AM_CONDITIONAL([SLURM_API_2505], [test "x$SLURM_API_FAMILY" = x2505])

@@ -6,8 +6,12 @@ set -uo pipefail
 b=${1:?usage: check-packages.sh BUILDDIR}
 problems=0
 bad() { echo "packages: PROBLEM: $*" >&2; problems=$((problems + 1)); }
-slurm=$(dpkg-query -W -f='${Version}' libslurm-dev)
-slurm_upstream=${slurm%%-*}
+# The release the build tree was configured for, and where it is installed.
+slurm_upstream=$(sed -n 's/^SLURM_VERSION_STRING = //p' "$b/Makefile")
+slurm_prefix=$(sed -n 's/^SLURM_PREFIX = //p' "$b/Makefile")
+slurm_next=$(sed -n 's/^SLURM_VERSION_NEXT_MICRO = //p' "$b/Makefile")
+[ -n "$slurm_upstream" ] || { echo "packages: $b/Makefile names no Slurm release" >&2; exit 1; }
+if [ "$slurm_prefix" = /usr ]; then rpm_pd=/slurm; deb_pd=slurm-wlm; else rpm_pd=$slurm_prefix/lib/slurm; deb_pd=$slurm_prefix/lib/slurm; fi
 
 # ---- rpm
 rpms=("$b"/rpmbuild/RPMS/*/*.rpm)
@@ -22,11 +26,13 @@ if [ -n "$main" ] && [ -n "$ctld" ]; then
 	ctld_files=$(rpm -qlp "$ctld" 2>/dev/null)
 	case $(basename "$main") in *slurm${slurm_upstream}*) ;; *) bad "rpm Release does not carry Slurm $slurm_upstream: $(basename "$main")" ;; esac
 	echo "$main_files" | grep -qx /usr/bin/loom || bad "loom rpm lacks /usr/bin/loom"
-	echo "$main_files" | grep -q '/slurm/spank_ckpt.so$' || bad "loom rpm lacks spank_ckpt.so"
-	echo "$main_files" | grep -q '/slurm/spank_place.so$' || bad "loom rpm lacks spank_place.so"
+	echo "$main_files" | grep -q "$rpm_pd/spank_ckpt.so\$" || bad "loom rpm lacks spank_ckpt.so"
+	echo "$main_files" | grep -q "$rpm_pd/spank_place.so\$" || bad "loom rpm lacks spank_place.so"
 	echo "$main_files" | grep -q '^/usr/share/man/man1/loom.1' || bad "loom rpm lacks the loom(1) man page"
-	echo "$ctld_files" | grep -q '/slurm/jobcomp_health.so$' || bad "loom-slurmctld rpm lacks jobcomp_health.so"
-	echo "$ctld_files" | grep -q '/slurm/select_topo.so$' || bad "loom-slurmctld rpm lacks select_topo.so"
+	echo "$ctld_files" | grep -q "$rpm_pd/jobcomp_health.so\$" || bad "loom-slurmctld rpm lacks jobcomp_health.so"
+	echo "$ctld_files" | grep -q "$rpm_pd/select_topo.so\$" || bad "loom-slurmctld rpm lacks select_topo.so"
+	rpm -qp --qf '%{LICENSE}' "$ctld" 2>/dev/null | grep -q 'GPL-2.0-or-later' ||
+		bad "loom-slurmctld rpm does not state the GPL of the Slurm code it is built with: $(rpm -qp --qf '%{LICENSE}' "$ctld")"
 	printf "%s\n%s\n" "$main_files" "$ctld_files" | grep -q '\.la$' && bad "rpm ships libtool .la files"
 	echo "$main_files" | grep -q '^/etc/slurm' && bad "rpm writes into /etc/slurm (plugstack snippet must not be active)"
 	echo "$main_files" | grep -q '/usr/share/loom/plugstack.conf.d/' || bad "rpm lacks the plugstack.conf.d snippet"
@@ -48,15 +54,25 @@ if [ -n "$dmain" ] && [ -n "$dctld" ]; then
 	dmain_files=$(dpkg-deb -c "$dmain")
 	dctld_files=$(dpkg-deb -c "$dctld")
 	echo "$dmain_files" | grep -q '\./usr/bin/loom$' || bad "loom deb lacks /usr/bin/loom"
-	echo "$dmain_files" | grep -q 'slurm-wlm/spank_ckpt.so$' || bad "loom deb lacks spank_ckpt.so"
-	echo "$dctld_files" | grep -q 'slurm-wlm/select_topo.so$' || bad "loom-slurmctld deb lacks select_topo.so"
-	echo "$dctld_files" | grep -q 'slurm-wlm/jobcomp_health.so$' || bad "loom-slurmctld deb lacks jobcomp_health.so"
-	echo "$dmain_files" | grep -q 'slurm-wlm/spank_place.so$' || bad "loom deb lacks spank_place.so"
+	echo "$dmain_files" | grep -q "$deb_pd/spank_ckpt.so\$" || bad "loom deb lacks spank_ckpt.so"
+	echo "$dctld_files" | grep -q "$deb_pd/select_topo.so\$" || bad "loom-slurmctld deb lacks select_topo.so"
+	echo "$dctld_files" | grep -q "$deb_pd/jobcomp_health.so\$" || bad "loom-slurmctld deb lacks jobcomp_health.so"
+	echo "$dmain_files" | grep -q "$deb_pd/spank_place.so\$" || bad "loom deb lacks spank_place.so"
+	case $(basename "$dmain") in *slurm${slurm_upstream}*) ;; *) bad "deb version does not carry Slurm $slurm_upstream: $(basename "$dmain")" ;; esac
 	echo "$dmain_files" | grep -q 'select_topo.so$' && bad "the loom deb holds select_topo.so (belongs in loom-slurmctld)"
 	printf "%s\n%s\n" "$dmain_files" "$dctld_files" | grep -q '\.la$' && bad "deb ships libtool .la files"
 	echo "$dmain_files" | grep -q '\./etc/slurm' && bad "deb writes into /etc/slurm"
 	dep=$(dpkg-deb -f "$dctld" Depends)
-	echo "$dep" | grep -qF "slurm-wlm-basic-plugins (= $slurm)" || bad "loom-slurmctld deb does not depend on slurm-wlm-basic-plugins (= $slurm): $dep"
+	if [ "$slurm_prefix" = /usr ]; then
+		echo "$dep" | grep -qF "slurm-wlm-basic-plugins (>= $slurm_upstream), slurm-wlm-basic-plugins (<< $slurm_next)" ||
+			bad "loom-slurmctld deb does not pin slurm-wlm-basic-plugins to $slurm_upstream: $dep"
+		# The pin must accept the installed Debian revision and nothing of another release.
+		inst=$(dpkg-query -W -f='${Version}' slurm-wlm-basic-plugins 2>/dev/null || true)
+		if [ -n "$inst" ]; then
+			dpkg --compare-versions "$inst" ge "$slurm_upstream" && dpkg --compare-versions "$inst" lt "$slurm_next" ||
+				bad "the installed slurm-wlm-basic-plugins $inst does not satisfy the pin"
+		fi
+	fi
 	echo "packages: deb $(basename "$dmain"): $(echo "$dmain_files" | grep -vc '/$') files"
 	echo "packages: deb $(basename "$dctld"): $(echo "$dctld_files" | awk '{print $6}' | grep -v '/$' | tr '\n' ' ')"
 	echo "packages: deb $(basename "$dctld") depends: $dep"

@@ -7,6 +7,7 @@ rpm: dist
 	cp $(DIST_ARCHIVES) $(abs_builddir)/rpmbuild/SOURCES/
 	cp packaging/loom.spec $(abs_builddir)/rpmbuild/SPECS/
 	rpmbuild --define "_topdir $(abs_builddir)/rpmbuild" --define "slurm_src $(SLURM_SRC_ARG)" \
+		--define "slurm_prefix $(SLURM_PREFIX)" \
 		--nodeps -bb $(abs_builddir)/rpmbuild/SPECS/loom.spec
 	@ls $(abs_builddir)/rpmbuild/RPMS/*/*.rpm
 
@@ -16,8 +17,16 @@ deb: dist
 	tar -C $(abs_builddir)/debbuild -xf $(PACKAGE)-$(VERSION).tar.xz
 	cp -r $(abs_srcdir)/packaging/debian $(abs_builddir)/debbuild/$(PACKAGE)-$(VERSION)/debian
 	chmod -R u+w $(abs_builddir)/debbuild/$(PACKAGE)-$(VERSION)/debian
-	echo "$(SLURM_SRC_ARG)" > $(abs_builddir)/debbuild/$(PACKAGE)-$(VERSION)/debian/slurm-src
-	printf '%s\n' "loom ($(VERSION)-1) unstable; urgency=medium" "" "  * Release $(VERSION)." "" \
+	d=$(abs_builddir)/debbuild/$(PACKAGE)-$(VERSION)/debian; \
+	echo "$(SLURM_SRC_ARG)" > $$d/slurm-src; \
+	echo "$(SLURM_VERSION_STRING)" > $$d/slurm-version; \
+	echo "$(SLURM_VERSION_NEXT_MICRO)" > $$d/slurm-next-micro; \
+	echo "$(SLURM_SERIES)" > $$d/slurm-series; \
+	echo "$(SLURM_SERIES_NEXT)" > $$d/slurm-series-next; \
+	echo "$(SLURM_PREFIX)" > $$d/slurm-prefix; \
+	if [ "$(SLURM_PREFIX)" = /usr ]; then echo "/usr/lib/$$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm-wlm"; \
+	else echo "$(SLURM_PREFIX)/lib/slurm"; fi > $$d/slurm-plugindir
+	printf '%s\n' "loom ($(VERSION)-1+slurm$(SLURM_VERSION_STRING)) unstable; urgency=medium" "" "  * Release $(VERSION)." "" \
 		" -- loom developers <loom@lists.loom-hpc.org>  $$(date -R)" \
 		> $(abs_builddir)/debbuild/$(PACKAGE)-$(VERSION)/debian/changelog
 	cd $(abs_builddir)/debbuild/$(PACKAGE)-$(VERSION) && dpkg-buildpackage -b -us -uc -d -j2
