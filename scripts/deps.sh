@@ -12,8 +12,9 @@ pkgs=(
 	slurmctld slurmd slurm-client munge libslurm-dev libmunge-dev dpkg-dev
 	# test tools: ss (iproute2), python3 (SDK, training program), clang + runtime (libFuzzer)
 	iproute2 python3 clang libclang-rt-14-dev procps
-	# one compiler cache for every build tree; libyaml for the Slurm releases built from source
-	ccache libyaml-dev
+	# one compiler cache for every build tree; libyaml and http-parser for the
+	# Slurm releases built from source (scripts/slurm.sh)
+	ccache libyaml-dev libhttp-parser-dev
 	# PyTorch, for the Python SDK's save_torch_async()/load_torch() test (tests/ckpt/sdk_torch.sh)
 	python3-torch
 	# packaging: make rpm, make deb

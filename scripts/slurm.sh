@@ -21,6 +21,10 @@ root=${LOOM_SLURM_PREFIX_ROOT:-/opt}
 vendor=${LOOM_VENDOR_DIR:-$top/../shared/vendor}
 jobs=${LOOM_JOBS:-$(nproc)}
 
+# How a release is built from source: a change here rebuilds every release
+# that was built another way (the stamp records it).
+RECIPE="O1 g0 multiple-slurmd munge http-parser no-slurmrestd"
+
 # The supported releases; the first is the default everywhere (cluster, tests, demo).
 SUPPORTED=(22.05.8 24.11.5 25.11.7 26.05.3)
 DEBIAN_RELEASE=22.05.8
@@ -86,7 +90,7 @@ install_source() {
 	[ -n "$want" ] || die "no sha256 for slurm-$v.tar.gz in $vendor/PROVENANCE.tsv"
 	got=$(sha256sum "$tarball" | cut -d' ' -f1)
 	[ "$got" = "$want" ] || die "$tarball: sha256 $got, PROVENANCE.tsv says $want: refusing to build it"
-	if is_ready "$v" && [ "$(cat "$(stamp_of "$v")")" = "$want" ]; then
+	if is_ready "$v" && [ "$(cat "$(stamp_of "$v")")" = "$want $RECIPE" ]; then
 		return 0
 	fi
 	"$top/scripts/deps.sh" >&2
@@ -100,8 +104,9 @@ install_source() {
 	tar -xzf "$tarball" -C "$src" --strip-components=1
 	[ -x "$src/configure" ] || die "$tarball has no configure script"
 	# A test and development build: what the test cluster runs (munge, the
-	# cons_tres/topology plugins, hwloc, json, yaml) and nothing that needs a
-	# library Debian 12 lacks. -O1 without debug info halves the compile time.
+	# cons_tres/topology plugins, hwloc, json, yaml, http-parser, which the
+	# daemons of 25.05+ look for at start) and nothing that needs a library
+	# Debian 12 lacks. -O1 without debug info halves the compile time.
 	(cd "$bld" && "$src/configure" --prefix="$prefix" --sysconfdir="$prefix/etc" \
 		--enable-multiple-slurmd --with-munge --disable-debug \
 		--disable-slurmrestd --without-pmix --without-ucx --without-hdf5 --without-rrdtool \
@@ -116,7 +121,7 @@ install_source() {
 	local have
 	have=$(installed_version "$v")
 	[ "$have" = "$v" ] || die "the built slurmctld reports '${have:-nothing}', expected $v"
-	echo "$want" >"$(stamp_of "$v")"
+	echo "$want $RECIPE" >"$(stamp_of "$v")"
 	log "Slurm $v ready in $prefix ($((SECONDS - start)) s)"
 }
 

@@ -17,6 +17,11 @@
 # run fails; none is skipped silently. Ends with "N passed, N failed".
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null && exec sudo -E "$0" "$@"
+	echo "test: run as root: the test cluster runs Slurm daemons as root" >&2
+	exit 1
+fi
 quick=0
 only=
 while [ $# -gt 0 ]; do
@@ -27,11 +32,6 @@ while [ $# -gt 0 ]; do
 	*) echo "test: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
-if [ "$(id -u)" != 0 ]; then
-	command -v sudo >/dev/null && exec sudo -E "$0" "$@"
-	echo "test: run as root: the test cluster runs Slurm daemons as root" >&2
-	exit 1
-fi
 
 default=$("$top/scripts/slurm.sh" default)
 mapfile -t supported < <("$top/scripts/slurm.sh" supported)

@@ -2,6 +2,8 @@
 
 #include <cstring>
 #include <dlfcn.h>
+#include <tuple>
+#include <type_traits>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -27,6 +29,34 @@ std::string slurm_error_text(int rc)
 	return strerror_fn ? strerror_fn(e) : "error " + std::to_string(e);
 }
 
+// 26.05 names a job by slurm_step_id_t in the client API where earlier
+// releases take its numeric id: the argument is built for the prototype this
+// release's <slurm/slurm.h> declares, and the function is called through it.
+template <typename F>
+struct params;
+template <typename R, typename... A>
+struct params<R (*)(A...)> {
+	template <size_t I>
+	using type = std::tuple_element_t<I, std::tuple<A...>>;
+};
+template <typename T>
+T job_ref(uint32_t job_id)
+{
+	if constexpr (std::is_integral_v<T>) {
+		return static_cast<T>(job_id);
+	} else {
+		T id{};
+		id.job_id = job_id;
+		id.step_het_comp = NO_VAL;
+		id.step_id = NO_VAL;
+		return id;
+	}
+}
+using load_job_fn = decltype(&::slurm_load_job);
+using requeue_fn = decltype(&::slurm_requeue);
+auto load_job_ref(uint32_t job_id) { return job_ref<params<load_job_fn>::type<1>>(job_id); }
+auto requeue_ref(uint32_t job_id) { return job_ref<params<requeue_fn>::type<0>>(job_id); }
+
 } // namespace
 
 namespace {
@@ -35,12 +65,12 @@ namespace {
 template <typename F>
 bool with_job(uint32_t job_id, std::string *error, F &&fn)
 {
-	auto load = lookup<int (*)(job_info_msg_t **, uint32_t, uint16_t)>("slurm_load_job", error);
+	auto load = lookup<load_job_fn>("slurm_load_job", error);
 	auto free_msg = lookup<void (*)(job_info_msg_t *)>("slurm_free_job_info_msg", error);
 	if (!load || !free_msg)
 		return false;
 	job_info_msg_t *msg = nullptr;
-	if (load(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS || !msg) {
+	if (load(&msg, load_job_ref(job_id), SHOW_ALL) != SLURM_SUCCESS || !msg) {
 		if (error)
 			*error = "slurm_load_job: " + slurm_error_text(-1);
 		return false;
@@ -75,10 +105,10 @@ time_t job_end_time(uint32_t job_id, std::string *error)
 
 bool requeue_job(uint32_t job_id, std::string *error)
 {
-	auto requeue = lookup<int (*)(uint32_t, uint32_t)>("slurm_requeue", error);
+	auto requeue = lookup<requeue_fn>("slurm_requeue", error);
 	if (!requeue)
 		return false;
-	if (requeue(job_id, 0) != SLURM_SUCCESS) {
+	if (requeue(requeue_ref(job_id), 0) != SLURM_SUCCESS) {
 		if (error)
 			*error = "slurm_requeue: " + slurm_error_text(-1);
 		return false;
@@ -94,7 +124,7 @@ bool hold_job(uint32_t job_id, const std::string &reason, std::string *error)
 	auto init = lookup<void (*)(job_desc_msg_t *)>("slurm_init_job_desc_msg", error);
 	auto update = lookup<int (*)(job_desc_msg_t *, job_array_resp_msg_t **)>("slurm_update_job2", error);
 	auto free_resp = lookup<void (*)(job_array_resp_msg_t *)>("slurm_free_job_array_resp", error);
-	auto requeue = lookup<int (*)(uint32_t, uint32_t)>("slurm_requeue", error);
+	auto requeue = lookup<requeue_fn>("slurm_requeue", error);
 	if (!init || !update || !free_resp || !requeue)
 		return false;
 	job_desc_msg_t desc;
@@ -108,7 +138,7 @@ bool hold_job(uint32_t job_id, const std::string &reason, std::string *error)
 		*error = "slurm_update_job2 (comment): " + slurm_error_text(-1);
 	if (resp)
 		free_resp(resp);
-	if (requeue(job_id, JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {
+	if (requeue(requeue_ref(job_id), JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {
 		if (error)
 			*error = "slurm_requeue (hold): " + slurm_error_text(-1);
 		return false;
