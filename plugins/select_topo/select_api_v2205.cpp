@@ -1,48 +1,21 @@
 // select/topo's adapter for Slurm 22.05's select interface (src/common/select.c
 // node_select_syms[]: plugin_id and 36 operations; every select plugin in
 // PluginDir is loaded, so plugin_id must be unique).
-#include "plugins/select_topo/placer.hpp"
 #include "plugins/select_topo/select_api.hpp"
 
 // clang-format off
-#define LOOM_SELECT_OPS(X) \
-	X(int, state_save, (char *dir_name), (dir_name), LOOM_KEEP) \
-	X(int, state_restore, (char *dir_name), (dir_name), LOOM_CHANGED) \
-	X(int, job_init, (xlist *job_list), (job_list), LOOM_CHANGED) \
-	X(int, job_begin, (job_record_t *job_ptr), (job_ptr), LOOM_CHANGED) \
-	X(int, job_ready, (job_record_t *job_ptr), (job_ptr), LOOM_KEEP) \
-	X(int, job_expand, (job_record_t *from_job_ptr, job_record_t *to_job_ptr), (from_job_ptr, to_job_ptr), LOOM_CHANGED) \
-	X(int, job_resized, (job_record_t *job_ptr, node_record_t *node_ptr), (job_ptr, node_ptr), LOOM_CHANGED) \
+#define LOOM_SELECT_OPS_2205(X) \
 	X(int, job_signal, (job_record_t *job_ptr, int signal), (job_ptr, signal), LOOM_KEEP) \
-	X(int, job_fini, (job_record_t *job_ptr), (job_ptr), LOOM_CHANGED) \
-	X(int, job_suspend, (job_record_t *job_ptr, bool indf_susp), (job_ptr, indf_susp), LOOM_CHANGED) \
-	X(int, job_resume, (job_record_t *job_ptr, bool indf_susp), (job_ptr, indf_susp), LOOM_CHANGED) \
-	X(bitstr_t *, step_pick_nodes, (job_record_t *job_ptr, select_jobinfo_t *step_jobinfo, uint32_t node_count, bitstr_t **avail_nodes), (job_ptr, step_jobinfo, node_count, avail_nodes), LOOM_KEEP) \
-	X(int, step_start, (step_record_t *step_ptr), (step_ptr), LOOM_KEEP) \
-	X(int, step_finish, (step_record_t *step_ptr, bool killing_step), (step_ptr, killing_step), LOOM_KEEP) \
-	X(int, select_nodeinfo_pack, (select_nodeinfo_t *nodeinfo, buf_t *buffer, uint16_t protocol_version), (nodeinfo, buffer, protocol_version), LOOM_KEEP) \
-	X(int, select_nodeinfo_unpack, (select_nodeinfo_t **nodeinfo, buf_t *buffer, uint16_t protocol_version), (nodeinfo, buffer, protocol_version), LOOM_KEEP) \
-	X(select_nodeinfo_t *, select_nodeinfo_alloc, (void), (), LOOM_KEEP) \
-	X(int, select_nodeinfo_free, (select_nodeinfo_t *nodeinfo), (nodeinfo), LOOM_KEEP) \
-	X(int, select_nodeinfo_set_all, (void), (), LOOM_CHANGED) \
-	X(int, select_nodeinfo_set, (job_record_t *job_ptr), (job_ptr), LOOM_CHANGED) \
-	X(int, select_nodeinfo_get, (select_nodeinfo_t *nodeinfo, enum select_nodedata_type dinfo, enum node_states state, void *data), (nodeinfo, dinfo, state, data), LOOM_KEEP) \
-	X(select_jobinfo_t *, select_jobinfo_alloc, (void), (), LOOM_KEEP) \
-	X(int, select_jobinfo_free, (select_jobinfo_t *jobinfo), (jobinfo), LOOM_KEEP) \
-	X(int, select_jobinfo_set, (select_jobinfo_t *jobinfo, enum select_jobdata_type data_type, void *data), (jobinfo, data_type, data), LOOM_KEEP) \
-	X(int, select_jobinfo_get, (select_jobinfo_t *jobinfo, enum select_jobdata_type data_type, void *data), (jobinfo, data_type, data), LOOM_KEEP) \
-	X(select_jobinfo_t *, select_jobinfo_copy, (select_jobinfo_t *jobinfo), (jobinfo), LOOM_KEEP) \
-	X(int, select_jobinfo_pack, (select_jobinfo_t *jobinfo, buf_t *buffer, uint16_t protocol_version), (jobinfo, buffer, protocol_version), LOOM_KEEP) \
-	X(int, select_jobinfo_unpack, (select_jobinfo_t **jobinfo_pptr, buf_t *buffer, uint16_t protocol_version), (jobinfo_pptr, buffer, protocol_version), LOOM_KEEP) \
 	X(char *, select_jobinfo_sprint, (select_jobinfo_t *jobinfo, char *buf, size_t size, int mode), (jobinfo, buf, size, mode), LOOM_KEEP) \
 	X(char *, select_jobinfo_xstrdup, (select_jobinfo_t *jobinfo, int mode), (jobinfo, mode), LOOM_KEEP) \
-	X(int, get_info_from_plugin, (enum select_plugindata_info dinfo, job_record_t *job_ptr, void *data), (dinfo, job_ptr, data), LOOM_KEEP) \
 	X(int, update_node_config, (int index), (index), LOOM_CHANGED) \
 	X(bitstr_t *, resv_test, (resv_desc_msg_t *resv_desc_ptr, uint32_t node_cnt, bitstr_t *avail_bitmap, bitstr_t **core_bitmap), (resv_desc_ptr, node_cnt, avail_bitmap, core_bitmap), LOOM_KEEP)
+#define LOOM_SELECT_OPS(X) LOOM_SELECT_OPS_ALL(X) LOOM_SELECT_OPS_BEFORE_2505(X) LOOM_SELECT_OPS_2205(X)
 // clang-format on
 
 namespace loom::select_topo {
 
+// job_test's tail in 22.05: the reservation's excluded cores as a bitmap.
 struct JobTestTail {
 	xlist *preemptee_candidates;
 	xlist **preemptee_job_list;
@@ -52,19 +25,11 @@ struct JobTestTail {
 namespace {
 struct Ops {
 	LOOM_SELECT_OPS(LOOM_OP_SLOT)
-	int (*node_init)(void) = nullptr;
-	int (*job_test)(job_record_t *, bitstr_t *, uint32_t, uint32_t, uint32_t, uint16_t, xlist *, xlist **,
-			bitstr_t *) = nullptr;
-	int (*reconfigure)(void) = nullptr;
+	LOOM_SELECT_OWN_SLOTS(xlist *, xlist **, bitstr_t *)
 } g_ops;
 } // namespace
 
-const ConsTresOp k_cons_tres_ops[] = {
-	LOOM_SELECT_OPS(LOOM_OP_SYMBOL)
-	{"select_p_node_init", reinterpret_cast<void **>(&g_ops.node_init)},
-	{"select_p_job_test", reinterpret_cast<void **>(&g_ops.job_test)},
-	{"select_p_reconfigure", reinterpret_cast<void **>(&g_ops.reconfigure)},
-};
+const ConsTresOp k_cons_tres_ops[] = {LOOM_SELECT_OPS(LOOM_OP_SYMBOL) LOOM_SELECT_OWN_SYMBOLS};
 const size_t k_cons_tres_ops_count = sizeof(k_cons_tres_ops) / sizeof(k_cons_tres_ops[0]);
 static_assert(sizeof(k_cons_tres_ops) / sizeof(k_cons_tres_ops[0]) == 36,
 	      "Slurm 22.05's select plugins have 36 operations (node_select_syms[])");
@@ -88,12 +53,8 @@ extern const uint32_t plugin_id;
 const uint32_t plugin_id = 150;
 
 LOOM_SELECT_OPS(LOOM_OP_ENTRY)
+LOOM_SELECT_OWN_ENTRIES
 
-int select_p_node_init(void) { return loom::select_topo::topo_after_node_init(LOOM_CHANGED(g_ops.node_init())); }
-int select_p_reconfigure(void)
-{
-	return loom::select_topo::topo_after_reconfigure(LOOM_CHANGED(g_ops.reconfigure()));
-}
 int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
 		      uint32_t req_nodes, uint16_t mode, xlist *preemptee_candidates, xlist **preemptee_job_list,
 		      bitstr_t *exc_core_bitmap)

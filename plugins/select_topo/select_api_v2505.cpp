@@ -6,47 +6,22 @@
 // per-task GRES, and cons_tres's node ordering. select/topo is cons_tres with
 // a narrower choice of nodes, so it carries cons_tres's id: nothing else loads
 // a second select plugin that the id could clash with.
-#include "plugins/select_topo/placer.hpp"
 #include "plugins/select_topo/select_api.hpp"
 
-// clang-format off
-#define LOOM_SELECT_OPS(X) \
-	X(int, job_begin, (job_record_t *job_ptr), (job_ptr), LOOM_CHANGED) \
-	X(int, job_ready, (job_record_t *job_ptr), (job_ptr), LOOM_KEEP) \
-	X(int, job_expand, (job_record_t *from_job_ptr, job_record_t *to_job_ptr), (from_job_ptr, to_job_ptr), LOOM_CHANGED) \
-	X(int, job_resized, (job_record_t *job_ptr, node_record_t *node_ptr), (job_ptr, node_ptr), LOOM_CHANGED) \
-	X(int, job_fini, (job_record_t *job_ptr), (job_ptr), LOOM_CHANGED) \
-	X(int, job_suspend, (job_record_t *job_ptr, bool indf_susp), (job_ptr, indf_susp), LOOM_CHANGED) \
-	X(int, job_resume, (job_record_t *job_ptr, bool indf_susp), (job_ptr, indf_susp), LOOM_CHANGED) \
-	X(int, select_nodeinfo_set_all, (void), (), LOOM_CHANGED) \
-	X(int, select_nodeinfo_set, (job_record_t *job_ptr), (job_ptr), LOOM_CHANGED)
-// clang-format on
+#define LOOM_SELECT_OPS(X) LOOM_SELECT_OPS_ALL(X)
 
 namespace loom::select_topo {
-
-struct JobTestTail {
-	xlist *preemptee_candidates;
-	xlist **preemptee_job_list;
-	resv_exc_t *resv_exc_ptr;
-	will_run_data_t *will_run_ptr;
-};
 
 namespace {
 struct Ops {
 	LOOM_SELECT_OPS(LOOM_OP_SLOT)
-	int (*node_init)(void) = nullptr;
-	int (*job_test)(job_record_t *, bitstr_t *, uint32_t, uint32_t, uint32_t, uint16_t, xlist *, xlist **,
-			resv_exc_t *, will_run_data_t *) = nullptr;
-	int (*reconfigure)(void) = nullptr;
+	LOOM_SELECT_OWN_SLOTS(xlist *, xlist **, resv_exc_t *, will_run_data_t *)
 	void (*job_mem_reduce)(job_record_t *) = nullptr;
 } g_ops;
 } // namespace
 
 const ConsTresOp k_cons_tres_ops[] = {
-	LOOM_SELECT_OPS(LOOM_OP_SYMBOL)
-	{"select_p_node_init", reinterpret_cast<void **>(&g_ops.node_init)},
-	{"select_p_job_test", reinterpret_cast<void **>(&g_ops.job_test)},
-	{"select_p_reconfigure", reinterpret_cast<void **>(&g_ops.reconfigure)},
+	LOOM_SELECT_OPS(LOOM_OP_SYMBOL) LOOM_SELECT_OWN_SYMBOLS
 	// 26.05 and newer: release memory of a job whose steps shrank.
 	{"select_p_job_mem_reduce", reinterpret_cast<void **>(&g_ops.job_mem_reduce), true},
 };
@@ -54,12 +29,7 @@ const size_t k_cons_tres_ops_count = sizeof(k_cons_tres_ops) / sizeof(k_cons_tre
 static_assert(sizeof(k_cons_tres_ops) / sizeof(k_cons_tres_ops[0]) == 13,
 	      "Slurm 25.05+'s select plugins have 12 operations, 13 with 26.05's job_mem_reduce");
 
-int cons_tres_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
-		       uint32_t req_nodes, uint16_t mode, const JobTestTail &t)
-{
-	return g_ops.job_test(job, bitmap, min_nodes, max_nodes, req_nodes, mode, t.preemptee_candidates,
-			      t.preemptee_job_list, t.resv_exc_ptr, t.will_run_ptr);
-}
+LOOM_SELECT_JOB_TEST_RESV_EXC_TAIL
 
 } // namespace loom::select_topo
 
@@ -72,19 +42,9 @@ extern const uint32_t plugin_id;
 const uint32_t plugin_id = SELECT_PLUGIN_CONS_TRES;
 
 LOOM_SELECT_OPS(LOOM_OP_ENTRY)
+LOOM_SELECT_OWN_ENTRIES
+LOOM_SELECT_JOB_TEST_RESV_EXC_ENTRY
 
-int select_p_node_init(void) { return loom::select_topo::topo_after_node_init(LOOM_CHANGED(g_ops.node_init())); }
-int select_p_reconfigure(void)
-{
-	return loom::select_topo::topo_after_reconfigure(LOOM_CHANGED(g_ops.reconfigure()));
-}
-int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
-		      uint32_t req_nodes, uint16_t mode, xlist *preemptee_candidates, xlist **preemptee_job_list,
-		      resv_exc_t *resv_exc_ptr, will_run_data_t *will_run_ptr)
-{
-	const loom::select_topo::JobTestTail tail{preemptee_candidates, preemptee_job_list, resv_exc_ptr, will_run_ptr};
-	return loom::select_topo::placer_job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
-}
 // Slurm releases before 26.05 never call it; where cons_tres has it, it runs.
 void select_p_job_mem_reduce(job_record_t *job_ptr)
 {

@@ -25,6 +25,16 @@ for f in "$prefix/sbin/slurmctld" "$prefix/sbin/slurmd" "$prefix/sbin/slurmstepd
 	defined "$f" >>"$host_syms"
 done
 
+# The symbols this release's loaders look up (node_select_syms[] and the
+# jobcomp syms[] of its source tree): every one must be exported.
+src=${SLURM_SRC_DIR:-$(sed -n 's/^SLURM_SRC_DIR = //p' "$b/Makefile" 2>/dev/null)}
+looked_up() { # FILE ARRAY: the quoted names in 'static const char *ARRAY[] = { ... };'
+	awk -v a="$2" '$0 ~ "\\*" a "\\[\\] = \\{" {on=1; next} on && /^};/ {exit} on' "$1" |
+		grep -o '"[a-z_]*"' | tr -d '"' | grep -v '^plugin_id$'
+}
+select_c=$(ls "$src"/src/interfaces/select.c "$src"/src/common/select.c 2>/dev/null | head -1)
+jobcomp_c=$(ls "$src"/src/interfaces/jobcomp.c "$src"/src/common/slurm_jobcomp.c 2>/dev/null | head -1)
+
 for so in "$b"/plugins/*/.libs/*.so; do
 	[ -f "$so" ] || continue
 	checked=$((checked + 1))
@@ -51,6 +61,22 @@ for so in "$b"/plugins/*/.libs/*.so; do
 	spank_*.so) want='^(plugin_name|plugin_type|plugin_version|spank_plugin_version|slurm_spank_.*)$' ;;
 	*) want='.*' ;;
 	esac
+	case $name in
+	select_*.so) table=$select_c; arr=node_select_syms ;;
+	jobcomp_*.so) table=$jobcomp_c; arr=syms ;;
+	*) table= ;;
+	esac
+	if [ -n "$table" ]; then
+		names=$(looked_up "$table" "$arr")
+		if [ -z "$names" ]; then
+			echo "check_symbols: FAIL $name: no symbol table '$arr' found in $table (SLURM_SRC_DIR=$src)"
+			bad=1
+		fi
+		for sym in $names; do
+			echo "$exports" | grep -qx "$sym" || { echo "check_symbols: FAIL $name does not export $sym, which $(basename "$table") looks up"; bad=1; }
+		done
+		[ $bad = 1 ] || echo "check_symbols: $name exports all $(echo "$names" | wc -w) operations $(basename "$table") looks up"
+	fi
 	extra=$(echo "$exports" | grep -vE "$want" || true)
 	if [ -n "$extra" ]; then
 		echo "check_symbols: FAIL $name exports symbols Slurm does not look up:"
