@@ -43,11 +43,12 @@ else
 	main=$default
 	others=("${supported[@]:1}")
 fi
+main_builddir=${LOOM_BUILDDIR:-$top/_build}
+[ "$main" = "$default" ] || main_builddir=$top/_build-$main
 builddir_of() {
-	if [ "$1" = "$default" ]; then echo "${LOOM_BUILDDIR:-$top/_build}"; else echo "$top/_build-$1"; fi
+	if [ "$1" = "$main" ]; then echo "$main_builddir"; else echo "$top/_build-$1"; fi
 }
-export LOOM_BUILDDIR
-LOOM_BUILDDIR=$(builddir_of "$main")
+export LOOM_BUILDDIR=$main_builddir
 
 # One compiler cache for every build tree (normal, sanitizers, distcheck,
 # packages, each release): paths are made relative to the top of the tree.
@@ -90,7 +91,7 @@ record() {
 	echo "--- $([ "$rc" = 0 ] && echo PASS || echo FAIL): $name (${secs}s)"
 }
 
-build() { "$top/scripts/build.sh" --slurm "$1"; }
+build() { LOOM_BUILDDIR=$(builddir_of "$1") "$top/scripts/build.sh" --slurm "$1"; }
 unit() { cd "$LOOM_BUILDDIR" && make -j2 check; }
 unit_sanitizers() {
 	LOOM_BUILDDIR=$top/_build-asan "$top/scripts/build.sh" --slurm "$main" --enable-sanitizers &&
