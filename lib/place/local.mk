@@ -9,6 +9,7 @@ lib_libloom_la_SOURCES += \
 	lib/place/state_file.hpp lib/place/state_file.cpp \
 	lib/place/synthetic.hpp lib/place/synthetic.cpp \
 	lib/place/explain.hpp lib/place/explain.cpp \
+	lib/place/slurm_policy.hpp lib/place/slurm_policy.cpp \
 	lib/place/baseline.cpp
 
 if HAVE_CHECK

@@ -347,6 +347,18 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 			}
 			return rc;
 		}
+		// A policy that is not "tightest" (--spread-job, --contiguous, LLN):
+		// Slurm's own choice over every node offered.
+		if (std::string why = place::step_aside_for(ask.policies); !why.empty()) {
+			int rc = forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
+			if (rc == SLURM_SUCCESS) {
+				char *nodes = bitmap2node_name(bitmap);
+				info("select/topo: JobId=%u placed by cons_tres on %s (%s asks for Slurm's own choice, job_test %.0f us)",
+				     job->job_id, nodes, why.c_str(), since());
+				xfree(nodes);
+			}
+			return rc;
+		}
 		bool reread = refresh(*l);
 		double reread_us = reread ? since() : 0;
 		place::Allowed allowed(l->fabric.cluster.nodes.size());

@@ -94,6 +94,9 @@ JobAsk job_ask(job_record_t *job)
 			a.features = job->details->features;
 	}
 	a.max_switches = job->req_switch;
+	a.policies.spread_job = job->bit_flags & SPREAD_JOB;
+	a.policies.contiguous = job->details && job->details->contiguous;
+	a.policies.least_loaded = job->part_ptr && (job->part_ptr->flags & PART_FLAG_LLN);
 	a.spank_env = job->spank_job_env;
 	a.spank_env_size = job->spank_job_env_size;
 	return a;

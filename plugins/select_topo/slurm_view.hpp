@@ -2,6 +2,7 @@
 // Only this file and the plugin entry points touch Slurm's internal structs.
 #pragma once
 
+#include "lib/place/slurm_policy.hpp"
 #include "plugins/select_topo/fabric.hpp"
 #include "plugins/common/slurm_internal.hpp"
 
@@ -36,6 +37,7 @@ struct JobAsk {
 	uint32_t max_switches = 0; // --switches=N (0: not given)
 	char **spank_env = nullptr;
 	uint32_t spank_env_size = 0;
+	place::SlurmPolicies policies; // --spread-job, --contiguous, partition LLN
 };
 JobAsk job_ask(job_record_t *job);
 

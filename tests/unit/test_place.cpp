@@ -4,6 +4,7 @@
 #include "tests/unit/check_main.hpp"
 
 #include "lib/place/engine.hpp"
+#include "lib/place/slurm_policy.hpp"
 #include "lib/place/synthetic.hpp"
 #include "lib/topo/build.hpp"
 #include "lib/topo/ibnetdiscover.hpp"
@@ -336,6 +337,25 @@ START_TEST(real_ndr_fabric)
 }
 END_TEST
 
+START_TEST(slurm_policies_that_step_aside)
+{
+	using loom::place::SlurmPolicies;
+	using loom::place::step_aside_for;
+	ck_assert_str_eq(step_aside_for(SlurmPolicies{}).c_str(), "");
+	SlurmPolicies p;
+	p.spread_job = true;
+	ck_assert_str_eq(step_aside_for(p).c_str(), "--spread-job");
+	p = SlurmPolicies{};
+	p.contiguous = true;
+	ck_assert_str_eq(step_aside_for(p).c_str(), "--contiguous");
+	p = SlurmPolicies{};
+	p.least_loaded = true;
+	ck_assert_str_eq(step_aside_for(p).c_str(), "partition LLN");
+	p.spread_job = true; // both: the user's own option is named
+	ck_assert_str_eq(step_aside_for(p).c_str(), "--spread-job");
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("place");
@@ -351,6 +371,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, nvlink_domains_kept_together);
 	tcase_add_test(tc, baseline_ignores_partial_nodes);
 	tcase_add_test(tc, real_ndr_fabric);
+	tcase_add_test(tc, slurm_policies_that_step_aside);
 	suite_add_tcase(s, tc);
 	return s;
 }
