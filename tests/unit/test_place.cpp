@@ -341,18 +341,24 @@ START_TEST(slurm_policies_that_step_aside)
 {
 	using loom::place::SlurmPolicies;
 	using loom::place::step_aside_for;
-	ck_assert_str_eq(step_aside_for(SlurmPolicies{}).c_str(), "");
+	// Each check holds the answer in a string of its own (ck_assert_str_eq
+	// keeps the pointer past the expression).
+	auto is = [](const SlurmPolicies &p, const char *want) {
+		std::string got = step_aside_for(p);
+		ck_assert_str_eq(got.c_str(), want);
+	};
+	is(SlurmPolicies{}, "");
 	SlurmPolicies p;
 	p.spread_job = true;
-	ck_assert_str_eq(step_aside_for(p).c_str(), "--spread-job");
+	is(p, "--spread-job");
 	p = SlurmPolicies{};
 	p.contiguous = true;
-	ck_assert_str_eq(step_aside_for(p).c_str(), "--contiguous");
+	is(p, "--contiguous");
 	p = SlurmPolicies{};
 	p.least_loaded = true;
-	ck_assert_str_eq(step_aside_for(p).c_str(), "partition LLN");
+	is(p, "partition LLN");
 	p.spread_job = true; // both: the user's own option is named
-	ck_assert_str_eq(step_aside_for(p).c_str(), "--spread-job");
+	is(p, "--spread-job");
 }
 END_TEST
 
