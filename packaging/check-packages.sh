@@ -10,6 +10,7 @@ bad() { echo "packages: PROBLEM: $*" >&2; problems=$((problems + 1)); }
 slurm_upstream=$(sed -n 's/^SLURM_VERSION_STRING = //p' "$b/Makefile")
 slurm_prefix=$(sed -n 's/^SLURM_PREFIX = //p' "$b/Makefile")
 slurm_next=$(sed -n 's/^SLURM_VERSION_NEXT_MICRO = //p' "$b/Makefile")
+slurm_api=$(sed -n 's/^SLURM_API_FAMILY = //p' "$b/Makefile")
 [ -n "$slurm_upstream" ] || { echo "packages: $b/Makefile names no Slurm release" >&2; exit 1; }
 if [ "$slurm_prefix" = /usr ]; then rpm_pd=/slurm; deb_pd=slurm-wlm; else rpm_pd=$slurm_prefix/lib/slurm; deb_pd=$slurm_prefix/lib/slurm; fi
 
@@ -31,6 +32,9 @@ if [ -n "$main" ] && [ -n "$ctld" ]; then
 	echo "$main_files" | grep -q '^/usr/share/man/man1/loom.1' || bad "loom rpm lacks the loom(1) man page"
 	echo "$ctld_files" | grep -q "$rpm_pd/jobcomp_health.so\$" || bad "loom-slurmctld rpm lacks jobcomp_health.so"
 	echo "$ctld_files" | grep -q "$rpm_pd/select_topo.so\$" || bad "loom-slurmctld rpm lacks select_topo.so"
+	if [ "$slurm_api" = 2505 ]; then
+		echo "$ctld_files" | grep -q "$rpm_pd/select_topo_cons_tres.so\$" || bad "loom-slurmctld rpm lacks select_topo_cons_tres.so (25.05+)"
+	fi
 	rpm -qp --qf '%{LICENSE}' "$ctld" 2>/dev/null | grep -q 'GPL-2.0-or-later' ||
 		bad "loom-slurmctld rpm does not state the GPL of the Slurm code it is built with: $(rpm -qp --qf '%{LICENSE}' "$ctld")"
 	printf "%s\n%s\n" "$main_files" "$ctld_files" | grep -q '\.la$' && bad "rpm ships libtool .la files"
@@ -58,6 +62,10 @@ if [ -n "$dmain" ] && [ -n "$dctld" ]; then
 	echo "$dctld_files" | grep -q "$deb_pd/select_topo.so\$" || bad "loom-slurmctld deb lacks select_topo.so"
 	echo "$dctld_files" | grep -q "$deb_pd/jobcomp_health.so\$" || bad "loom-slurmctld deb lacks jobcomp_health.so"
 	echo "$dmain_files" | grep -q "$deb_pd/spank_place.so\$" || bad "loom deb lacks spank_place.so"
+	if [ "$slurm_api" = 2505 ]; then
+		echo "$dctld_files" | grep -q "$deb_pd/select_topo_cons_tres.so -> select_topo.so\$" ||
+			bad "loom-slurmctld deb lacks select_topo_cons_tres.so (25.05+)"
+	fi
 	case $(basename "$dmain") in *slurm${slurm_upstream}*) ;; *) bad "deb version does not carry Slurm $slurm_upstream: $(basename "$dmain")" ;; esac
 	echo "$dmain_files" | grep -q 'select_topo.so$' && bad "the loom deb holds select_topo.so (belongs in loom-slurmctld)"
 	printf "%s\n%s\n" "$dmain_files" "$dctld_files" | grep -q '\.la$' && bad "deb ships libtool .la files"
