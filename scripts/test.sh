@@ -160,5 +160,14 @@ fi
 echo
 echo "=== summary (logs in $logdir)"
 printf '  %s\n' "${results[@]}"
+# Why each failed tier failed, from its log (the tail above may not reach it).
+for r in "${results[@]}"; do
+	case $r in FAIL*) ;; *) continue ;; esac
+	name=$(echo "$r" | awk '{print $2}')
+	echo "=== why $name failed (from $logdir/$name.log)"
+	awk '/^ *(FAIL: |--- FAIL|# (FAIL|ERROR):)|error:/ { print; next }
+		/^failed scenarios:/ { print; more = 1; next }
+		more && /^  / { print; next } { more = 0 }' "$logdir/$name.log" 2>/dev/null | head -30 | sed 's/^/    /'
+done
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]

@@ -4,6 +4,7 @@
 # Stop the scenario with a message; run.sh prints the daemon logs.
 fail() {
 	echo "FAIL: $*" >&2
+	[ -z "${LOOM_FAIL_REASONS:-}" ] || echo "$*" >>"$LOOM_FAIL_REASONS"
 	exit 1
 }
 
@@ -27,7 +28,7 @@ wait_state() {
 		if [ -n "$st" ] && echo "$st" | grep -qxE "$want"; then
 			return 0
 		fi
-		[ "$(date +%s)" -lt "$deadline" ] || fail "job $job: state ${st:-unknown} after ${limit}s, expected $want"
+		[ "$(date +%s)" -lt "$deadline" ] || fail "job $job: state ${st:-unknown} (reason $(job_field "$job" Reason 2>/dev/null || echo ?)) after ${limit}s, expected $want"
 		sleep 0.5
 	done
 }

@@ -45,6 +45,7 @@ echo "cluster tests: Slurm $slurm ($slurm_prefix), build tree $builddir"
 passed=0
 failed=0
 failed_names=()
+failed_reasons=()
 rm -rf "$dir/failed"
 for s in "${scenarios[@]}"; do
 	[ -f "$s" ] || s="$here/scenarios/$s"
@@ -66,10 +67,14 @@ for s in "${scenarios[@]}"; do
 	if ! up_out=$("$here/cluster.sh" up --slurm "$slurm" --dir "$dir" --builddir "$builddir" "$@" 2>&1); then
 		echo "$up_out"
 		echo "--- FAIL: $name: cluster did not come up"
-		failed=$((failed + 1)); failed_names+=("$name")
+		reason=$(echo "$up_out" | grep -m1 -E 'error|die|not' | head -c 400)
+		failed=$((failed + 1)); failed_names+=("$name"); failed_reasons+=("$name: cluster did not come up${reason:+: $reason}")
 		continue
 	fi
 	export SLURM_CONF="$dir/etc/slurm.conf"
+	# fail() (lib.sh) also appends its message to LOOM_FAIL_REASONS, for the summary.
+	export LOOM_FAIL_REASONS="$dir/.fail-reasons"
+	rm -f "$LOOM_FAIL_REASONS"
 	( cd "$dir" && set -e && source "$here/lib.sh" && source "$s" )
 	rc=$?
 	secs=$(( $(date +%s) - start ))
@@ -78,7 +83,8 @@ for s in "${scenarios[@]}"; do
 		passed=$((passed + 1))
 	else
 		echo "--- FAIL: $name (${secs}s)"
-		failed=$((failed + 1)); failed_names+=("$name")
+		reason=$(head -n1 "$LOOM_FAIL_REASONS" 2>/dev/null | head -c 400)
+		failed=$((failed + 1)); failed_names+=("$name"); failed_reasons+=("$name: ${reason:-exited with status $rc}")
 		"$here/cluster.sh" logs --dir "$dir" 2>&1 | sed 's/^/    /'
 		mkdir -p "$dir/failed/$name"
 		cp -r "$dir/log" "$dir/etc" "$dir/failed/$name/" 2>/dev/null
@@ -86,6 +92,9 @@ for s in "${scenarios[@]}"; do
 	fi
 	[ $keep = 1 ] || "$here/cluster.sh" down --dir "$dir" >/dev/null 2>&1
 done
-[ ${#failed_names[@]} -eq 0 ] || echo "failed scenarios: ${failed_names[*]}"
+if [ ${#failed_names[@]} -gt 0 ]; then
+	echo "failed scenarios: ${failed_names[*]}"
+	printf '  %s\n' "${failed_reasons[@]}"
+fi
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]

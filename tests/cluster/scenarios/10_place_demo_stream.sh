@@ -56,12 +56,14 @@ grep -q "select/topo: JobId=.* placed on" "$LOOM_CLUSTER_DIR/log/slurmctld.log" 
 
 # The same stream on plain cons_tres + topology/tree, for comparison.
 base_dir="$LOOM_CLUSTER_DIR-cons_tres"
-base_conf=$("$LOOM_SRCDIR/tests/cluster/cluster.sh" up --dir "$base_dir" --nodes 16 --gpus-per-node 8 \
-	--select cons_tres --builddir "$LOOM_BUILDDIR" 2>/dev/null | sed -n 's/^export SLURM_CONF=//p')
-[ -n "$base_conf" ] || fail "the cons_tres comparison cluster did not start"
+trap '"$LOOM_SRCDIR/tests/cluster/cluster.sh" down --dir "$base_dir" >/dev/null 2>&1' EXIT
+base_up=$("$LOOM_SRCDIR/tests/cluster/cluster.sh" up --dir "$base_dir" --nodes 16 --gpus-per-node 8 \
+	--select cons_tres --builddir "$LOOM_BUILDDIR" 2>&1) ||
+	fail "the cons_tres comparison cluster did not start: $(echo "$base_up" | grep -m3 -iE 'error|fail' | tr '\n' ' ')"
+base_conf=$(echo "$base_up" | sed -n 's/^export SLURM_CONF=//p')
+[ -n "$base_conf" ] || fail "the cons_tres comparison cluster printed no SLURM_CONF"
 base_out=$(SLURM_CONF=$base_conf run_stream)
 SLURM_CONF=$base_conf scancel --user="$(id -un)" >/dev/null 2>&1 || true
-"$LOOM_SRCDIR/tests/cluster/cluster.sh" down --dir "$base_dir" >/dev/null 2>&1
 
 printf '  %-14s %-34s %s\n' job "select/topo" "cons_tres + topology/tree"
 while read -r label nodes; do
