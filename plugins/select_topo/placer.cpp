@@ -1,6 +1,7 @@
 #include "plugins/select_topo/placer.hpp"
 
 #include "lib/place/engine.hpp"
+#include "lib/place/slurm_policy.hpp"
 #include "lib/topo/hostlist.hpp"
 #include "plugins/common/place_hints.hpp"
 #include "lib/place/state_file.hpp"
@@ -337,47 +338,61 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 		auto since = [&t0] {
 			return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
 		};
-		if (l->config.placement == "cons_tres") {
+		// Slurm's own choice over every node offered, said in the placed line.
+		auto slurm_decides = [&](const std::string &why) {
 			int rc = forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
 			if (rc == SLURM_SUCCESS) {
 				char *nodes = bitmap2node_name(bitmap);
-				info("select/topo: JobId=%u placed by cons_tres on %s (placement=cons_tres, job_test %.0f us)",
-				     job->job_id, nodes, since());
+				info("select/topo: JobId=%u placed by cons_tres on %s (%s, job_test %.0f us)", job->job_id,
+				     nodes, why.c_str(), since());
 				xfree(nodes);
 			}
 			return rc;
+		};
+		if (l->config.placement == "cons_tres")
+			return slurm_decides("placement=cons_tres");
+		// Required nodes: every one of them in the fabric, and some left to choose.
+		place::SlurmConstraints cons;
+		for (int s : ask.required) {
+			topo::Index m = static_cast<size_t>(s) < l->model_of.size() ? l->model_of[static_cast<size_t>(s)]
+										   : topo::none;
+			if (m == topo::none)
+				return slurm_decides("required node outside the fabric");
+			cons.required.push_back(m);
 		}
-		// A policy that is not "tightest" (--spread-job, --contiguous, LLN):
-		// Slurm's own choice over every node offered.
-		if (std::string why = place::step_aside_for(ask.policies); !why.empty()) {
-			int rc = forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
-			if (rc == SLURM_SUCCESS) {
-				char *nodes = bitmap2node_name(bitmap);
-				info("select/topo: JobId=%u placed by cons_tres on %s (%s asks for Slurm's own choice, job_test %.0f us)",
-				     job->job_id, nodes, why.c_str(), since());
-				xfree(nodes);
-			}
-			return rc;
-		}
+		ask.policies.required_all = !cons.required.empty() && cons.required.size() >= max_nodes;
+		ask.policies.required_gpus = !cons.required.empty() && ask.gpus_per_node == 0 && ask.gpus_total > 0;
+		// A policy that is not "tightest" (--spread-job, --contiguous, LLN, ...).
+		if (std::string why = place::step_aside_for(ask.policies); !why.empty())
+			return slurm_decides(why + " asks for Slurm's own choice");
 		bool reread = refresh(*l);
 		double reread_us = reread ? since() : 0;
 		place::Allowed allowed(l->fabric.cluster.nodes.size());
+		cons.weight.assign(l->fabric.cluster.nodes.size(), 0);
 		size_t offered = 0;
 		for (int64_t i = 0; i < bit_size(bitmap); i++) {
 			if (!bit_test(bitmap, i))
 				continue;
 			offered++;
-			if (static_cast<size_t>(i) < l->model_of.size() && l->model_of[static_cast<size_t>(i)] != topo::none)
-				allowed.set(l->model_of[static_cast<size_t>(i)]);
+			if (static_cast<size_t>(i) < l->model_of.size() && l->model_of[static_cast<size_t>(i)] != topo::none) {
+				topo::Index m = l->model_of[static_cast<size_t>(i)];
+				allowed.set(m);
+				cons.weight[static_cast<size_t>(m)] = node_sched_weight(static_cast<int>(i));
+			}
 		}
+		cons.target_nodes = static_cast<int>(req_nodes);
+		cons.use_min_nodes = ask.use_min_nodes;
 		place::Request req = make_request(*l, ask, *hints, min_nodes, max_nodes, offered);
-		auto d = place::place(*l->state, req, &allowed, l->weights, static_cast<int>(l->config.max_candidates));
+		auto within = place::place_within(*l->state, req, allowed, cons, l->weights,
+						  static_cast<int>(l->config.max_candidates));
 		double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-		if (!d) {
+		if (!within) {
 			info("select/topo: JobId=%u: placement engine failed (%s): placed by cons_tres", job->job_id,
-			     d.error().str().c_str());
+			     within.error().str().c_str());
 			return forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
 		}
+		place::Decision *d = &within->decision;
+		const std::string &shaped = within->note;
 		std::string xdir = explain_dir(*l);
 		auto record = [&](const std::string &outcome) {
 			if (!xdir.empty())
@@ -408,11 +423,11 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 				FREE_NULL_BITMAP(only);
 				record("placed " + node_names(*l, c.nodes) + " candidate " + std::to_string(rank) + ": " +
 				       c.why);
-				info("select/topo: JobId=%u placed on %s (candidate %d of %zu, engine %.0f us, job_test %.0f us, %s): %s",
+				info("select/topo: JobId=%u placed on %s (candidate %d of %zu, engine %.0f us, job_test %.0f us, %s%s%s): %s",
 				     job->job_id, node_names(*l, c.nodes).c_str(), rank, d->candidates.size(), us, since(),
 				     reread ? ("node table read " + std::to_string(static_cast<long>(reread_us)) + " us").c_str()
 					    : "node table unchanged",
-				     c.why.c_str());
+				     shaped.empty() ? "" : "; ", shaped.c_str(), c.why.c_str());
 				return SLURM_SUCCESS;
 			}
 			FREE_NULL_BITMAP(only);

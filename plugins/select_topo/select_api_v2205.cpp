@@ -2,6 +2,7 @@
 // node_select_syms[]: plugin_id and 36 operations; every select plugin in
 // PluginDir is loaded, so plugin_id must be unique).
 #include "plugins/select_topo/select_api.hpp"
+#include "plugins/select_topo/slurm_view.hpp"
 
 // clang-format off
 #define LOOM_SELECT_OPS_2205(X) \
@@ -40,6 +41,8 @@ int cons_tres_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, 
 	return g_ops.job_test(job, bitmap, min_nodes, max_nodes, req_nodes, mode, t.preemptee_candidates,
 			      t.preemptee_job_list, t.exc_core_bitmap);
 }
+
+bool select_lln() { return slurm_conf.select_type_param & CR_LLN; }
 
 } // namespace loom::select_topo
 

@@ -4,6 +4,7 @@
 // will_run data; every select plugin in PluginDir is still loaded, so
 // plugin_id must be unique).
 #include "plugins/select_topo/select_api.hpp"
+#include "plugins/select_topo/slurm_view.hpp"
 
 #define LOOM_SELECT_OPS(X) LOOM_SELECT_OPS_ALL(X) LOOM_SELECT_OPS_BEFORE_2505(X)
 
@@ -22,6 +23,8 @@ static_assert(sizeof(k_cons_tres_ops) / sizeof(k_cons_tres_ops[0]) == 31,
 	      "Slurm 24.11's select plugins have 31 operations (node_select_syms[])");
 
 LOOM_SELECT_JOB_TEST_RESV_EXC_TAIL
+
+bool select_lln() { return slurm_conf.select_type_param & CR_LLN; }
 
 } // namespace loom::select_topo
 

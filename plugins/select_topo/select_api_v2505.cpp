@@ -7,6 +7,7 @@
 // a narrower choice of nodes, so it carries cons_tres's id: nothing else loads
 // a second select plugin that the id could clash with.
 #include "plugins/select_topo/select_api.hpp"
+#include "plugins/select_topo/slurm_view.hpp"
 
 #define LOOM_SELECT_OPS(X) LOOM_SELECT_OPS_ALL(X)
 
@@ -30,6 +31,8 @@ static_assert(sizeof(k_cons_tres_ops) / sizeof(k_cons_tres_ops[0]) == 13,
 	      "Slurm 25.05+'s select plugins have 12 operations, 13 with 26.05's job_mem_reduce");
 
 LOOM_SELECT_JOB_TEST_RESV_EXC_TAIL
+
+bool select_lln() { return slurm_conf.select_type_param & SELECT_LLN; }
 
 } // namespace loom::select_topo
 

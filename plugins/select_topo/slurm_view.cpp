@@ -97,9 +97,21 @@ JobAsk job_ask(job_record_t *job)
 	a.policies.spread_job = job->bit_flags & SPREAD_JOB;
 	a.policies.contiguous = job->details && job->details->contiguous;
 	a.policies.least_loaded = job->part_ptr && (job->part_ptr->flags & PART_FLAG_LLN);
+	a.policies.select_lln = select_lln();
+	a.use_min_nodes = job->bit_flags & USE_MIN_NODES;
+	if (job->details && job->details->req_node_bitmap)
+		for (int64_t i = 0, n = bit_size(job->details->req_node_bitmap); i < n; i++)
+			if (bit_test(job->details->req_node_bitmap, i))
+				a.required.push_back(static_cast<int>(i));
 	a.spank_env = job->spank_job_env;
 	a.spank_env_size = job->spank_job_env_size;
 	return a;
+}
+
+uint64_t node_sched_weight(int index)
+{
+	node_record_t *node = index >= 0 && index < node_record_count ? node_record_table_ptr[index] : nullptr;
+	return node ? node->sched_weight >> 8 : 0;
 }
 
 } // namespace loom::select_topo

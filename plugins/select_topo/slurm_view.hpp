@@ -37,8 +37,19 @@ struct JobAsk {
 	uint32_t max_switches = 0; // --switches=N (0: not given)
 	char **spank_env = nullptr;
 	uint32_t spank_env_size = 0;
-	place::SlurmPolicies policies; // --spread-job, --contiguous, partition LLN
+	place::SlurmPolicies policies; // --spread-job, --contiguous, LLN (required_* set by the placer)
+	std::vector<int> required;     // -w/--nodelist: Slurm node indexes
+	bool use_min_nodes = false;    // --use-min-nodes
 };
 JobAsk job_ask(job_record_t *job);
+
+// The node's scheduling weight as slurmctld set it for this job_test (Weight=
+// and its marks for a boot needed or a node outside a FLEX reservation), less
+// the low byte cons_tres keeps for itself.
+uint64_t node_sched_weight(int index);
+
+// SelectTypeParameters asks for least loaded nodes (CR_LLN; SELECT_LLN from
+// 25.05 on): defined by each select adapter.
+bool select_lln();
 
 } // namespace loom::select_topo
