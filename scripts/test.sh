@@ -10,7 +10,8 @@
 # other supported release (scripts/slurm.sh supported) the tiers that depend
 # on Slurm: the release itself (built from shared/vendor once, in the
 # background while the default release's tiers run), loom's build against it
-# with its plugin-load checks, and the cluster scenarios.
+# with its plugin-load checks, the cluster scenarios and the differential tier
+# (tests/differential: plain cons_tres against select/topo).
 # With --slurm VERSION: every tier, on that release only.
 # --quick skips the sanitizer build, distcheck and packages.
 # Needs root: it installs packages and runs Slurm daemons. A tier that cannot
@@ -83,7 +84,7 @@ record() {
 	local name=$1 rc=$2 secs=$3
 	if [ "$rc" = 0 ]; then
 		passed=$((passed + 1)); results+=("PASS  $name (${secs}s)")
-		grep -E "^# (PASS|FAIL|ERROR):|passed, [0-9]+ failed|^fuzz: .*: |^packages: |^check_symbols: |^slurm: " "$logdir/$name.log" | sed 's/^/    /' | tail -12
+		grep -E "^# (PASS|FAIL|ERROR):|passed, [0-9]+ failed|^differential: |^fuzz: .*: |^packages: |^check_symbols: |^slurm: " "$logdir/$name.log" | sed 's/^/    /' | tail -12
 	else
 		failed=$((failed + 1)); results+=("FAIL  $name (${secs}s, log: $logdir/$name.log)")
 		tail -60 "$logdir/$name.log" | sed 's/^/    /'
@@ -104,6 +105,8 @@ plugins() {
 		SLURM_PREFIX=$("$top/scripts/slurm.sh" prefix "$1") "$top/tests/plugins/check_symbols.sh" .
 }
 cluster() { "$top/tests/cluster/run.sh" --slurm "$1" --builddir "$(builddir_of "$1")" --dir "/tmp/loom-cluster-$1"; }
+# The same generated jobs on plain cons_tres and on select/topo: what Slurm promises holds on both.
+differential() { "$top/tests/differential/run.sh" --slurm "$1" --builddir "$(builddir_of "$1")"; }
 fuzz() {
 	ls "$top"/tests/fuzz/fuzz_*.cpp >/dev/null 2>&1 || { echo "fuzz: no fuzz targets"; return 1; }
 	"$top/tests/fuzz/run.sh" "${LOOM_FUZZ_SECONDS:-10}"
@@ -135,6 +138,7 @@ if tier "build-$main" build "$main"; then
 	tier "unit-$main" unit
 	[ $quick = 1 ] || tier "unit-sanitizers-$main" unit_sanitizers
 	tier "cluster-$main" cluster "$main"
+	tier "differential-$main" differential "$main"
 	tier "fuzz" fuzz
 	if [ $quick = 0 ]; then
 		tier "distcheck-$main" distcheck
@@ -153,6 +157,7 @@ if [ -n "$installer" ]; then
 		tier "build-$v" build "$v" || continue
 		tier "plugins-$v" plugins "$v"
 		tier "cluster-$v" cluster "$v"
+		tier "differential-$v" differential "$v"
 	done
 fi
 

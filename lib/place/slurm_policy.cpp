@@ -209,7 +209,42 @@ expected<Within> place_within(const State &state, const Request &request, const 
 		for (size_t n = 0; n < state.node_count(); n++)
 			if (allowed.test(static_cast<Index>(n)) && cons.weight[n] <= tiers[t])
 				upto.set(static_cast<Index>(n));
-		last = place_sized(state, request, upto, cons, weights, max_candidates);
+		// Above the first tier, as cons_tres: every node of the lighter tiers
+		// that can take its share is in the gang, and the engine chooses
+		// only the rest, around them. (Where that cannot hold, with
+		// --switches or a strict locality, the tightest over all tiers.)
+		bool tried = false;
+		if (t > 0 && per_node(request)) {
+			Allowed lighter(state.node_count());
+			for (size_t n = 0; n < state.node_count(); n++)
+				if (upto.test(static_cast<Index>(n)) && cons.weight[n] < tiers[t])
+					lighter.set(static_cast<Index>(n));
+			Filter f(state, request, &lighter);
+			if (auto st = resolve(f, weights); !st)
+				return unexpected(st.error());
+			SlurmConstraints first = cons;
+			for (size_t n = 0; n < state.node_count(); n++)
+				if (lighter.test(static_cast<Index>(n)) && f.fits(static_cast<Index>(n)) &&
+				    std::find(first.required.begin(), first.required.end(), static_cast<Index>(n)) ==
+					    first.required.end())
+					first.required.push_back(static_cast<Index>(n));
+			if (first.required.size() > cons.required.size() &&
+			    static_cast<int>(first.required.size()) < request.node_limit()) {
+				last = place_sized(state, request, upto, first, weights, max_candidates);
+				if (!last)
+					return last;
+				tried = true;
+				// Named as what they are: not the user's required nodes.
+				std::string was = "with required " + names_of(state.cluster(), first.required);
+				if (size_t at = last->note.find(was); at != std::string::npos)
+					last->note.replace(at, was.size(),
+							   "with the lighter tiers' " +
+								   std::to_string(first.required.size() - cons.required.size()) +
+								   " nodes" + (cons.required.empty() ? "" : " and the required ones"));
+			}
+		}
+		if (!tried || !last->decision.placed())
+			last = place_sized(state, request, upto, cons, weights, max_candidates);
 		if (!last)
 			return last;
 		if (last->decision.placed()) {

@@ -5,6 +5,7 @@
 #
 #   cluster.sh up   [--nodes N] [--gpus-per-node G] [--dir DIR] [--select topo|topo_cons_tres|cons_tres]
 #                   (topo_cons_tres: select/topo under the name Slurm 25.05+ treats as cons_tres)
+#                   [--select-params P]   (SelectTypeParameters, default CR_Core)
 #                   [--builddir DIR] [--conf-extra FILE] [--plugstack-args "k=v ..."] [--timeout S]
 #                   [--placement topo|cons_tres]   (select/topo's placement=, see loom-topo.conf)
 #                   [--conf-line "Key=Value"]...  (lines appended to slurm.conf)
@@ -30,6 +31,7 @@ nodes=16
 gpus=8
 dir=${LOOM_CLUSTER_DIR:-/tmp/loom-cluster}
 select=topo
+select_params=CR_Core
 builddir=${LOOM_BUILDDIR:-}
 slurm=${LOOM_SLURM:-}
 conf_extra=
@@ -56,6 +58,7 @@ while [ $# -gt 0 ]; do
 	--gpus-per-node) gpus=$2; shift 2 ;;
 	--dir) dir=$2; shift 2 ;;
 	--select) select=$2; shift 2 ;;
+	--select-params) select_params=$2; shift 2 ;;
 	--builddir) builddir=$2; shift 2 ;;
 	--conf-extra) conf_extra=$2; shift 2 ;;
 	--plugstack-args) plugstack_args=$2; shift 2 ;;
@@ -319,7 +322,7 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 $jobcomp
 SelectType=select/$select
-SelectTypeParameters=CR_Core
+SelectTypeParameters=$select_params
 TopologyPlugin=topology/tree
 SchedulerType=sched/backfill
 SchedulerParameters=sched_interval=2,bf_interval=1
@@ -420,8 +423,8 @@ wait_idle() {
 	local deadline states
 	deadline=$(( $(date +%s) + timeout ))
 	while :; do
-		states=$(SLURM_CONF=$conf sinfo -h -N -o '%T' 2>/dev/null | sort | uniq -c | tr -s ' ' || true)
-		if [ -n "$states" ] && [ "$(SLURM_CONF=$conf sinfo -h -N -t idle -o '%N' 2>/dev/null | wc -l)" = "$nodes" ]; then
+		states=$(SLURM_CONF=$conf sinfo -h -N -o '%N %T' 2>/dev/null | sort -u | awk '{print $2}' | sort | uniq -c | tr -s ' ' || true)
+		if [ -n "$states" ] && [ "$(SLURM_CONF=$conf sinfo -h -N -t idle -o '%N' 2>/dev/null | sort -u | wc -l)" = "$nodes" ]; then
 			return 0
 		fi
 		if [ "$(date +%s)" -ge "$deadline" ]; then

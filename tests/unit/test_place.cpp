@@ -408,7 +408,14 @@ START_TEST(node_weight_tiers_first)
 	Within big = within(s, "nodes=10 gpus_per_node=8", cons);
 	ck_assert(big.decision.placed());
 	ck_assert_int_eq(big.decision.candidates[0].nodes.size(), 10);
-	ck_assert_str_eq(big.note.c_str(), "weight tier 2 of 2");
+	ck_assert_msg(big.note.find("weight tier 2 of 2, with the lighter tiers' 8 nodes") == 0, "note: %s",
+		      big.note.c_str());
+	// ... and, as cons_tres, every light node first: two heavy ones only.
+	int heavy = 0;
+	for (const auto &n : names_of(s, big.decision.candidates[0]))
+		heavy += std::stoi(n.substr(1)) <= 8;
+	ck_assert_int_eq(heavy, 2);
+	ck_assert_int_eq(leaves_of(s, names_of(s, big.decision.candidates[0])).size(), 3);
 	// Equal weights: no tiers, nothing to say.
 	cons.weight.assign(s.node_count(), 7);
 	ck_assert_str_eq(within(s, "nodes=4 gpus_per_node=8", cons).note.c_str(), "");
