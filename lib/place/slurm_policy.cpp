@@ -22,6 +22,10 @@ std::string step_aside_for(const SlurmPolicies &p)
 		return "partition LLN";
 	if (p.select_lln)
 		return "SelectTypeParameters LLN";
+	if (p.whole_topo)
+		return "--exclusive=topo";
+	if (p.segment)
+		return "--segment";
 	if (p.required_all)
 		return "--nodelist naming every node of the job";
 	if (p.required_gpus)

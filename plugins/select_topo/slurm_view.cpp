@@ -87,6 +87,9 @@ JobAsk job_ask(job_record_t *job)
 			a.gpus_per_node = static_cast<int>(js->gres_per_node);
 		if (js->gres_per_job)
 			a.gpus_total = static_cast<int64_t>(js->gres_per_job);
+		// --gpus-per-task with -n: a GPU total that cons_tres lays out in tasks.
+		if (!a.gpus_per_node && !a.gpus_total && js->gres_per_task && job->details && job->details->num_tasks)
+			a.gpus_total = static_cast<int64_t>(js->gres_per_task) * job->details->num_tasks;
 	}
 	if (job->details) {
 		a.whole_node = job->details->whole_node == WHOLE_NODE_REQUIRED || job->details->share_res == 0;
@@ -98,6 +101,10 @@ JobAsk job_ask(job_record_t *job)
 	a.policies.contiguous = job->details && job->details->contiguous;
 	a.policies.least_loaded = job->part_ptr && (job->part_ptr->flags & PART_FLAG_LLN);
 	a.policies.select_lln = select_lln();
+#ifdef WHOLE_TOPO // 24.05 and newer (topology/block): whole segments, segments of a size
+	a.policies.whole_topo = job->details && IS_JOB_WHOLE_TOPO(job);
+	a.policies.segment = job->details && job->details->segment_size > 0;
+#endif
 	a.use_min_nodes = job->bit_flags & USE_MIN_NODES;
 	if (job->details && job->details->req_node_bitmap)
 		for (int64_t i = 0, n = bit_size(job->details->req_node_bitmap); i < n; i++)
