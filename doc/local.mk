@@ -4,4 +4,4 @@ include doc/topo.mk
 include doc/place.mk
 include doc/ckpt.mk
 include doc/health.mk
-EXTRA_DIST += doc/slurm-topology-plugins.md
+EXTRA_DIST += doc/slurm-topology-plugins.md doc/slurm-placement-options.md
