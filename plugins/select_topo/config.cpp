@@ -22,6 +22,7 @@ expected<Config> read_config(const std::string &path)
 		.list("gpu_classes", &c.gpu_classes, "GPU generation features, slowest first")
 		.integer("max_candidates", &c.max_candidates, 1, 16, "node sets tried per job")
 		.choice("placement", &c.placement, {"topo", "cons_tres"}, "who places jobs")
+		.choice("will_run", &c.will_run, {"engine", "cons_tres"}, "who plans backfill's starts")
 		.string("weights", &c.weights_file, "placement weights file")
 		.string("explain_dir", &c.explain_dir, "where decisions are kept for loom place --explain")
 		.string("failure_stats", &c.failure_stats,

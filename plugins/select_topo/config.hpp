@@ -8,6 +8,9 @@
 //   placement=topo                             topo, or cons_tres: no placement of loom's,
 //                                              every job placed by cons_tres (timed, for
 //                                              comparison and as an off switch)
+//   will_run=engine                            backfill's plans (WILL_RUN): the engine's
+//                                              nodes at cons_tres's start time, or
+//                                              cons_tres: cons_tres's own plan
 //   weights=/etc/slurm/loom-weights.conf       placement weights (loom-place(1))
 //   explain_dir=/var/spool/slurmctld/loom      with DebugFlags=SelectType: one
 //                                              state+request file per decision,
@@ -35,6 +38,7 @@ struct Config {
 	std::vector<std::string> gpu_classes;
 	int64_t max_candidates = 3;
 	std::string placement = "topo";
+	std::string will_run = "engine";
 	std::string weights_file;
 	std::string explain_dir;
 	std::string failure_stats;         // "" = default, "none" = off

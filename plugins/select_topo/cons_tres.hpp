@@ -40,6 +40,10 @@ struct JobTestTail;
 int cons_tres_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
 		       uint32_t req_nodes, uint16_t mode, const JobTestTail &tail);
 
+// Whether the tail offers jobs to preempt (cons_tres then returns the ones it
+// would preempt in preemptee_job_list).
+bool job_test_preempts(const JobTestTail &tail);
+
 // What the family adapter calls around the operations select/topo changes
 // (select_topo_plugin.cpp): node_init and reconfigure load the fabric after
 // cons_tres has done its part, and return cons_tres's result.

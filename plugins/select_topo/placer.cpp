@@ -260,6 +260,63 @@ bool strict_can_ever_fit(const Loaded &l, const std::string &kind, bitstr_t *bit
 	return false;
 }
 
+// Backfill's WILL_RUN: cons_tres says when the job can start (and on which
+// nodes); the engine then chooses on the cluster as it will be then (the GPUs
+// of running jobs that end by that time, by their time limits, free), and
+// cons_tres is asked whether the engine's nodes start as early. If so the plan
+// is the engine's, which is what RUN_NOW will pick when the time comes;
+// otherwise cons_tres's plan stands. Costs one more cons_tres WILL_RUN.
+int plan_will_run(Loaded &l, job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
+		  uint32_t req_nodes, const JobTestTail &tail, const place::Request &req, const place::Allowed &allowed,
+		  const place::SlurmConstraints &cons)
+{
+	bitstr_t *offered = bit_copy(bitmap);
+	int rc = forward(job, bitmap, min_nodes, max_nodes, req_nodes, SELECT_MODE_WILL_RUN, tail);
+	if (rc != SLURM_SUCCESS) {
+		FREE_NULL_BITMAP(offered);
+		return rc;
+	}
+	time_t start = job->start_time;
+	(void)refresh(l);
+	place::State then = *l.state;
+	for (auto [s, gpus] : gpus_freed_by(start)) {
+		topo::Index m = static_cast<size_t>(s) < l.model_of.size() ? l.model_of[static_cast<size_t>(s)] : topo::none;
+		if (m != topo::none)
+			(void)then.set_node_free(m, std::min(then.total_gpus(m), then.free_gpus(m) + gpus), 0);
+	}
+	auto within = place::place_within(then, req, allowed, cons, l.weights, 1);
+	if (!within || !within->decision.placed()) {
+		FREE_NULL_BITMAP(offered);
+		return rc;
+	}
+	const place::Candidate &c = within->decision.candidates[0];
+	bitstr_t *only = bit_alloc(bit_size(bitmap));
+	for (topo::Index m : c.nodes) {
+		int s = l.slurm_of[static_cast<size_t>(m)];
+		if (s >= 0 && s < bit_size(only) && bit_test(offered, s))
+			bit_set(only, s);
+	}
+	bitstr_t *planned = bit_copy(bitmap);
+	int rc2 = bit_equal(only, planned) ? SLURM_ERROR
+					   : forward(job, only, min_nodes, max_nodes, req_nodes, SELECT_MODE_WILL_RUN, tail);
+	if (rc2 == SLURM_SUCCESS && job->start_time <= start) {
+		bit_copybits(bitmap, only);
+		if (debug_on()) {
+			char *was = bitmap2node_name(planned);
+			info("select/topo: JobId=%u will run on %s at %ld (engine; cons_tres planned %s)", job->job_id,
+			     node_names(l, c.nodes).c_str(), static_cast<long>(job->start_time), was);
+			xfree(was);
+		}
+	} else {
+		bit_copybits(bitmap, planned); // cons_tres's plan stands
+		job->start_time = start;
+	}
+	FREE_NULL_BITMAP(only);
+	FREE_NULL_BITMAP(planned);
+	FREE_NULL_BITMAP(offered);
+	return SLURM_SUCCESS;
+}
+
 } // namespace
 
 bool placer_load(bool starting, std::string &why)
@@ -324,7 +381,12 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 			      hints.error().str().c_str());
 			hints = plugin::PlaceHints{};
 		}
-		if (mode != SELECT_MODE_RUN_NOW) {
+		// Backfill's plan (WILL_RUN) with the engine's nodes, unless preemption
+		// is part of the answer (cons_tres's list of jobs to preempt is for
+		// its own nodes).
+		bool will_run = mode == SELECT_MODE_WILL_RUN && l->config.will_run == "engine" &&
+				l->config.placement != "cons_tres" && !job_test_preempts(tail);
+		if (mode != SELECT_MODE_RUN_NOW && !will_run) {
 			if (mode == SELECT_MODE_TEST_ONLY && hints->strict &&
 			    !strict_can_ever_fit(*l, hints->locality, bitmap, min_nodes)) {
 				if (debug_on())
@@ -341,7 +403,7 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 		// Slurm's own choice over every node offered, said in the placed line.
 		auto slurm_decides = [&](const std::string &why) {
 			int rc = forward(job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail);
-			if (rc == SLURM_SUCCESS) {
+			if (rc == SLURM_SUCCESS && !will_run) {
 				char *nodes = bitmap2node_name(bitmap);
 				info("select/topo: JobId=%u placed by cons_tres on %s (%s, job_test %.0f us)", job->job_id,
 				     nodes, why.c_str(), since());
@@ -383,6 +445,8 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 		cons.target_nodes = static_cast<int>(req_nodes);
 		cons.use_min_nodes = ask.use_min_nodes;
 		place::Request req = make_request(*l, ask, *hints, min_nodes, max_nodes, offered);
+		if (will_run)
+			return plan_will_run(*l, job, bitmap, min_nodes, max_nodes, req_nodes, tail, req, allowed, cons);
 		auto within = place::place_within(*l->state, req, allowed, cons, l->weights,
 						  static_cast<int>(l->config.max_candidates));
 		double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();

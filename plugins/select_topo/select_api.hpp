@@ -97,6 +97,10 @@
 	{                                                                                                          \
 		return g_ops.job_test(job, bitmap, min_nodes, max_nodes, req_nodes, mode, t.preemptee_candidates, \
 				      t.preemptee_job_list, t.resv_exc_ptr, t.will_run_ptr);                       \
+	}                                                                                                          \
+	bool job_test_preempts(const JobTestTail &t)                                                               \
+	{                                                                                                          \
+		return t.preemptee_candidates && list_count(t.preemptee_candidates) > 0;                           \
 	}
 #define LOOM_SELECT_JOB_TEST_RESV_EXC_ENTRY                                                                         \
 	int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,     \

@@ -42,6 +42,11 @@ int cons_tres_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, 
 			      t.preemptee_job_list, t.exc_core_bitmap);
 }
 
+bool job_test_preempts(const JobTestTail &t)
+{
+	return t.preemptee_candidates && list_count(t.preemptee_candidates) > 0;
+}
+
 bool select_lln() { return slurm_conf.select_type_param & CR_LLN; }
 
 } // namespace loom::select_topo

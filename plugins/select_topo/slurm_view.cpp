@@ -115,6 +115,33 @@ JobAsk job_ask(job_record_t *job)
 	return a;
 }
 
+std::vector<std::pair<int, int>> gpus_freed_by(time_t when)
+{
+	std::vector<std::pair<int, int>> out;
+	if (!job_list)
+		return out;
+	listIterator *it = list_iterator_create(job_list);
+	while (auto *j = static_cast<job_record_t *>(list_next(it))) {
+		if (!(IS_JOB_RUNNING(j) || IS_JOB_SUSPENDED(j)) || !j->node_bitmap || j->end_time > when)
+			continue;
+		gres_state_t *g = find_gpu(j->gres_list_alloc);
+		if (!g || !g->gres_data)
+			continue;
+		auto *js = static_cast<gres_job_state_t *>(g->gres_data);
+		if (!js->gres_cnt_node_alloc)
+			continue;
+		uint32_t k = 0; // the job's k-th node
+		for (int64_t i = 0, n = bit_size(j->node_bitmap); i < n && k < js->node_cnt; i++) {
+			if (!bit_test(j->node_bitmap, i))
+				continue;
+			if (uint64_t c = js->gres_cnt_node_alloc[k++])
+				out.emplace_back(static_cast<int>(i), static_cast<int>(c));
+		}
+	}
+	list_iterator_destroy(it);
+	return out;
+}
+
 uint64_t node_sched_weight(int index)
 {
 	node_record_t *node = index >= 0 && index < node_record_count ? node_record_table_ptr[index] : nullptr;

@@ -48,6 +48,10 @@ JobAsk job_ask(job_record_t *job);
 // the low byte cons_tres keeps for itself.
 uint64_t node_sched_weight(int index);
 
+// GPUs that running jobs ending by 'when' (by their time limit) free, per
+// Slurm node index: the cluster as backfill's WILL_RUN sees it then.
+std::vector<std::pair<int, int>> gpus_freed_by(time_t when);
+
 // SelectTypeParameters asks for least loaded nodes (CR_LLN; SELECT_LLN from
 // 25.05 on): defined by each select adapter.
 bool select_lln();

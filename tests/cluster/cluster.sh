@@ -8,6 +8,7 @@
 #                   [--select-params P]   (SelectTypeParameters, default CR_Core)
 #                   [--builddir DIR] [--conf-extra FILE] [--plugstack-args "k=v ..."] [--timeout S]
 #                   [--placement topo|cons_tres]   (select/topo's placement=, see loom-topo.conf)
+#                   [--will-run engine|cons_tres]  (select/topo's will_run=: who plans backfill's starts)
 #                   [--conf-line "Key=Value"]...  (lines appended to slurm.conf)
 #                   [--loom all|none]  (none: no loom plugin at all, plain Slurm; implies --select cons_tres)
 #                   [--slurm VERSION]  (default $LOOM_SLURM or 22.05.8; scripts/slurm.sh supported lists them)
@@ -37,6 +38,7 @@ slurm=${LOOM_SLURM:-}
 conf_extra=
 plugstack_args=
 placement=topo
+will_run=engine
 conf_lines=()
 timeout=60
 loom=all
@@ -63,6 +65,7 @@ while [ $# -gt 0 ]; do
 	--conf-extra) conf_extra=$2; shift 2 ;;
 	--plugstack-args) plugstack_args=$2; shift 2 ;;
 	--placement) placement=$2; shift 2 ;;
+	--will-run) will_run=$2; shift 2 ;;
 	--conf-line) conf_lines+=("$2"); shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--loom) loom=$2; shift 2 ;;
@@ -351,7 +354,7 @@ EOF
 	fi
 
 	# select/topo: the fabric is Slurm's topology.conf; features a100/h100 are GPU generations.
-	printf '%s\n' "# select/topo (loom-topo.conf(5))" "gpu_classes=a100,h100" "placement=$placement" >"$dir/etc/loom-topo.conf"
+	printf '%s\n' "# select/topo (loom-topo.conf(5))" "gpu_classes=a100,h100" "placement=$placement" "will_run=$will_run" >"$dir/etc/loom-topo.conf"
 
 	# No NodeName=: the lines apply to every node, dynamic ones (slurmd -Z) too.
 	: >"$dir/etc/gres.conf"
