@@ -4,13 +4,14 @@
 #
 #   scripts/bench.sh [NAME...]
 #
-# NAME: topo place ckpt health-check health-predictor job-test fault (default: all).
+# NAME: topo place ckpt health-check health-predictor job-test backfill fault (default: all).
 #   topo              topology load time and memory at 1k/10k/100k GPUs
 #   place             placement engine per decision vs Slurm tree's greedy choice
 #   ckpt              async checkpoint stall vs a synchronous save; writer vs a plain write
 #   health-check      every collector on a recorded 8xH100 node
 #   health-predictor  predictor lead time and false alarms on replayed sequences
 #   job-test          select/topo job_test time inside slurmctld vs cons_tres alone
+#   backfill          backfill's plans vs starts: cons_tres vs select/topo planning with cons_tres or the engine
 #   fault             fault to drain / to job running again: loom vs Slurm's SlurmdTimeout path
 # Reports are also kept in /tmp/loom-bench-logs/NAME.log. Exit status: 1 if
 # any benchmark failed or reported a floor not met.
@@ -19,7 +20,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build}
 export LOOM_SRCDIR=$top
 b=$LOOM_BUILDDIR/bench
-all="topo place ckpt health-check health-predictor job-test fault"
+all="topo place ckpt health-check health-predictor job-test backfill fault"
 names=${*:-$all}
 for n in $names; do
 	case " $all " in *" $n "*) ;; *) echo "bench: unknown benchmark '$n' (one of: $all)" >&2; exit 2 ;; esac
@@ -41,6 +42,7 @@ for n in $names; do
 	health-check) cmd=("$b/bench_health_check") ;;
 	health-predictor) cmd=("$b/bench_health_predictor") ;;
 	job-test) cmd=("$top/bench/slurmctld_job_test.sh") ;;
+	backfill) cmd=("$top/bench/backfill_plans.sh") ;;
 	fault) cmd=("$top/bench/health_fault_to_running.sh") ;;
 	esac
 	if "${cmd[@]}" 2>&1 | tee "$logs/$n.log"; then :; else failed+=("$n"); fi

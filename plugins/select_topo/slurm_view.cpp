@@ -1,6 +1,7 @@
 #include "plugins/select_topo/slurm_view.hpp"
 
 #include <cstring>
+#include <dlfcn.h>
 #include <sstream>
 
 namespace loom::select_topo {
@@ -118,9 +119,12 @@ JobAsk job_ask(job_record_t *job)
 std::vector<std::pair<int, int>> gpus_freed_by(time_t when)
 {
 	std::vector<std::pair<int, int>> out;
-	if (!job_list)
+	// slurmctld's job list, looked up at run time: slurmd and the clients load
+	// select plugins too (22.05, 24.11) and have no such symbol.
+	static xlist **jobs = reinterpret_cast<xlist **>(dlsym(RTLD_DEFAULT, "job_list"));
+	if (!jobs || !*jobs)
 		return out;
-	listIterator *it = list_iterator_create(job_list);
+	listIterator *it = list_iterator_create(*jobs);
 	while (auto *j = static_cast<job_record_t *>(list_next(it))) {
 		if (!(IS_JOB_RUNNING(j) || IS_JOB_SUSPENDED(j)) || !j->node_bitmap || j->end_time > when)
 			continue;

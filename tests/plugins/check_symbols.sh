@@ -54,6 +54,20 @@ for so in "$b"/plugins/*/.libs/*.so; do
 		echo "$missing" | head -20 | sed 's/^/    /'
 		bad=1
 	fi
+	# Select plugins are loaded by slurmd and the client commands too, where
+	# slurmctld's own variables do not exist: a data symbol (resolved when
+	# the plugin is loaded, not when first used) must come from libslurmfull
+	# or a library the plugin links.
+	case $name in select_*.so)
+		lib_provided=$( (defined "$slurmlib/libslurmfull.so"; for l in $libs; do defined "$l"; done) | sort -u)
+		data=$(readelf --dyn-syms -W "$so" | awk '$7 == "UND" && $4 == "OBJECT" {print $8}' | sed 's/@.*//' | sort -u |
+			comm -23 - <(echo "$lib_provided"))
+		if [ -n "$data" ]; then
+			echo "check_symbols: FAIL $name: variables only slurmctld has (slurmd and the clients cannot load it):"
+			echo "$data" | head -20 | sed 's/^/    /'
+			bad=1
+		fi ;;
+	esac
 	exports=$(defined "$so" | grep -vE '^(_init|_fini|__bss_start|_edata|_end)$' | sort)
 	case $name in
 	select_*.so) want='^(plugin_name|plugin_type|plugin_version|plugin_id|init|fini|select_p_.*)$' ;;
