@@ -422,7 +422,11 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 				return slurm_decides("required node outside the fabric");
 			cons.required.push_back(m);
 		}
-		ask.policies.required_all = !cons.required.empty() && cons.required.size() >= max_nodes;
+		// Nothing left to choose when the required nodes are as many as the
+		// job may get, or as many as Slurm aims for (req_nodes: -w n[3-4]
+		// without -N asks for those two nodes).
+		uint32_t aim = req_nodes > 0 && req_nodes < max_nodes ? req_nodes : max_nodes;
+		ask.policies.required_all = !cons.required.empty() && cons.required.size() >= aim;
 		ask.policies.required_gpus = !cons.required.empty() && ask.gpus_per_node == 0 && ask.gpus_total > 0;
 		// A policy that is not "tightest" (--spread-job, --contiguous, LLN, ...).
 		if (std::string why = place::step_aside_for(ask.policies); !why.empty())

@@ -170,7 +170,8 @@ matrix() {
 		printf '%s\t%s\t%s\n' \
 			"$st" "array-3" "--array=1-3 -N 1 --gres=gpu:4" \
 			"$st" "hetjob" "-N 1 --gres=gpu:4 : -N 2 --gres=gpu:8" \
-			"$st" "required-all" "-w n3,n4 -N 2 --gres=gpu:8"
+			"$st" "required-all" "-w n3,n4 -N 2 --gres=gpu:8" \
+			"$st" "required-all-no-N" "-w n3,n4 --gres=gpu:2"
 	done
 	for n in $sizes; do
 		printf '%s\t%s\t%s\n' \
@@ -367,7 +368,7 @@ while IFS=$'\t' read -r st label args; do
 	# Plain Slurm ran it: select/topo must run it too.
 	case ${res[plain]:-} in ran*) case ${res[topo]:-} in ran*) ;; *) problems+=("ran on plain cons_tres, under select/topo: ${res[topo]:-nothing}") ;; esac ;; esac
 	# Where select/topo steps aside: exactly plain Slurm's nodes.
-	case $label in spread-*|contiguous-*|lln-*|required-all)
+	case $label in spread-*|contiguous-*|lln-*|required-all*)
 		[ "${nodes_seen[plain]:-}" = "${nodes_seen[topo]:-}" ] ||
 			problems+=("select/topo steps aside here, but its nodes (${nodes_seen[topo]:-}) are not cons_tres's (${nodes_seen[plain]:-})") ;;
 	esac
