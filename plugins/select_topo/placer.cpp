@@ -277,6 +277,10 @@ int plan_will_run(Loaded &l, job_record_t *job, bitstr_t *bitmap, uint32_t min_n
 		return rc;
 	}
 	time_t start = job->start_time;
+	if (start <= std::time(nullptr)) { // it starts now, through RUN_NOW, where the engine chooses
+		FREE_NULL_BITMAP(offered);
+		return rc;
+	}
 	(void)refresh(l);
 	place::State then = *l.state;
 	for (auto [s, gpus] : gpus_freed_by(start)) {
