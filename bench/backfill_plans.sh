@@ -13,11 +13,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" = --slurm ]; then export LOOM_SLURM=$2; shift 2; fi
 export LOOM_SLURM=${LOOM_SLURM:-$("$top/scripts/slurm.sh" default)}
-if [ "$LOOM_SLURM" = "$("$top/scripts/slurm.sh" default)" ]; then
-	builddir=${LOOM_BUILDDIR:-$top/_build}
-else
-	builddir=${LOOM_BUILDDIR:-$top/_build-$LOOM_SLURM}
-fi
+builddir=${LOOM_BUILDDIR:-$("$top/scripts/slurm.sh" builddir "$LOOM_SLURM")}
 PATH="$("$top/scripts/slurm.sh" prefix "$LOOM_SLURM")/bin:$PATH"
 jobs=${1:-24}
 base=/tmp/loom-bench-bf

@@ -9,11 +9,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" = --slurm ]; then export LOOM_SLURM=$2; shift 2; fi
 export LOOM_SLURM=${LOOM_SLURM:-$("$top/scripts/slurm.sh" default)}
-if [ "$LOOM_SLURM" = "$("$top/scripts/slurm.sh" default)" ]; then
-	export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build}
-else
-	export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build-$LOOM_SLURM}
-fi
+export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$("$top/scripts/slurm.sh" builddir "$LOOM_SLURM")}
 PATH="$("$top/scripts/slurm.sh" prefix "$LOOM_SLURM")/bin:$PATH"
 echo "job_test bench: Slurm $LOOM_SLURM, build tree $LOOM_BUILDDIR"
 rounds=${1:-3}

@@ -17,11 +17,7 @@ if [ "${1:-}" = --slurm ]; then
 	slurm=${2:?--slurm needs a version}
 	shift 2
 fi
-if [ "$slurm" = "$default" ]; then
-	builddir=${LOOM_BUILDDIR:-$top/_build}
-else
-	builddir=${LOOM_BUILDDIR:-$top/_build-$slurm}
-fi
+builddir=${LOOM_BUILDDIR:-$("$top/scripts/slurm.sh" builddir "$slurm")} || exit 2
 jobs=${LOOM_JOBS:-$(nproc)}
 
 "$top/scripts/deps.sh"

@@ -25,11 +25,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 "$top/scripts/slurm.sh" prefix "$slurm" >/dev/null || exit 2
-if [ "$slurm" = "$default" ]; then
-	export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build}
-else
-	export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build-$slurm}
-fi
+export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$("$top/scripts/slurm.sh" builddir "$slurm")}
 export LOOM_CLUSTER_DIR=$dir LOOM_SLURM=$slurm
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 

@@ -8,6 +8,8 @@
 #   scripts/slurm.sh plugindir VERSION where VERSION's own plugins are
 #   scripts/slurm.sh supported         the releases this loom supports, default first
 #   scripts/slurm.sh default           the default release
+#   scripts/slurm.sh builddir VERSION  loom's build tree for VERSION (_build for the
+#                                      default release, _build-VERSION for the others)
 #
 # 22.05.8 is Debian 12's packages (prefix /usr, source from `apt-get source`,
 # scripts/slurm-src.sh). Every other release is built from SchedMD's tarball in
@@ -157,6 +159,10 @@ plugindir)
 	;;
 supported) printf '%s\n' "${SUPPORTED[@]}" ;;
 default) echo "${SUPPORTED[0]}" ;;
+builddir)
+	v=${2:-}; [ -n "$v" ] || usage; check_version "$v"
+	if [ "$v" = "${SUPPORTED[0]}" ]; then echo "$top/_build"; else echo "$top/_build-$v"; fi
+	;;
 -h|--help|help) usage ;;
-*) die "unknown command '$cmd' (install, list, prefix, src, plugindir, supported, default)" ;;
+*) die "unknown command '$cmd' (install, list, prefix, src, plugindir, supported, default, builddir)" ;;
 esac

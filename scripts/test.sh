@@ -44,10 +44,10 @@ else
 	main=$default
 	others=("${supported[@]:1}")
 fi
-main_builddir=${LOOM_BUILDDIR:-$top/_build}
-[ "$main" = "$default" ] || main_builddir=$top/_build-$main
+main_builddir=$("$top/scripts/slurm.sh" builddir "$main")
+[ "$main" != "$default" ] || main_builddir=${LOOM_BUILDDIR:-$main_builddir}
 builddir_of() {
-	if [ "$1" = "$main" ]; then echo "$main_builddir"; else echo "$top/_build-$1"; fi
+	if [ "$1" = "$main" ]; then echo "$main_builddir"; else "$top/scripts/slurm.sh" builddir "$1"; fi
 }
 export LOOM_BUILDDIR=$main_builddir
 

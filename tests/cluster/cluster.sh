@@ -237,8 +237,8 @@ find_builddir() {
 		return
 	fi
 	local b
-	local cands=("$top/_build-$slurm")
-	[ "$slurm" != "$("$top/scripts/slurm.sh" default)" ] || cands=("$top/_build" "$top")
+	local cands=("$("$top/scripts/slurm.sh" builddir "$slurm")")
+	[ "$slurm" != "$("$top/scripts/slurm.sh" default)" ] || cands+=("$top")
 	for b in "${cands[@]}"; do
 		if [ -f "$b/plugins/select_topo/.libs/select_topo.so" ]; then builddir=$b; return; fi
 	done

@@ -30,9 +30,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$slurm" ] || slurm=$("$top/scripts/slurm.sh" default)
 slurm_prefix=$("$top/scripts/slurm.sh" prefix "$slurm") || exit 2
-if [ -z "$builddir" ]; then
-	if [ "$slurm" = "$("$top/scripts/slurm.sh" default)" ]; then builddir=$top/_build; else builddir=$top/_build-$slurm; fi
-fi
+[ -n "$builddir" ] || builddir=$("$top/scripts/slurm.sh" builddir "$slurm")
 case $builddir in /*) ;; *) builddir="$(pwd)/$builddir" ;; esac
 if [ ${#scenarios[@]} -eq 0 ]; then
 	for f in "$here"/scenarios/*.sh; do [ -f "$f" ] && scenarios+=("$f"); done

@@ -39,9 +39,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$slurm" ] || slurm=$("$top/scripts/slurm.sh" default)
 prefix=$("$top/scripts/slurm.sh" prefix "$slurm") || exit 2
-if [ -z "$builddir" ]; then
-	if [ "$slurm" = "$("$top/scripts/slurm.sh" default)" ]; then builddir=$top/_build; else builddir=$top/_build-$slurm; fi
-fi
+[ -n "$builddir" ] || builddir=$("$top/scripts/slurm.sh" builddir "$slurm")
 export PATH="$prefix/bin:$PATH" LOOM_SLURM=$slurm
 base=/tmp/loom-diff-$slurm
 plain_dir=$base-plain
