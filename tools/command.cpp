@@ -23,6 +23,18 @@ Command::Command(const char *n, const char *s, Main f) : name(n), summary(s), fn
 
 const std::vector<const Command *> &commands() { return registry(); }
 
+bool asks_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		if (a == "--")
+			return false;
+		if (a == "--help" || a == "-h")
+			return true;
+	}
+	return false;
+}
+
 const Command *find_command(const std::string &name)
 {
 	for (const Command *c : registry())

@@ -29,6 +29,10 @@ struct Command {
 	Main fn;
 };
 
+// --help or -h anywhere among a subcommand's arguments (before "--"): it
+// prints its usage on stdout and exits 0, whatever else is there.
+bool asks_help(int argc, char **argv);
+
 const std::vector<const Command *> &commands();
 const Command *find_command(const std::string &name);
 

@@ -5,3 +5,7 @@ bin_PROGRAMS += tools/loom
 tools_loom_SOURCES = tools/loom.cpp tools/command.hpp tools/command.cpp
 tools_loom_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS)
 tools_loom_LDADD = lib/libloom.la
+
+# Every command and subcommand: --help exits 0 with its usage, a bad option 2.
+TESTS += tests/tools/cli_walk.sh
+EXTRA_DIST += tests/tools/cli_walk.sh

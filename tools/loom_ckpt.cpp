@@ -143,6 +143,10 @@ int ckpt_main(int argc, char **argv)
 		return argc < 2 ? tool::exit_usage : tool::exit_ok;
 	}
 	std::string sub = argv[1];
+	if ((sub == "ls" || sub == "verify" || sub == "prune") && tool::asks_help(argc - 1, argv + 1)) {
+		usage(stdout);
+		return tool::exit_ok;
+	}
 	std::string dir;
 	bool json = false, quick = false, dry_run = false;
 	int keep = 0;

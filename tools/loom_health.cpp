@@ -34,13 +34,18 @@ void usage(FILE *out)
 
 int config_main(int argc, char **argv)
 {
-	if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+	if (loom::tool::asks_help(argc, argv)) {
 		std::printf("usage: loom health config [FILE | --keys]\n");
 		return 0;
 	}
-	if (argc > 1 && std::strcmp(argv[1], "--keys") == 0) {
+	if (argc > 1 && std::strcmp(argv[1], "--keys") == 0 && argc == 2) {
 		std::fputs(loom::health::describe_health_config().c_str(), stdout);
 		return 0;
+	}
+	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+		std::fprintf(stderr, "loom health config: %s '%s'\nusage: loom health config [FILE | --keys]\n",
+			     argc > 2 ? "unexpected argument" : "unknown option", argv[argc > 2 ? 2 : 1]);
+		return loom::tool::exit_usage;
 	}
 	std::string path = argc > 1 ? argv[1] : "/etc/loom/health.conf";
 	auto c = loom::health::load_health_config(path);
@@ -63,6 +68,10 @@ int health_main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	// The subcommand's own messages (getopt's among them) name it in full.
+	static std::string full;
+	full = "loom health " + sub;
+	argv[1] = full.data();
 	if (sub == "check")
 		return loom_health_check_main(argc - 1, argv + 1);
 	if (sub == "config")

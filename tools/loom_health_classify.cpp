@@ -157,9 +157,16 @@ int loom_health_classify_main(int argc, char **argv)
 
 int loom_health_stats_main(int argc, char **argv)
 {
-	if (argc != 2 || std::strcmp(argv[1], "--help") == 0) {
-		std::fprintf(argc == 2 ? stdout : stderr, "usage: loom health stats FILE (failure-stats.json)\n");
-		return argc == 2 ? 0 : tool::exit_usage;
+	if (tool::asks_help(argc, argv)) {
+		std::printf("usage: loom health stats FILE (failure-stats.json)\n");
+		return 0;
+	}
+	if (argc != 2 || argv[1][0] == '-') {
+		std::fprintf(stderr, "loom health stats: %s\nusage: loom health stats FILE (failure-stats.json)\n",
+			     argc < 2 ? "a statistics file is required"
+			     : argc > 2 ? "one statistics file only"
+					: ("unknown option '" + std::string(argv[1]) + "'").c_str());
+		return tool::exit_usage;
 	}
 	auto s = load_failure_stats(argv[1]);
 	if (!s) {

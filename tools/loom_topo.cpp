@@ -25,6 +25,8 @@ using namespace loom::topo;
 
 namespace {
 
+std::string g_sub; // the subcommand being run, for messages ("" before one is known)
+
 const char usage_text[] =
 	"usage: loom topo discover [--root DIR] [--hwloc-xml FILE] [--hostname NAME] [--json] [-o FILE]\n"
 	"       loom topo build --fabric FILE [--from-format F] [-o FILE] NODEFILE...\n"
@@ -37,13 +39,13 @@ const char usage_text[] =
 
 int bad_usage(const std::string &msg)
 {
-	std::fprintf(stderr, "loom topo: %s\n%s", msg.c_str(), usage_text);
+	std::fprintf(stderr, "loom topo%s%s: %s\n%s", g_sub.empty() ? "" : " ", g_sub.c_str(), msg.c_str(), usage_text);
 	return tool::exit_usage;
 }
 
 int fail(const Error &e)
 {
-	std::fprintf(stderr, "loom topo: %s\n", e.str().c_str());
+	std::fprintf(stderr, "loom topo%s%s: %s\n", g_sub.empty() ? "" : " ", g_sub.c_str(), e.str().c_str());
 	return tool::exit_problems;
 }
 
@@ -76,7 +78,7 @@ struct Args {
 					known = true;
 				}
 			if (!known) {
-				error = "unknown option " + a;
+				error = "unknown option '" + a + "'";
 				return;
 			}
 		}
@@ -281,6 +283,13 @@ int topo_main(int argc, char **argv)
 		return bad_usage("missing subcommand");
 	std::string sub = argv[1];
 	if (sub == "--help" || sub == "-h" || sub == "help") {
+		std::fputs(usage_text, stdout);
+		return tool::exit_ok;
+	}
+	if (sub == "discover" || sub == "build" || sub == "convert")
+		g_sub = sub;
+	bool known = sub == "discover" || sub == "build" || sub == "convert" || sub == "show" || sub == "check";
+	if (known && tool::asks_help(argc - 1, argv + 1)) {
 		std::fputs(usage_text, stdout);
 		return tool::exit_ok;
 	}
