@@ -32,9 +32,12 @@ status parse_nodes(std::string_view v, Request &r)
 	r.min_nodes = static_cast<int>(*lo);
 	r.max_nodes = 0;
 	if (dash != std::string_view::npos) {
-		auto hi = parse_int(v.substr(dash + 1), *lo, max_count);
+		auto hi = parse_int(v.substr(dash + 1), 1, max_count);
 		if (!hi)
 			return unexpected(hi.error());
+		if (*hi < *lo)
+			return unexpected(strprintf("range %lld-%lld: the maximum is below the minimum",
+						    static_cast<long long>(*lo), static_cast<long long>(*hi)));
 		r.max_nodes = static_cast<int>(*hi);
 	}
 	return ok();
