@@ -447,7 +447,8 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 			if (static_cast<size_t>(i) < l->model_of.size() && l->model_of[static_cast<size_t>(i)] != topo::none) {
 				topo::Index m = l->model_of[static_cast<size_t>(i)];
 				allowed.set(m);
-				cons.weight[static_cast<size_t>(m)] = node_sched_weight(static_cast<int>(i));
+				cons.weight[static_cast<size_t>(m)] =
+					node_sched_weight(static_cast<int>(i), mode == SELECT_MODE_RUN_NOW);
 			}
 		}
 		cons.target_nodes = static_cast<int>(req_nodes);

@@ -146,10 +146,12 @@ std::vector<std::pair<int, int>> gpus_freed_by(time_t when)
 	return out;
 }
 
-uint64_t node_sched_weight(int index)
+uint64_t node_sched_weight(int index, bool run_now)
 {
 	node_record_t *node = index >= 0 && index < node_record_count ? node_record_table_ptr[index] : nullptr;
-	return node ? node->sched_weight >> 8 : 0;
+	if (!node)
+		return 0;
+	return run_now ? node->sched_weight >> 8 : node->weight;
 }
 
 } // namespace loom::select_topo

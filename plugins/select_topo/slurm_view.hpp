@@ -43,10 +43,13 @@ struct JobAsk {
 };
 JobAsk job_ask(job_record_t *job);
 
-// The node's scheduling weight as slurmctld set it for this job_test (Weight=
-// and its marks for a boot needed or a node outside a FLEX reservation), less
-// the low byte cons_tres keeps for itself.
-uint64_t node_sched_weight(int index);
+// The node's scheduling weight. In RUN_NOW (run_now), as slurmctld set it for
+// this job_test (Weight= and its marks for a boot needed or a node outside a
+// FLEX reservation), less the low byte cons_tres keeps for itself. Backfill's
+// WILL_RUN sets none (cons_tres writes its own encoding inside its call, so
+// the field holds whatever the last caller left): there, the configured
+// Weight= alone.
+uint64_t node_sched_weight(int index, bool run_now);
 
 // GPUs that running jobs ending by 'when' (by their time limit) free, per
 // Slurm node index: the cluster as backfill's WILL_RUN sees it then.
