@@ -65,8 +65,10 @@ std::string names_of(const topo::Cluster &c, const std::vector<Index> &nodes)
 
 // One node count (or a GPU total): the engine, with the required nodes in
 // every candidate when there are any.
+// 'label' names the required nodes in the note ("" = "required NODES").
 expected<Within> place_required(const State &state, const Request &request, const Allowed &allowed,
-				const std::vector<Index> &required, const Weights &weights, int maxc)
+				const std::vector<Index> &required, const std::string &label, const Weights &weights,
+				int maxc)
 {
 	if (required.empty()) {
 		auto d = place(state, request, &allowed, weights, maxc);
@@ -127,7 +129,8 @@ expected<Within> place_required(const State &state, const Request &request, cons
 			d->candidates[i].why = (i == 0 ? "chosen: " : "runner-up: ") +
 					       explain_candidate(f, d->candidates[i], i == 0 ? nullptr : &d->candidates[0]);
 		std::string where = dom == topo::none ? "the cluster" : c.domains[static_cast<size_t>(dom)].name;
-		return Within{std::move(*d), "with required " + names_of(c, required) + ", the rest within " + where};
+		return Within{std::move(*d), "with " + (label.empty() ? "required " + names_of(c, required) : label) +
+						     ", the rest within " + where};
 	}
 	if (last.reason.empty())
 		last.reason = "no node offered besides the required " + names_of(c, required);
@@ -138,15 +141,16 @@ expected<Within> place_required(const State &state, const Request &request, cons
 // minimum up to Slurm's target that fits. Fitting is monotone in the count,
 // so a binary search finds it.
 expected<Within> place_sized(const State &state, const Request &request, const Allowed &allowed,
-			     const SlurmConstraints &cons, const Weights &weights, int maxc)
+			     const SlurmConstraints &cons, const Weights &weights, int maxc,
+			     const std::string &required_label = {})
 {
 	if (!per_node(request) || request.max_nodes <= request.min_nodes)
-		return place_required(state, request, allowed, cons.required, weights, maxc);
+		return place_required(state, request, allowed, cons.required, required_label, weights, maxc);
 	auto at = [&](int n) {
 		Request r = request;
 		r.min_nodes = n;
 		r.max_nodes = 0;
-		return place_required(state, r, allowed, cons.required, weights, maxc);
+		return place_required(state, r, allowed, cons.required, required_label, weights, maxc);
 	};
 	std::string range = std::to_string(request.min_nodes) + "-" + std::to_string(request.max_nodes);
 	auto note = [&](Within &w, int n) {
@@ -207,57 +211,69 @@ expected<Within> place_within(const State &state, const Request &request, const 
 	}
 	if (tiers.size() <= 1)
 		return place_sized(state, request, allowed, cons, weights, max_candidates);
-	expected<Within> last = unexpected("no weight tier");
-	for (size_t t = 0; t < tiers.size(); t++) {
-		Allowed upto(state.node_count());
+	auto upto = [&](size_t t) {
+		Allowed a(state.node_count());
 		for (size_t n = 0; n < state.node_count(); n++)
 			if (allowed.test(static_cast<Index>(n)) && cons.weight[n] <= tiers[t])
-				upto.set(static_cast<Index>(n));
-		// Above the first tier, as cons_tres: every node of the lighter tiers
-		// that can take its share is in the gang, and the engine chooses
-		// only the rest, around them. (Where that cannot hold, with
-		// --switches or a strict locality, the tightest over all tiers.)
-		bool tried = false;
-		if (t > 0 && per_node(request)) {
-			Allowed lighter(state.node_count());
-			for (size_t n = 0; n < state.node_count(); n++)
-				if (upto.test(static_cast<Index>(n)) && cons.weight[n] < tiers[t])
-					lighter.set(static_cast<Index>(n));
-			Filter f(state, request, &lighter);
-			if (auto st = resolve(f, weights); !st)
-				return unexpected(st.error());
-			SlurmConstraints first = cons;
-			for (size_t n = 0; n < state.node_count(); n++)
-				if (lighter.test(static_cast<Index>(n)) && f.fits(static_cast<Index>(n)) &&
-				    std::find(first.required.begin(), first.required.end(), static_cast<Index>(n)) ==
-					    first.required.end())
-					first.required.push_back(static_cast<Index>(n));
-			if (first.required.size() > cons.required.size() &&
-			    static_cast<int>(first.required.size()) < request.node_limit()) {
-				last = place_sized(state, request, upto, first, weights, max_candidates);
-				if (!last)
-					return last;
-				tried = true;
-				// Named as what they are: not the user's required nodes.
-				std::string was = "with required " + names_of(state.cluster(), first.required);
-				if (size_t at = last->note.find(was); at != std::string::npos)
-					last->note.replace(at, was.size(),
-							   "with the lighter tiers' " +
-								   std::to_string(first.required.size() - cons.required.size()) +
-								   " nodes" + (cons.required.empty() ? "" : " and the required ones"));
-			}
-		}
-		if (!tried || !last->decision.placed())
-			last = place_sized(state, request, upto, cons, weights, max_candidates);
-		if (!last)
-			return last;
-		if (last->decision.placed()) {
-			std::string s = "weight tier " + std::to_string(t + 1) + " of " + std::to_string(tiers.size());
-			last->note = last->note.empty() ? s : s + ", " + last->note;
-			return last;
+				a.set(static_cast<Index>(n));
+		return a;
+	};
+	// The lightest tier (with every lighter one) that holds the job: fitting
+	// only grows with the set offered, so a binary search over the tiers finds
+	// it in O(log tiers) decisions however many distinct weights a site uses.
+	size_t lo = 0, hi = tiers.size() - 1;
+	expected<Within> best = place_sized(state, request, upto(hi), cons, weights, max_candidates);
+	if (!best || !best->decision.placed())
+		return best;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		auto m = place_sized(state, request, upto(mid), cons, weights, max_candidates);
+		if (!m)
+			return m;
+		if (m->decision.placed()) {
+			hi = mid;
+			best = std::move(m);
+		} else {
+			lo = mid + 1;
 		}
 	}
-	return last;
+	size_t t = hi;
+	// Above the first tier, as cons_tres: every node of the lighter tiers that
+	// can take its share is in the gang, and the engine chooses only the rest,
+	// around them. (Where that cannot hold, with --switches or a strict
+	// locality, the tightest placement over the tiers up to t stands.)
+	if (t > 0 && per_node(request)) {
+		Allowed lighter(state.node_count());
+		for (size_t n = 0; n < state.node_count(); n++)
+			if (allowed.test(static_cast<Index>(n)) && cons.weight[n] < tiers[t])
+				lighter.set(static_cast<Index>(n));
+		Filter f(state, request, &lighter);
+		if (auto st = resolve(f, weights); !st)
+			return unexpected(st.error());
+		NodeMask taken(state.node_count());
+		for (Index n : cons.required)
+			taken.set(n);
+		SlurmConstraints first = cons;
+		size_t added = 0;
+		for (size_t n = 0; n < state.node_count() && static_cast<int>(first.required.size()) < request.node_limit(); n++)
+			if (lighter.test(static_cast<Index>(n)) && !taken.test(static_cast<Index>(n)) &&
+			    f.fits(static_cast<Index>(n))) {
+				first.required.push_back(static_cast<Index>(n));
+				added++;
+			}
+		if (added > 0 && static_cast<int>(first.required.size()) < request.node_limit()) {
+			std::string label = "the lighter tiers' " + std::to_string(added) + " nodes" +
+					    (cons.required.empty() ? "" : " and the required ones");
+			auto forced = place_sized(state, request, upto(t), first, weights, max_candidates, label);
+			if (!forced)
+				return forced;
+			if (forced->decision.placed())
+				best = std::move(forced);
+		}
+	}
+	std::string s = "weight tier " + std::to_string(t + 1) + " of " + std::to_string(tiers.size());
+	best->note = best->note.empty() ? s : s + ", " + best->note;
+	return best;
 }
 
 } // namespace loom::place

@@ -416,6 +416,17 @@ START_TEST(node_weight_tiers_first)
 		heavy += std::stoi(n.substr(1)) <= 8;
 	ck_assert_int_eq(heavy, 2);
 	ck_assert_int_eq(leaves_of(s, names_of(s, big.decision.candidates[0])).size(), 3);
+	// A weight per node (n1=1 ... n16=16): the four lightest, found in
+	// O(log 16) decisions, not one per tier.
+	for (int i = 1; i <= 16; i++)
+		cons.weight[node(s, "n" + std::to_string(i))] = static_cast<uint64_t>(i);
+	Within each = within(s, "nodes=4 gpus_per_node=8", cons);
+	ck_assert(each.decision.placed());
+	auto four = names_of(s, each.decision.candidates[0]);
+	std::sort(four.begin(), four.end());
+	ck_assert_msg((four == std::vector<std::string>{"n1", "n2", "n3", "n4"}), "got %s %s %s %s", four[0].c_str(),
+		      four[1].c_str(), four[2].c_str(), four[3].c_str());
+	ck_assert_msg(each.note.find("weight tier 4 of 16") == 0, "note: %s", each.note.c_str());
 	// Equal weights: no tiers, nothing to say.
 	cons.weight.assign(s.node_count(), 7);
 	Within same = within(s, "nodes=4 gpus_per_node=8", cons); // kept: ck_assert_str_eq reads it late
