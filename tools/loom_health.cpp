@@ -38,7 +38,7 @@ int config_main(int argc, char **argv)
 		std::printf("usage: loom health config [FILE | --keys]\n");
 		return 0;
 	}
-	if (argc > 1 && std::strcmp(argv[1], "--keys") == 0 && argc == 2) {
+	if (argc == 2 && std::strcmp(argv[1], "--keys") == 0) {
 		std::fputs(loom::health::describe_health_config().c_str(), stdout);
 		return 0;
 	}

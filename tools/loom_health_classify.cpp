@@ -162,10 +162,11 @@ int loom_health_stats_main(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 2 || argv[1][0] == '-') {
+		std::string why = argc < 2   ? "a statistics file is required"
+				  : argc > 2 ? "one statistics file only"
+					     : "unknown option '" + std::string(argv[1]) + "'";
 		std::fprintf(stderr, "loom health stats: %s\nusage: loom health stats FILE (failure-stats.json)\n",
-			     argc < 2 ? "a statistics file is required"
-			     : argc > 2 ? "one statistics file only"
-					: ("unknown option '" + std::string(argv[1]) + "'").c_str());
+			     why.c_str());
 		return tool::exit_usage;
 	}
 	auto s = load_failure_stats(argv[1]);
