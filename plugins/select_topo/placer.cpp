@@ -260,6 +260,16 @@ bool strict_can_ever_fit(const Loaded &l, const std::string &kind, bitstr_t *bit
 	return false;
 }
 
+// A bitmap freed when it goes out of scope (an exception from the engine
+// leaves none behind).
+struct OwnedBitmap {
+	bitstr_t *b;
+	explicit OwnedBitmap(bitstr_t *x) : b(x) {}
+	OwnedBitmap(const OwnedBitmap &) = delete;
+	OwnedBitmap &operator=(const OwnedBitmap &) = delete;
+	~OwnedBitmap() { FREE_NULL_BITMAP(b); }
+};
+
 // Backfill's WILL_RUN: cons_tres says when the job can start (and on which
 // nodes); the engine then chooses on the cluster as it will be then (the GPUs
 // of running jobs that end by that time, by their time limits, free), and
@@ -270,55 +280,53 @@ int plan_will_run(Loaded &l, job_record_t *job, bitstr_t *bitmap, uint32_t min_n
 		  uint32_t req_nodes, const JobTestTail &tail, const place::Request &req, const place::Allowed &allowed,
 		  const place::SlurmConstraints &cons)
 {
-	bitstr_t *offered = bit_copy(bitmap);
+	OwnedBitmap offered(bit_copy(bitmap));
 	int rc = forward(job, bitmap, min_nodes, max_nodes, req_nodes, SELECT_MODE_WILL_RUN, tail);
-	if (rc != SLURM_SUCCESS) {
-		FREE_NULL_BITMAP(offered);
+	if (rc != SLURM_SUCCESS)
 		return rc;
-	}
 	time_t start = job->start_time;
-	if (start <= std::time(nullptr)) { // it starts now, through RUN_NOW, where the engine chooses
-		FREE_NULL_BITMAP(offered);
+	if (start <= std::time(nullptr)) // it starts now, through RUN_NOW, where the engine chooses
 		return rc;
-	}
-	(void)refresh(l);
-	place::State then = *l.state;
-	for (auto [s, gpus] : gpus_freed_by(start)) {
-		topo::Index m = static_cast<size_t>(s) < l.model_of.size() ? l.model_of[static_cast<size_t>(s)] : topo::none;
-		if (m != topo::none)
-			(void)then.set_node_free(m, std::min(then.total_gpus(m), then.free_gpus(m) + gpus), 0);
-	}
-	auto within = place::place_within(then, req, allowed, cons, l.weights, 1);
-	if (!within || !within->decision.placed()) {
-		FREE_NULL_BITMAP(offered);
-		return rc;
-	}
-	const place::Candidate &c = within->decision.candidates[0];
-	bitstr_t *only = bit_alloc(bit_size(bitmap));
-	for (topo::Index m : c.nodes) {
-		int s = l.slurm_of[static_cast<size_t>(m)];
-		if (s >= 0 && s < bit_size(only) && bit_test(offered, s))
-			bit_set(only, s);
-	}
-	bitstr_t *planned = bit_copy(bitmap);
-	int rc2 = bit_equal(only, planned) ? SLURM_ERROR
-					   : forward(job, only, min_nodes, max_nodes, req_nodes, SELECT_MODE_WILL_RUN, tail);
-	if (rc2 == SLURM_SUCCESS && job->start_time <= start) {
-		bit_copybits(bitmap, only);
-		if (debug_on()) {
-			char *was = bitmap2node_name(planned);
-			info("select/topo: JobId=%u will run on %s at %ld (engine; cons_tres planned %s)", job->job_id,
-			     node_names(l, c.nodes).c_str(), static_cast<long>(job->start_time), was);
-			xfree(was);
+	OwnedBitmap planned(bit_copy(bitmap));
+	try {
+		(void)refresh(l);
+		place::State then = *l.state;
+		for (auto [s, gpus] : gpus_freed_by(start)) {
+			topo::Index m =
+				static_cast<size_t>(s) < l.model_of.size() ? l.model_of[static_cast<size_t>(s)] : topo::none;
+			if (m != topo::none)
+				(void)then.set_node_free(m, std::min(then.total_gpus(m), then.free_gpus(m) + gpus), 0);
 		}
-	} else {
-		bit_copybits(bitmap, planned); // cons_tres's plan stands
-		job->start_time = start;
+		auto within = place::place_within(then, req, allowed, cons, l.weights, 1);
+		if (!within || !within->decision.placed())
+			return rc;
+		const place::Candidate &c = within->decision.candidates[0];
+		OwnedBitmap only(bit_alloc(bit_size(bitmap)));
+		for (topo::Index m : c.nodes) {
+			int s = l.slurm_of[static_cast<size_t>(m)];
+			if (s >= 0 && s < bit_size(only.b) && bit_test(offered.b, s))
+				bit_set(only.b, s);
+		}
+		if (bit_equal(only.b, planned.b))
+			return rc;
+		int rc2 = forward(job, only.b, min_nodes, max_nodes, req_nodes, SELECT_MODE_WILL_RUN, tail);
+		if (rc2 == SLURM_SUCCESS && job->start_time <= start) {
+			bit_copybits(bitmap, only.b);
+			if (debug_on()) {
+				char *was = bitmap2node_name(planned.b);
+				info("select/topo: JobId=%u will run on %s at %ld (engine; cons_tres planned %s)",
+				     job->job_id, node_names(l, c.nodes).c_str(), static_cast<long>(job->start_time), was);
+				xfree(was);
+			}
+			return rc;
+		}
+	} catch (const std::exception &e) {
+		error("select/topo: JobId=%u: backfill plan by the engine failed (%s): cons_tres's plan stands",
+		      job->job_id, e.what());
 	}
-	FREE_NULL_BITMAP(only);
-	FREE_NULL_BITMAP(planned);
-	FREE_NULL_BITMAP(offered);
-	return SLURM_SUCCESS;
+	bit_copybits(bitmap, planned.b); // cons_tres's plan stands
+	job->start_time = start;
+	return rc;
 }
 
 } // namespace
