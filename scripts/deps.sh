@@ -6,6 +6,8 @@ set -euo pipefail
 pkgs=(
 	# toolchain and autotools
 	g++ make autoconf automake libtool pkg-config
+	# nm and readelf for the plugin-load checks (tests/plugins/check_symbols.sh)
+	binutils
 	# libraries loom builds against
 	libjson-c-dev libhwloc-dev libibverbs-dev check
 	# Slurm 22.05 (daemons, clients, headers) and munge; dpkg-dev for `apt-get source`
