@@ -14,6 +14,8 @@ pkgs=(
 	slurmctld slurmd slurm-client munge libslurm-dev libmunge-dev dpkg-dev
 	# test tools: ss (iproute2), python3 (SDK, training program), clang + runtime (libFuzzer)
 	iproute2 python3 clang libclang-rt-14-dev procps
+	# hwloc's own tools (lstopo, hwloc-calc): the consumers tier checks the hwloc reader against them
+	hwloc
 	# one compiler cache for every build tree; libyaml and http-parser for the
 	# Slurm releases built from source (scripts/slurm.sh)
 	ccache libyaml-dev libhttp-parser-dev

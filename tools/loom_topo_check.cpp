@@ -23,6 +23,12 @@ Json domain_json(const Cluster &c, Index d, int depth)
 	Json o = Json::object();
 	o.set("name", Json::string(dom.name)).set("kind", Json::string(c.kinds.name(dom.kind)));
 	o.set("nodes", Json::integer(dom.node_count())).set("gpus", Json::integer(dom.gpu_count));
+	if (std::vector<Index> rails = c.rails_of(d); !rails.empty()) {
+		Json a = Json::array();
+		for (Index r : rails)
+			a.push(Json::string(c.rails[r].name));
+		o.set("rails", std::move(a));
+	}
 	if (depth != 0 && !dom.children.empty()) {
 		Json kids = Json::array();
 		for (Index k : dom.children)
@@ -39,6 +45,8 @@ void draw(const Cluster &c, Index d, const std::string &indent, int depth)
 		    dom.node_count(), static_cast<long long>(dom.gpu_count));
 	if (dom.direct_end > dom.node_begin)
 		std::printf(" (%d attached)", dom.direct_end - dom.node_begin);
+	if (size_t rails = c.rails_of(d).size())
+		std::printf(", a rail group of %zu rail switches", rails);
 	std::printf("\n");
 	if (depth == 0)
 		return;
@@ -92,12 +100,17 @@ int topo_show(int argc, char **argv)
 			nvl.push(std::move(vo));
 		}
 		o.set("nvlink_domains", std::move(nvl));
+		Json kinds = Json::array();
+		for (const std::string &k : locality_kinds(*c))
+			kinds.push(Json::string(k));
+		o.set("locality_kinds", std::move(kinds));
 		std::fputs(o.dump().c_str(), stdout);
 		return exit_ok;
 	}
 	std::printf("cluster %s: %zu nodes, %lld GPUs, %zu domains in %u levels, %zu NVLink domains\n",
 		    c->name.empty() ? "(unnamed)" : c->name.c_str(), c->nodes.size(), static_cast<long long>(c->total_gpus()),
 		    c->domains.size(), c->levels, c->nvlink_domains.size());
+	std::printf("locality kinds: %s\n", join(locality_kinds(*c), ", ").c_str());
 	for (Index d = 0; d < static_cast<Index>(c->domains.size()); d++)
 		if (c->domains[d].parent == none)
 			draw(*c, d, "  ", depth);

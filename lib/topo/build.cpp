@@ -54,7 +54,6 @@ status build_domains(const ClusterSpec &spec, Cluster &c, std::vector<size_t> &o
 			stack.emplace_back(*it, static_cast<uint16_t>(level + 1));
 		Domain d;
 		d.name = spec.domains[i].name;
-		d.kind = c.kinds.intern(spec.domains[i].kind.empty() ? "switch" : spec.domains[i].kind);
 		d.level = level;
 		d.uplink_gbps = spec.domains[i].uplink_gbps;
 		c.domains.push_back(std::move(d));
@@ -72,6 +71,69 @@ status build_domains(const ClusterSpec &spec, Cluster &c, std::vector<size_t> &o
 			d.children.push_back(new_index[kid]);
 		c.domain_index.emplace(d.name, static_cast<Index>(k));
 		c.levels = std::max<uint16_t>(c.levels, static_cast<uint16_t>(d.level + 1));
+	}
+	// Kinds: as given, else by height (children follow their parent in
+	// pre-order, so a reverse pass sees every child first).
+	std::vector<unsigned> height(order.size(), 0);
+	for (size_t k = order.size(); k-- > 0;)
+		for (Index kid : c.domains[k].children)
+			height[k] = std::max(height[k], height[static_cast<size_t>(kid)] + 1);
+	for (size_t k = 0; k < order.size(); k++) {
+		const std::string &given = spec.domains[order[k]].kind;
+		c.domains[k].kind = c.kinds.intern(given.empty() ? default_kind(height[k]) : given);
+	}
+	return ok();
+}
+
+// Rail switches: unique names (also against domains), a rail-group domain,
+// one switch per rail number of a group.
+status build_rails(const ClusterSpec &spec, Cluster &c)
+{
+	std::set<std::pair<Index, int>> taken;
+	for (const RailSpec &r : spec.rails) {
+		if (r.name.empty())
+			return unexpected(r.where, "rail switch without a name");
+		if (c.domain_index.count(r.name))
+			return unexpected(r.where, "rail switch " + quoted(r.name) + " has the name of a domain");
+		Index g = c.find_domain(r.group);
+		if (g == none)
+			return unexpected(r.where, "rail group " + quoted(r.group) + " is not a domain");
+		if (!c.domains[g].children.empty())
+			return unexpected(r.where, "rail group " + quoted(r.group) +
+							   " has child domains (nodes hang on a rail group directly)");
+		if (r.index < 0 || r.index > 32767)
+			return unexpected(r.where, "rail number out of range");
+		if (r.uplink_gbps < 0)
+			return unexpected(r.where, "negative uplink bandwidth");
+		if (!taken.emplace(g, r.index).second)
+			return unexpected(r.where, "rail " + std::to_string(r.index) + " of " + quoted(r.group) +
+							   " is given twice");
+		Index id = static_cast<Index>(c.rails.size());
+		if (!c.rail_index.emplace(r.name, id).second)
+			return unexpected(r.where, "duplicate rail switch " + quoted(r.name));
+		c.rails.push_back(Rail{r.name, g, static_cast<int16_t>(r.index), r.uplink_gbps});
+	}
+	return ok();
+}
+
+// A NIC on a rail switch: the switch exists, belongs to the node's domain,
+// and agrees with the NIC's rail number.
+status check_rail_nics(const NodeSpec &n, const Cluster &c)
+{
+	for (const NicSpec &x : n.nics) {
+		if (x.rail_switch.empty())
+			continue;
+		auto it = c.rail_index.find(x.rail_switch);
+		if (it == c.rail_index.end())
+			return unexpected(x.where, "rail switch " + quoted(x.rail_switch) + " is not defined");
+		const Rail &r = c.rails[it->second];
+		if (c.domains[r.group].name != n.domain)
+			return unexpected(x.where, "rail switch " + quoted(x.rail_switch) + " belongs to " +
+							   quoted(c.domains[r.group].name) + ", not to the node's domain " +
+							   quoted(n.domain));
+		if (x.rail >= 0 && x.rail != r.index)
+			return unexpected(x.where, "NIC rail " + std::to_string(x.rail) + " but rail switch " +
+							   quoted(x.rail_switch) + " is rail " + std::to_string(r.index));
 	}
 	return ok();
 }
@@ -137,7 +199,11 @@ void add_node(const NodeSpec &s, Index leaf, Index nvl, Cluster &c)
 	n.nic_count = static_cast<uint16_t>(s.nics.size());
 	for (const auto &x : s.nics) {
 		Nic nic{id, x.device, static_cast<uint16_t>(x.port), x.link_layer, x.rate_gbps,
-			static_cast<int16_t>(x.rail), static_cast<int16_t>(x.numa), x.pci_bus_id, x.guid};
+			static_cast<int16_t>(x.rail), static_cast<int16_t>(x.numa), x.pci_bus_id, x.guid, none};
+		if (!x.rail_switch.empty()) {
+			nic.rail_switch = c.rail_index.at(x.rail_switch);
+			nic.rail = c.rails[nic.rail_switch].index;
+		}
 		n.nic_gbps += x.rate_gbps;
 		c.nics.push_back(std::move(nic));
 	}
@@ -190,6 +256,8 @@ expected<Cluster> build_cluster(ClusterSpec spec)
 	if (status st = build_domains(spec, c, order); !st)
 		return unexpected(st.error());
 
+	if (status st = build_rails(spec, c); !st)
+		return unexpected(st.error());
 	for (const auto &v : spec.nvlink_domains) {
 		if (v.name.empty())
 			return unexpected(v.where, "NVLink domain without a name");
@@ -205,6 +273,8 @@ expected<Cluster> build_cluster(ClusterSpec spec)
 	std::unordered_map<std::string_view, const NodeSpec *> seen;
 	for (const auto &n : spec.nodes) {
 		if (status st = check_node(n); !st)
+			return unexpected(st.error());
+		if (status st = check_rail_nics(n, c); !st)
 			return unexpected(st.error());
 		if (auto [it, fresh] = seen.emplace(n.name, &n); !fresh)
 			return unexpected(n.where, "duplicate node name " + quoted(n.name) + " (first at " +

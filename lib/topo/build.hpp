@@ -19,7 +19,7 @@ namespace loom::topo {
 
 struct DomainSpec {
 	std::string name;
-	std::string kind;          // "spine", "pod", "leaf", ... ("" = "switch")
+	std::string kind;          // "spine", "pod", "leaf", ... ("" = default_kind() by height)
 	std::string parent;        // "" for a root
 	double uplink_gbps = 0;
 	std::string where;
@@ -50,6 +50,7 @@ struct NicSpec {
 	std::string pci_bus_id;
 	std::string guid;
 	std::string where;
+	std::string rail_switch;   // the rail switch this port is cabled to, "" if none
 };
 
 struct NumaSpec {
@@ -77,11 +78,20 @@ struct NvlinkDomainSpec {
 	std::string where;
 };
 
+struct RailSpec {
+	std::string name;
+	std::string group;         // the rail-group domain
+	int index = 0;
+	double uplink_gbps = 0;
+	std::string where;
+};
+
 struct ClusterSpec {
 	std::string name;
 	double pcie_gbps = 256;
 	std::vector<DomainSpec> domains;
 	std::vector<NvlinkDomainSpec> nvlink_domains;
+	std::vector<RailSpec> rails;
 	std::vector<NodeSpec> nodes;
 };
 

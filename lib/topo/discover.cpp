@@ -1,7 +1,9 @@
 // Discovery: sysfs InfiniBand ports, NVML through dlopen, and the whole.
 #include "lib/topo/discover.hpp"
-
+#include "lib/topo/hwloc_xml.hpp"
+#include "lib/topo/try.hpp"
 #include "lib/util/fs.hpp"
+
 
 #include <algorithm>
 #include <cstdlib>
@@ -85,8 +87,17 @@ expected<Discovery> discover_node(const DiscoverOptions &opt)
 		if (size_t dot = d.node.name.find('.'); dot != std::string::npos)
 			d.node.name.erase(dot);
 	}
-	if (status st = discover_hwloc(opt, d); !st)
+	if (!opt.hwloc_xml.empty()) {
+		// A recorded machine: loom's own reader, which takes every hwloc XML
+		// version (the linked hwloc refuses files newer than itself).
+		LOOM_TRY(text, read_file(opt.hwloc_xml));
+		LOOM_TRY(node, parse_hwloc_xml(text, opt.hwloc_xml));
+		node.name = d.node.name;
+		d.node = std::move(node);
+		d.hwloc_loaded = true;
+	} else if (status st = discover_hwloc(opt, d); !st) {
 		return unexpected(st.error());
+	}
 	if (opt.hwloc_xml.empty())
 		discover_sysfs_ib(opt.root, d);
 	if (opt.nvml && opt.root == "/" && opt.hwloc_xml.empty())

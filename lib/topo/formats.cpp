@@ -55,7 +55,8 @@ Format guess_format(std::string_view text, const std::string &path)
 	return Format::unknown;
 }
 
-expected<ClusterSpec> read_spec(std::string_view text, const std::string &source, Format f, std::string *note)
+expected<ClusterSpec> read_spec(std::string_view text, const std::string &source, Format f, std::string *note,
+				const ReadOptions &opt)
 {
 	if (f == Format::unknown)
 		f = guess_format(text, source);
@@ -68,12 +69,9 @@ expected<ClusterSpec> read_spec(std::string_view text, const std::string &source
 	case Format::topology_conf:
 		return parse_topology_conf(text, source);
 	case Format::ibnetdiscover: {
-		LOOM_TRY(fab, parse_ibnetdiscover(text, source));
+		LOOM_TRY(fab, parse_ibnetdiscover(text, source, opt.ib));
 		if (note)
-			*note = strprintf("%zu switches (%zu leaf), %zu cables, %zu hosts with %zu HCAs; left out: %zu HCAs "
-					  "without a host name, %zu aggregation nodes",
-					  fab.switches, fab.leaf_switches, fab.links, fab.hosts, fab.hcas, fab.unnamed_hcas,
-					  fab.aggregation_nodes);
+			*note = fab.summary();
 		return fab.spec;
 	}
 	case Format::nccl_xml:
@@ -95,12 +93,12 @@ expected<ClusterSpec> read_spec(std::string_view text, const std::string &source
 	}
 }
 
-expected<ClusterSpec> read_spec_file(const std::string &path, Format f, std::string *note)
+expected<ClusterSpec> read_spec_file(const std::string &path, Format f, std::string *note, const ReadOptions &opt)
 {
 	LOOM_TRY(text, read_file(path));
 	if (f == Format::unknown)
 		f = guess_format(text, path);
-	return read_spec(text, path, f, note);
+	return read_spec(text, path, f, note, opt);
 }
 
 expected<std::map<std::string, NodeFacts>> read_node_facts(const std::string &path,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "lib/topo/build.hpp"
+#include "lib/topo/ibnetdiscover.hpp"
 #include "lib/util/expected.hpp"
 
 #include <map>
@@ -20,10 +21,16 @@ Format parse_format_name(std::string_view name);
 // From the content (and the file name as a hint).
 Format guess_format(std::string_view text, const std::string &path);
 
+struct ReadOptions {
+	IbOptions ib;
+};
+
 // Read any format into a description. 'note' receives one line about what was
-// left out (e.g. unnamed HCAs), or stays empty.
-expected<ClusterSpec> read_spec(std::string_view text, const std::string &source, Format f, std::string *note = nullptr);
-expected<ClusterSpec> read_spec_file(const std::string &path, Format f = Format::unknown, std::string *note = nullptr);
+// read and left out (e.g. unnamed HCAs), or stays empty.
+expected<ClusterSpec> read_spec(std::string_view text, const std::string &source, Format f, std::string *note = nullptr,
+				const ReadOptions &opt = {});
+expected<ClusterSpec> read_spec_file(const std::string &path, Format f = Format::unknown, std::string *note = nullptr,
+				     const ReadOptions &opt = {});
 
 // What a node should get when its file says nothing about it.
 struct NodeFacts {

@@ -17,6 +17,7 @@ namespace {
 
 struct Walk {
 	NodeSpec n;
+	std::string error, error_where; // the first bad value met
 	std::map<std::string, int> gpu_of_ref; // "OSDev:802" / "PCIDev:449" -> GPU index
 	const XmlElement *nvlink = nullptr;
 };
@@ -29,22 +30,35 @@ std::string info(const XmlElement &e, const char *name)
 	return {};
 }
 
-// hwloc bitmaps: "0x03000003" or "0xffffffff,0x0000000f"; a single set bit gives its index.
+// hwloc bitmaps ("0x03000003", "0x00000303,0x03030000,,0x0"): a single set
+// bit gives its index, else -1.
 int single_bit(const std::string &mask)
 {
-	std::string hex;
-	for (size_t p = 0; p < mask.size();) {
-		size_t c = mask.find(',', p);
-		std::string w = mask.substr(p, c == std::string::npos ? std::string::npos : c - p);
-		if (w.rfind("0x", 0) == 0)
-			w = w.substr(2);
-		hex += w;
-		p = c == std::string::npos ? mask.size() : c + 1;
-	}
-	auto list = cpulist_from_mask(hex);
+	auto list = cpulist_from_mask(mask);
 	if (!list || list->empty() || list->find_first_of(",-") != std::string::npos)
 		return -1;
 	return std::atoi(list->c_str());
+}
+
+// The bandwidth of one NVLink in MB/s, one direction, as hwloc's
+// NVLinkBandwidth counts it: 20000 for NVLink 1 (P100), 50000 for NVLink 5
+// (Blackwell), 25000 for the generations between.
+uint64_t nvlink_mbps(const std::string &model)
+{
+	if (model.find("P100") != std::string::npos)
+		return 20000;
+	for (const char *b : {"B100", "B200", "B300", "GB200", "GB300"})
+		if (model.find(b) != std::string::npos)
+			return 50000;
+	return 25000;
+}
+
+void unexpected_walk(Walk &w, const std::string &where, const std::string &what)
+{
+	if (w.error.empty()) {
+		w.error = what;
+		w.error_where = where;
+	}
 }
 
 std::string ref(const XmlElement &e)
@@ -69,14 +83,10 @@ void walk(const XmlElement &e, int numa, Walk &w, const std::string &source)
 		NumaSpec m;
 		m.id = e.attr("os_index") ? std::atoi(e.attr("os_index")->c_str()) : 0;
 		if (const std::string *cs = e.attr("cpuset")) {
-			std::string hex;
-			for (char c : *cs)
-				if (c != 'x' && c != ',')
-					hex += c;
-			auto list = cpulist_from_mask(hex);
-			// "0x" prefixes leave a leading 0 digit per word; harmless for the value.
-			if (list)
-				m.cpus = *list;
+			auto list = cpulist_from_mask(*cs);
+			if (!list)
+				return unexpected_walk(w, source + ":" + std::to_string(e.line), "cpuset: " + list.error().message);
+			m.cpus = *list;
 		}
 		if (const std::string *mem = e.attr("local_memory"))
 			m.memory_mib = std::strtoull(mem->c_str(), nullptr, 10) >> 20;
@@ -142,6 +152,8 @@ expected<NodeSpec> parse_hwloc_xml(std::string_view text, const std::string &sou
 	Walk w;
 	w.n.where = source;
 	walk(*doc, -1, w, source);
+	if (!w.error.empty())
+		return unexpected(w.error_where, w.error);
 	if (w.n.gpus.size() > max_gpus_per_node || w.n.nics.size() > max_nics_per_node)
 		return unexpected(source, "too many GPUs or NICs");
 	if (w.nvlink) {
@@ -152,22 +164,33 @@ expected<NodeSpec> parse_hwloc_xml(std::string_view text, const std::string &sou
 			return unexpected(source + ":" + std::to_string(w.nvlink->line),
 					  "NVLinkBandwidth matrix has " + std::to_string(vals.size()) + " values for " +
 						  std::to_string(n) + " objects");
+		// The other end of a GPU's NVLinks: another GPU, a CPU package
+		// (POWER8/9, Grace: not part of the GPUs' fabric), or an NVSwitch.
+		auto is_cpu = [](const std::string &r) {
+			for (const char *t : {"Package:", "NUMANode:", "Machine:", "Group:", "Die:"})
+				if (r.rfind(t, 0) == 0)
+					return true;
+			return false;
+		};
 		for (size_t i = 0; i < n; i++) {
 			auto gi = w.gpu_of_ref.find(refs[i]);
 			if (gi == w.gpu_of_ref.end())
 				continue;
 			GpuSpec &g = w.n.gpus[static_cast<size_t>(gi->second)];
+			uint64_t per_link = nvlink_mbps(g.model);
 			for (size_t j = 0; j < n; j++) {
 				uint64_t bw = std::strtoull(vals[i * n + j].c_str(), nullptr, 10);
-				if (i == j || bw == 0 || bw > (1ull << 40))
+				if (i == j || bw == 0 || bw > (1ull << 40) || is_cpu(refs[j]))
 					continue;
-				int links = static_cast<int>(std::max<uint64_t>(1, (bw + 12500) / 25000));
+				auto gj = w.gpu_of_ref.find(refs[j]);
+				if (gj != w.gpu_of_ref.end() && gj->second == gi->second)
+					continue; // another OS device of the same GPU
+				int links = static_cast<int>(std::max<uint64_t>(1, (bw + per_link / 2) / per_link));
 				g.nvlinks = std::min(65535, g.nvlinks + links);
 				g.nvlink_gbps += static_cast<double>(bw) * 8 / 1000;
-				auto gj = w.gpu_of_ref.find(refs[j]);
 				if (gj == w.gpu_of_ref.end())
 					g.nvswitch = true;
-				else if (gj->second != gi->second)
+				else
 					g.peers.push_back(NvlinkPeer{static_cast<uint16_t>(gj->second), static_cast<uint16_t>(std::min(links, 65535))});
 			}
 		}

@@ -3,6 +3,7 @@
 #include "lib/topo/ibnetdiscover.hpp"
 #include "lib/topo/try.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/log.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -48,16 +49,107 @@ struct Hca {
 	std::string device, guid;
 	int port;
 	double gbps;
+	int sw_port;
 };
 
-const char *level_kind(int level)
+std::string lower(std::string_view s)
 {
-	return level == 2 ? "spine" : level == 3 ? "core" : nullptr;
+	std::string out(s);
+	for (char &ch : out)
+		ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+	return out;
+}
+
+// Host names an installer or an unset description leaves behind.
+bool placeholder_host(const std::string &host)
+{
+	static const char *const names[] = {"localhost", "localhost.localdomain", "ubuntu", "debian", "centos",
+					    "rocky", "rhel", "fedora", "linux", "(none)", "none", "unknown", "default"};
+	std::string h = lower(host);
+	return std::any_of(std::begin(names), std::end(names), [&](const char *n) { return h == n; });
+}
+
+// A fabric management host: a word of its name is "ufm" (NVIDIA UFM,
+// "B11-P1-CUFM-02" for a cluster UFM), "opensm" or "sm", digits aside.
+bool management_host(const std::string &host)
+{
+	std::string h = lower(host);
+	for (size_t p = 0; p <= h.size();) {
+		size_t e = h.find_first_of("-_.", p);
+		std::string w = h.substr(p, e == std::string::npos ? std::string::npos : e - p);
+		while (!w.empty() && std::isdigit(static_cast<unsigned char>(w.back())))
+			w.pop_back();
+		if (w == "ufm" || w == "cufm" || w == "opensm" || w == "sm")
+			return true;
+		if (e == std::string::npos)
+			break;
+		p = e + 1;
+	}
+	return false;
 }
 
 } // namespace
 
-expected<IbFabric> parse_ibnetdiscover(std::string_view text, const std::string &source)
+const char *left_out_name(IbLeftOut::Why w)
+{
+	switch (w) {
+	case IbLeftOut::Why::aggregation_node: return "SHARP aggregation node";
+	case IbLeftOut::Why::management_server: return "fabric management server";
+	case IbLeftOut::Why::placeholder: return "placeholder node description";
+	default: return "no host name in the node description";
+	}
+}
+
+bool names_compute_node(std::string_view raw, IbLeftOut::Why *why)
+{
+	std::string desc(trim(raw));
+	auto no = [&](IbLeftOut::Why w) {
+		if (why)
+			*why = w;
+		return false;
+	};
+	if (starts(desc, "Mellanox Technologies Aggregation Node"))
+		return no(IbLeftOut::Why::aggregation_node);
+	// The adapter's default description: "MT4129 ConnectX7   Mellanox Technologies".
+	if (desc.empty() || (starts(desc, "MT") && desc.size() > 2 && std::isdigit(static_cast<unsigned char>(desc[2]))) ||
+	    starts(desc, "Mellanox Technologies"))
+		return no(IbLeftOut::Why::unnamed);
+	std::string host = desc.substr(0, desc.find_first_of(" \t"));
+	if (placeholder_host(host))
+		return no(IbLeftOut::Why::placeholder);
+	if (management_host(host))
+		return no(IbLeftOut::Why::management_server);
+	return true;
+}
+
+std::string IbFabric::summary() const
+{
+	std::string s = strprintf("%zu switches (%zu leaf, %zu rail groups), %zu cables, %zu hosts with %zu HCAs", switches,
+				  leaf_switches, rail_groups, links, hosts, hcas);
+	std::string out;
+	auto add = [&](size_t n, const char *what) {
+		if (n)
+			out += strprintf("%s%zu %s", out.empty() ? "" : ", ", n, what);
+	};
+	size_t kept = 0;
+	for (const IbLeftOut &l : left_out)
+		kept += l.kept;
+	size_t placeholders = unnamed_hcas + placeholder_hcas;
+	add(placeholders - kept, "HCAs whose node description names no host");
+	add(management_hcas, "HCAs of fabric management servers");
+	add(aggregation_nodes, "aggregation nodes");
+	if (!out.empty())
+		s += "; left out: " + out;
+	if (kept)
+		s += strprintf("; %zu placeholder HCAs kept, named after their GUID", kept);
+	return s;
+}
+
+namespace {
+
+} // namespace
+
+expected<IbFabric> parse_ibnetdiscover(std::string_view text, const std::string &source, const IbOptions &opt)
 {
 	LOOM_TRY(g, parse_ib_graph(text, source));
 	IbFabric f;
@@ -83,6 +175,14 @@ expected<IbFabric> parse_ibnetdiscover(std::string_view text, const std::string 
 		return s == sw_of_dev.end() ? -1 : static_cast<long>(s->second);
 	};
 
+	std::vector<std::string> names(sw.size());
+	std::set<std::string> taken;
+	for (size_t s = 0; s < sw.size(); s++) {
+		names[s] = switch_name(g.devs[sw[s]]);
+		if (!taken.insert(names[s]).second)
+			names[s] = "S-" + g.devs[sw[s]].guid;
+	}
+
 	// Hosts and their HCAs; leaves are switches with a host-side CA.
 	std::vector<std::string> host_order;
 	std::map<std::string, std::vector<Hca>> hosts;
@@ -90,28 +190,49 @@ expected<IbFabric> parse_ibnetdiscover(std::string_view text, const std::string 
 	for (const IbDev &d : g.devs) {
 		if (d.type != 'H')
 			continue;
-		if (starts(d.desc, "Mellanox Technologies Aggregation Node")) {
-			f.aggregation_nodes++;
-			continue;
-		}
-		for (const IbPort &p : d.ports)
-			if (long s = peer_switch(p); s >= 0)
-				level[s] = 1;
+		IbLeftOut::Why why = IbLeftOut::Why::unnamed;
+		bool compute = names_compute_node(d.desc, &why);
+		if (compute || why != IbLeftOut::Why::aggregation_node)
+			for (const IbPort &p : d.ports)
+				if (long s = peer_switch(p); s >= 0)
+					level[s] = 1;
 		std::string desc(trim(d.desc));
-		if (desc.empty() || (starts(desc, "MT") && desc.size() > 2 && std::isdigit(static_cast<unsigned char>(desc[2])))) {
-			f.unnamed_hcas++;
-			continue;
+		std::string host, dev;
+		if (compute) {
+			size_t sp = desc.find_first_of(" \t");
+			host = desc.substr(0, sp);
+			dev = sp == std::string::npos ? "HCA-" + d.guid : std::string(trim(desc.substr(sp)));
+		} else {
+			IbLeftOut l;
+			l.why = why;
+			l.guid = "0x" + d.guid;
+			l.desc = desc;
+			for (const IbPort &p : d.ports)
+				if (long s = peer_switch(p); s >= 0) {
+					l.sw = names[static_cast<size_t>(s)];
+					l.sw_port = p.peer_port;
+					break;
+				}
+			switch (why) {
+			case IbLeftOut::Why::aggregation_node: f.aggregation_nodes++; break;
+			case IbLeftOut::Why::management_server: f.management_hcas++; break;
+			case IbLeftOut::Why::placeholder: f.placeholder_hcas++; break;
+			default: f.unnamed_hcas++; break;
+			}
+			l.kept = (why == IbLeftOut::Why::placeholder || why == IbLeftOut::Why::unnamed) && opt.placeholders_by_guid;
+			f.left_out.push_back(l);
+			if (!l.kept)
+				continue;
+			host = "hca-" + d.guid;
+			dev = "HCA-" + d.guid;
 		}
-		size_t sp = desc.find_first_of(" \t");
-		std::string host = desc.substr(0, sp);
-		std::string dev = sp == std::string::npos ? "HCA-" + d.guid : std::string(trim(desc.substr(sp)));
 		for (const IbPort &p : d.ports) {
 			long s = peer_switch(p);
 			if (s < 0)
 				continue;
 			if (!hosts.count(host))
 				host_order.push_back(host);
-			hosts[host].push_back(Hca{static_cast<size_t>(s), dev, "0x" + d.guid, p.port, p.gbps});
+			hosts[host].push_back(Hca{static_cast<size_t>(s), dev, "0x" + d.guid, p.port, p.gbps, p.peer_port});
 			f.hcas++;
 		}
 	}
@@ -136,44 +257,38 @@ expected<IbFabric> parse_ibnetdiscover(std::string_view text, const std::string 
 				queue.push_back(static_cast<size_t>(t));
 			}
 	}
-	std::vector<std::string> names(sw.size());
-	std::set<std::string> taken;
-	for (size_t s = 0; s < sw.size(); s++) {
-		names[s] = switch_name(g.devs[sw[s]]);
-		if (!taken.insert(names[s]).second)
-			names[s] = "S-" + g.devs[sw[s]].guid;
-	}
 
-	// Domains bottom-up. comp_domain maps a union-find root to its domain name
-	// at the current level; members tracks which switches each domain spans.
+	// Domains bottom-up: a leaf that shares no host with another leaf is a
+	// domain; leaves joined through their hosts form one rail group (a domain
+	// the nodes hang on) and become its rails.
 	Uf uf(sw.size());
 	for (auto &[host, hcas] : hosts)
 		for (const Hca &h : hcas)
 			uf.join(h.sw, hcas[0].sw);
 	std::vector<DomainSpec> domains;
-	std::vector<std::string> dom_of_sw(sw.size()); // current top domain of each leaf switch
+	std::map<std::string, size_t> domain_at;         // name -> index in domains
+	std::vector<std::string> dom_of_sw(sw.size());  // current top domain of each leaf switch
+	std::vector<std::string> lowest(sw.size());     // the lowest domain of each leaf switch
 	std::map<size_t, std::vector<size_t>> groups;
 	for (size_t s = 0; s < sw.size(); s++)
-		if (level[s] == 1) {
-			domains.push_back(DomainSpec{names[s], "leaf", "", 0, g.devs[sw[s]].where});
-			dom_of_sw[s] = names[s];
+		if (level[s] == 1)
 			groups[uf.find(s)].push_back(s);
-		}
-	std::map<std::string, int> rail_of_leaf;
-	std::map<std::string, std::string> group_of_leaf;
 	for (auto &[root, leaves] : groups) {
-		if (leaves.size() < 2)
-			continue;
 		std::sort(leaves.begin(), leaves.end(), [&](size_t a, size_t b) { return names[a] < names[b]; });
+		if (leaves.size() == 1) {
+			size_t s = leaves[0];
+			domain_at[names[s]] = domains.size();
+			domains.push_back(DomainSpec{names[s], "", "", 0, g.devs[sw[s]].where});
+			dom_of_sw[s] = lowest[s] = names[s];
+			continue;
+		}
+		f.rail_groups++;
 		std::string gname = "railgroup-" + names[leaves[0]];
-		domains.push_back(DomainSpec{gname, "rail-group", "", 0, g.devs[sw[leaves[0]]].where});
+		domain_at[gname] = domains.size();
+		domains.push_back(DomainSpec{gname, "", "", 0, g.devs[sw[leaves[0]]].where});
 		for (size_t k = 0; k < leaves.size(); k++) {
-			for (auto &d : domains)
-				if (d.name == names[leaves[k]])
-					d.parent = gname;
-			rail_of_leaf[names[leaves[k]]] = static_cast<int>(k);
-			group_of_leaf[names[leaves[k]]] = gname;
-			dom_of_sw[leaves[k]] = gname;
+			f.spec.rails.push_back(RailSpec{names[leaves[k]], gname, static_cast<int>(k), 0, g.devs[sw[leaves[k]]].where});
+			dom_of_sw[leaves[k]] = lowest[leaves[k]] = gname;
 		}
 	}
 	size_t prev_parts = groups.size();
@@ -197,29 +312,25 @@ expected<IbFabric> parse_ibnetdiscover(std::string_view text, const std::string 
 					best = names[s];
 			if (best.empty())
 				best = dom_of_sw[leaves[0]] + "-up";
-			const char *k = level_kind(L);
-			domains.push_back(DomainSpec{best, k ? k : "level-" + std::to_string(L), "", 0, source});
+			domain_at[best] = domains.size();
+			domains.push_back(DomainSpec{best, "", "", 0, source});
 			std::set<std::string> kids;
 			for (size_t s : leaves)
 				kids.insert(dom_of_sw[s]);
-			for (auto &d : domains)
-				if (kids.count(d.name))
-					d.parent = best;
+			for (const std::string &k : kids)
+				domains[domain_at[k]].parent = best;
 			for (size_t s : leaves)
 				dom_of_sw[s] = best;
 		}
 	}
-	// Uplink capacity of a domain: links from its switches to switches outside it.
+	// Uplink capacity of a domain (and of each rail switch): links from its
+	// switches to switches outside it.
 	std::map<std::string, std::set<size_t>> span;
 	for (size_t s = 0; s < sw.size(); s++) {
 		if (level[s] != 1)
 			continue;
-		std::string d = names[s];
-		while (!d.empty()) {
+		for (std::string d = lowest[s]; !d.empty(); d = domains[domain_at[d]].parent)
 			span[d].insert(s);
-			auto it = std::find_if(domains.begin(), domains.end(), [&](const DomainSpec &x) { return x.name == d; });
-			d = it->parent;
-		}
 	}
 	for (auto &d : domains) {
 		if (d.parent.empty())
@@ -230,16 +341,25 @@ expected<IbFabric> parse_ibnetdiscover(std::string_view text, const std::string 
 				if (long t = peer_switch(p); t >= 0 && level[t] > 1 && !mine.count(static_cast<size_t>(t)))
 					d.uplink_gbps += p.gbps;
 	}
+	std::map<std::string, size_t> rail_at;
+	for (size_t r = 0; r < f.spec.rails.size(); r++)
+		rail_at[f.spec.rails[r].name] = r;
+	for (size_t s = 0; s < sw.size(); s++) {
+		auto it = rail_at.find(names[s]);
+		if (level[s] != 1 || it == rail_at.end())
+			continue;
+		for (const IbPort &p : g.devs[sw[s]].ports)
+			if (long t = peer_switch(p); t >= 0 && level[t] > 1)
+				f.spec.rails[it->second].uplink_gbps += p.gbps;
+	}
 	f.spec.domains = std::move(domains);
 	for (const std::string &host : host_order) {
 		NodeSpec n;
 		n.name = host;
 		n.where = source;
 		const auto &hcas = hosts[host];
-		// The lowest domain holding all the host's leaves: its leaf, or the
-		// rail group that joined them.
-		bool one_leaf = std::all_of(hcas.begin(), hcas.end(), [&](const Hca &h) { return h.sw == hcas[0].sw; });
-		n.domain = one_leaf ? names[hcas[0].sw] : group_of_leaf[names[hcas[0].sw]];
+		// The host's leaves are all in one domain: its leaf, or their rail group.
+		n.domain = lowest[hcas[0].sw];
 		for (const Hca &h : hcas) {
 			NicSpec x;
 			x.device = h.device;
@@ -247,8 +367,10 @@ expected<IbFabric> parse_ibnetdiscover(std::string_view text, const std::string 
 			x.link_layer = LinkLayer::infiniband;
 			x.rate_gbps = h.gbps;
 			x.guid = h.guid;
-			if (auto it = rail_of_leaf.find(names[h.sw]); it != rail_of_leaf.end())
-				x.rail = it->second;
+			if (auto it = rail_at.find(names[h.sw]); it != rail_at.end()) {
+				x.rail = f.spec.rails[it->second].index;
+				x.rail_switch = names[h.sw];
+			}
 			n.nics.push_back(std::move(x));
 		}
 		f.spec.nodes.push_back(std::move(n));

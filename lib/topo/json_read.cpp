@@ -91,7 +91,9 @@ expected<NicSpec> parse_nic(Obj o, const std::string &path)
 	LOOM_TRY(numa, r.integer_or("numa", -1, -1, 32767));
 	LOOM_TRY(pci, r.str_or("pci_bus_id", ""));
 	LOOM_TRY(guid, r.str_or("guid", ""));
+	LOOM_TRY(rail_switch, r.str_or("switch", ""));
 	LOOM_CHECK(r.finish());
+	x.rail_switch = rail_switch;
 	if (rate < 0)
 		return unexpected(r.field_path("rate_gbps"), "negative rate");
 	x.device = dev;
@@ -150,7 +152,7 @@ expected<ClusterSpec> parse_cluster_json(std::string_view text, const std::strin
 	LOOM_CHECK(each(top, "domains", [&](Obj o, const std::string &p) -> status {
 		ObjectReader r(o, p);
 		LOOM_TRY(dn, r.str("name"));
-		LOOM_TRY(kind, r.str_or("kind", "switch"));
+		LOOM_TRY(kind, r.str_or("kind", ""));
 		LOOM_TRY(parent, r.str_or("parent", ""));
 		LOOM_TRY(up, r.number_or("uplink_gbps", 0));
 		LOOM_CHECK(r.finish());
@@ -163,6 +165,16 @@ expected<ClusterSpec> parse_cluster_json(std::string_view text, const std::strin
 		LOOM_TRY(bw, r.number_or("gbps", 0));
 		LOOM_CHECK(r.finish());
 		s.nvlink_domains.push_back(NvlinkDomainSpec{vn, bw, p});
+		return ok();
+	}));
+	LOOM_CHECK(each(top, "rails", [&](Obj o, const std::string &p) -> status {
+		ObjectReader r(o, p);
+		LOOM_TRY(rn, r.str("name"));
+		LOOM_TRY(group, r.str("group"));
+		LOOM_TRY(index, r.integer("rail", 0, 32767));
+		LOOM_TRY(up, r.number_or("uplink_gbps", 0));
+		LOOM_CHECK(r.finish());
+		s.rails.push_back(RailSpec{rn, group, static_cast<int>(index), up, p});
 		return ok();
 	}));
 	std::map<std::string, NodeSpec> hardware;

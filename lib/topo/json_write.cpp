@@ -58,6 +58,8 @@ Json nic_json(const NicSpec &x)
 		o.set("pci_bus_id", Json::string(x.pci_bus_id));
 	if (!x.guid.empty())
 		o.set("guid", Json::string(x.guid));
+	if (!x.rail_switch.empty())
+		o.set("switch", Json::string(x.rail_switch));
 	return o;
 }
 
@@ -135,6 +137,18 @@ std::string write_cluster_json(const Cluster &c, const JsonWriteOptions &opt)
 			a.push(std::move(o));
 		}
 		top.set("nvlink_domains", std::move(a));
+	}
+	if (!c.rails.empty()) {
+		Json a = Json::array();
+		for (const Rail &r : c.rails) {
+			Json o = Json::object();
+			o.set("name", Json::string(r.name)).set("group", Json::string(c.domains[r.group].name));
+			o.set("rail", Json::integer(r.index));
+			if (r.uplink_gbps > 0)
+				o.set("uplink_gbps", Json::number(r.uplink_gbps));
+			a.push(std::move(o));
+		}
+		top.set("rails", std::move(a));
 	}
 	Json hardware = Json::object();
 	std::map<std::string, std::string> by_content; // compact hardware JSON -> entry name

@@ -51,6 +51,43 @@ const char *via_name(Via v)
 	}
 }
 
+std::string default_kind(unsigned height)
+{
+	static const char *const names[] = {"leaf", "pod", "spine", "core"};
+	if (height < sizeof names / sizeof names[0])
+		return names[height];
+	return "level-" + std::to_string(height);
+}
+
+std::vector<std::string> locality_kinds(const Cluster &c)
+{
+	// Each kind at its deepest level; deeper first.
+	std::vector<int> deepest(c.kinds.size(), -1);
+	for (const Domain &d : c.domains)
+		deepest[d.kind] = std::max(deepest[d.kind], static_cast<int>(d.level));
+	std::vector<size_t> ids;
+	for (size_t k = 0; k < deepest.size(); k++)
+		if (deepest[k] >= 0)
+			ids.push_back(k);
+	std::stable_sort(ids.begin(), ids.end(), [&](size_t a, size_t b) { return deepest[a] > deepest[b]; });
+	std::vector<std::string> out;
+	for (size_t k : ids)
+		out.push_back(c.kinds.name(k));
+	if (!c.nvlink_domains.empty())
+		out.push_back(nvlink_kind);
+	return out;
+}
+
+std::vector<Index> Cluster::rails_of(Index domain) const
+{
+	std::vector<Index> out;
+	for (Index r = 0; r < static_cast<Index>(rails.size()); r++)
+		if (rails[r].group == domain)
+			out.push_back(r);
+	std::sort(out.begin(), out.end(), [&](Index a, Index b) { return rails[a].index < rails[b].index; });
+	return out;
+}
+
 Index Cluster::find_node(std::string_view n) const
 {
 	auto it = node_index.find(std::string(n));

@@ -14,6 +14,13 @@
 //   nvlink_domains
 //            multi-node NVLink domains (an NVL72 rack): a second grouping that
 //            cuts across the switch tree. node.nvlink_domain indexes it.
+//   rails    the leaf switches of a rail-optimised unit. Each node of the unit
+//            has one NIC on every rail, so no rail switch holds a node of its
+//            own: the unit (a "rail group") is the lowest domain of the tree,
+//            its nodes are attached to it, and each NIC names its rail switch.
+//
+// Domain kinds: what the source calls a level ("leaf", "pod", ...), or when it
+// names none, the default by height above the nodes (default_kind()).
 //
 // No pointers between objects: every reference is an index, -1 (topo::none)
 // when absent. A Cluster is built and validated by ClusterBuilder (build.hpp)
@@ -96,6 +103,7 @@ struct Nic {
 	int16_t numa = -1;
 	std::string pci_bus_id;
 	std::string guid;         // port or node GUID when known ("0x...")
+	Index rail_switch = none; // index into Cluster::rails, none if not on a rail switch
 };
 
 struct Numa {
@@ -119,6 +127,14 @@ struct Node {
 	Index numa_begin = 0;
 	uint16_t numa_count = 0;
 	double nic_gbps = 0;      // injection bandwidth: sum of its NIC rates
+};
+
+// A leaf switch of a rail group: rail 'index' of every node in 'group'.
+struct Rail {
+	std::string name;
+	Index group = none;       // the rail-group domain
+	int16_t index = 0;        // rail number inside the group
+	double uplink_gbps = 0;   // links from this switch up the tree; 0 = unknown
 };
 
 struct NvlinkDomain {
@@ -147,6 +163,7 @@ struct Cluster {
 	std::vector<Nic> nics;
 	std::vector<Numa> numas;
 	std::vector<NvlinkDomain> nvlink_domains;
+	std::vector<Rail> rails;
 	Names kinds, models, classes, features; // id 0 of models/classes is ""
 	uint16_t levels = 0;      // 1 + the deepest domain level (0 without domains)
 	double pcie_gbps = 256;   // GPU-to-GPU inside a node without NVLink (PCIe Gen5 x16)
@@ -156,6 +173,7 @@ struct Cluster {
 	std::unordered_map<std::string, Index> node_index;
 	std::unordered_map<std::string, Index> domain_index;
 	std::unordered_map<std::string, Index> nvlink_index;
+	std::unordered_map<std::string, Index> rail_index;
 
 	Index find_node(std::string_view name) const;
 	Index find_domain(std::string_view name) const;
@@ -179,6 +197,18 @@ struct Cluster {
 	bool has_feature(Index node, std::string_view feature) const;
 	// Domains at a level, in order.
 	std::vector<Index> domains_at(unsigned level) const;
+	// Rails of a rail-group domain, by rail number.
+	std::vector<Index> rails_of(Index domain) const;
 };
+
+// The kind of a domain whose source names none, by its height: 0 for a
+// domain without child domains (the nodes hang on it), 1 for the level above
+// ...: "leaf", "pod", "spine", "core", then "level-N" (N = height).
+std::string default_kind(unsigned height);
+// The kind --locality names an NVLink domain by.
+constexpr const char *nvlink_kind = "nvlink";
+// The kinds --locality accepts on this cluster, tightest first: the domain
+// kinds from the lowest level up, then "nvlink" when it has NVLink domains.
+std::vector<std::string> locality_kinds(const Cluster &c);
 
 } // namespace loom::topo

@@ -1,6 +1,7 @@
 #include "lib/topo/nccl_xml.hpp"
 
 #include "lib/topo/xml.hpp"
+#include "lib/util/fs.hpp"
 
 #include <cctype>
 #include <cstdlib>
@@ -11,17 +12,46 @@ namespace loom::topo {
 
 expected<std::string> cpulist_from_mask(std::string_view mask)
 {
+	// Comma-separated 32-bit words, most significant first (Linux, NCCL and
+	// hwloc write them so; hwloc drops the zero padding and leaves a zero
+	// word empty: "0x00000303,0x03030000,,0x0"). Without a comma: one number.
+	auto bad = [&](const char *why) {
+		return unexpected("bad CPU mask '" + std::string(mask.substr(0, 64)) + "': " + why);
+	};
+	std::vector<std::string_view> words;
+	for (size_t p = 0;;) {
+		size_t c = mask.find(',', p);
+		words.push_back(mask.substr(p, c == std::string_view::npos ? std::string_view::npos : c - p));
+		if (c == std::string_view::npos)
+			break;
+		p = c + 1;
+	}
+	if (words.size() > 2048)
+		return bad("too long");
 	std::vector<bool> bits; // least significant first
-	for (size_t k = mask.size(); k-- > 0;) {
-		char c = mask[k];
-		if (c == ',')
-			continue;
-		int v = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-			: (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
-		if (v < 0 || bits.size() > 65536)
-			return unexpected("bad CPU mask '" + std::string(mask.substr(0, 64)) + "'");
-		for (int b = 0; b < 4; b++)
-			bits.push_back((v >> b) & 1);
+	for (size_t w = words.size(); w-- > 0;) {
+		std::string_view word = trim(words[w]);
+		if (word.size() >= 2 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X'))
+			word.remove_prefix(2);
+		if (word == "f...f")
+			return bad("an infinite set");
+		if (words.size() > 1 && word.size() > 8)
+			return bad("a word of more than 32 bits");
+		if (words.size() == 1 && word.empty())
+			return bad("empty");
+		size_t width = words.size() > 1 ? 8 : word.size();
+		for (size_t k = 0; k < width; k++) {
+			size_t from_end = k; // digit k from the right
+			char c = from_end < word.size() ? word[word.size() - 1 - from_end] : '0';
+			int v = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+				: (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+			if (v < 0)
+				return bad("not a hex digit");
+			for (int b = 0; b < 4; b++)
+				bits.push_back((v >> b) & 1);
+		}
+		if (bits.size() > 65536)
+			return bad("too long");
 	}
 	std::string out;
 	for (size_t i = 0; i < bits.size();) {

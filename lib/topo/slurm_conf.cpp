@@ -107,7 +107,7 @@ expected<ClusterSpec> parse_topology_conf(std::string_view text, const std::stri
 		if (switch_at.count(name))
 			return unexpected(where, "switch '" + name + "' defined twice");
 		switch_at[name] = s.domains.size();
-		DomainSpec d{name, "switch", "", 0, where};
+		DomainSpec d{name, "", "", 0, where}; // kinds by height
 		std::vector<std::string> nodes;
 		for (size_t k = 1; k < words.size(); k++) {
 			const auto &[key, value] = words[k];
@@ -139,8 +139,6 @@ expected<ClusterSpec> parse_topology_conf(std::string_view text, const std::stri
 				return unexpected(where, "unknown key " + key + "=");
 			}
 		}
-		if (!nodes.empty())
-			d.kind = "leaf";
 		s.domains.push_back(d);
 		for (auto &n : nodes) {
 			if (auto it = node_where.find(n); it != node_where.end())
@@ -165,10 +163,26 @@ expected<ClusterSpec> parse_topology_conf(std::string_view text, const std::stri
 
 std::string write_topology_conf(const Cluster &c)
 {
-	std::string out = "# topology.conf for the tree plugin, written by loom topo convert\n";
-	// Children before parents, as Slurm's own examples do.
+	std::string out = "# topology.conf for the tree plugin, written by loom\n";
+	std::vector<std::string> skipped;
+	// Children before parents, as Slurm's own examples do. A switch that
+	// holds no node anywhere below is left out: the tree plugin stops
+	// slurmctld at a SwitchName= with neither Nodes= nor Switches=.
 	for (Index d = static_cast<Index>(c.domains.size()) - 1; d >= 0; d--) {
 		const Domain &dom = c.domains[d];
+		if (dom.node_count() == 0) {
+			skipped.push_back(dom.name);
+			continue;
+		}
+		if (std::vector<Index> rails = c.rails_of(d); !rails.empty()) {
+			std::vector<std::string> names;
+			for (Index r : rails)
+				names.push_back(c.rails[r].name);
+			out += "# " + dom.name + ": a rail group. Each node has a NIC on each of its " +
+			       std::to_string(rails.size()) + " rail switches (" + join(names, ", ") +
+			       "); the tree plugin cannot put a node under several switches, so the group stands here as "
+			       "the lowest switch.\n";
+		}
 		out += "SwitchName=" + dom.name;
 		if (dom.direct_end > dom.node_begin) {
 			std::vector<std::string> names;
@@ -176,14 +190,16 @@ std::string write_topology_conf(const Cluster &c)
 				names.push_back(c.nodes[n].name);
 			out += " Nodes=" + hostlist_compress(names);
 		}
-		if (!dom.children.empty()) {
-			std::vector<std::string> names;
-			for (Index k : dom.children)
-				names.push_back(c.domains[k].name);
-			out += " Switches=" + hostlist_compress(names);
-		}
+		std::vector<std::string> kids;
+		for (Index k : dom.children)
+			if (c.domains[k].node_count() > 0)
+				kids.push_back(c.domains[k].name);
+		if (!kids.empty())
+			out += " Switches=" + hostlist_compress(kids);
 		out += "\n";
 	}
+	if (!skipped.empty())
+		out += "# left out, no nodes below them: " + join(skipped, ", ") + "\n";
 	return out;
 }
 

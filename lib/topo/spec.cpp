@@ -16,7 +16,7 @@ NodeSpec node_spec(const Cluster &c, Index id)
 	for (uint16_t k = 0; k < n.nic_count; k++) {
 		const Nic &x = c.nics[n.nic_begin + k];
 		s.nics.push_back(NicSpec{x.device, x.port, x.link_layer, x.rate_gbps, x.rail, x.numa, x.pci_bus_id,
-					 x.guid, ""});
+					 x.guid, "", x.rail_switch == none ? "" : c.rails[x.rail_switch].name});
 	}
 	for (uint16_t k = 0; k < n.gpu_count; k++) {
 		const Gpu &g = c.gpus[n.gpu_begin + k];
@@ -51,6 +51,8 @@ ClusterSpec to_spec(const Cluster &c)
 					       d.parent == none ? "" : c.domains[d.parent].name, d.uplink_gbps, ""});
 	for (const NvlinkDomain &v : c.nvlink_domains)
 		s.nvlink_domains.push_back(NvlinkDomainSpec{v.name, v.gbps, ""});
+	for (const Rail &r : c.rails)
+		s.rails.push_back(RailSpec{r.name, c.domains[r.group].name, r.index, r.uplink_gbps, ""});
 	for (size_t n = 0; n < c.nodes.size(); n++)
 		s.nodes.push_back(node_spec(c, static_cast<Index>(n)));
 	return s;

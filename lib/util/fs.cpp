@@ -147,4 +147,15 @@ std::string_view trim(std::string_view s)
 	return s.substr(b, e - b + 1);
 }
 
+std::string join(const std::vector<std::string> &words, std::string_view sep)
+{
+	std::string out;
+	for (size_t i = 0; i < words.size(); i++) {
+		if (i)
+			out += sep;
+		out += words[i];
+	}
+	return out;
+}
+
 } // namespace loom

@@ -24,5 +24,7 @@ std::vector<std::string> list_dir(const std::string &dir);
 std::vector<std::string> split_lines(std::string_view text);
 // Trim ASCII whitespace on both ends.
 std::string_view trim(std::string_view s);
+// The words with 'sep' between them.
+std::string join(const std::vector<std::string> &words, std::string_view sep);
 
 } // namespace loom

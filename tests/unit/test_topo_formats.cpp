@@ -33,12 +33,41 @@ START_TEST(ibnetdiscover_real_fabric)
 	ck_assert_int_eq(f->leaf_switches, 31);     // switch descriptions with IBLEAF: 15 A09 + 16 B09
 	ck_assert_int_eq(f->aggregation_nodes, 40); // CAs "Mellanox Technologies Aggregation Node"
 	ck_assert_int_eq(f->unnamed_hcas, 69);      // CAs "MT4129 ConnectX7 ..." without a host name
-	ck_assert_int_eq(f->hcas, 473);             // 582 Ca lines - 40 - 69
-	ck_assert_int_eq(f->hosts, 122);            // distinct first words of the named CA descriptions
+	ck_assert_int_eq(f->placeholder_hcas, 5);   // CAs "localhost ..." (3) and "ubuntu ..." (2)
+	ck_assert_int_eq(f->management_hcas, 2);    // CAs "B11-P1-CUFM-02 ...": the cluster's UFM server
+	ck_assert_int_eq(f->hcas, 466);             // 582 Ca lines - 40 - 69 - 5 - 2
+	ck_assert_int_eq(f->hosts, 119);            // distinct first words of the named CA descriptions, less those 3
 	ck_assert_int_eq(f->links, 1114);           // 2228 port lines with 4xNDR, each cable listed at both ends
+	ck_assert_int_eq(f->left_out.size(), 40 + 69 + 5 + 2); // each one reported
+	// The rail groups: leaves IBLEAF-<rail>-<group>, groups 01-08 (group 01 has no rail 03).
+	ck_assert_int_eq(f->rail_groups, 8);
+	ck_assert_int_eq(f->spec.rails.size(), 31);
+	bool localhost_named = false;
+	for (const IbLeftOut &l : f->left_out)
+		if (l.desc.rfind("localhost", 0) == 0) {
+			localhost_named = !l.guid.empty() && l.sw.find("IBLEAF") != std::string::npos && l.sw_port > 0;
+			ck_assert(l.why == IbLeftOut::Why::placeholder);
+		}
+	ck_assert(localhost_named);
 	auto c = build_cluster(f->spec);
 	ck_assert_msg(c.has_value(), "%s", c ? "" : c.error().str().c_str());
-	ck_assert_int_eq(c->nodes.size(), 122);
+	ck_assert_int_eq(c->nodes.size(), 119);
+	ck_assert(c->find_node("localhost") == none && c->find_node("ubuntu") == none &&
+		  c->find_node("B11-P1-CUFM-02") == none);
+	// Every node hangs on a rail group whose rails are four leaves (three in group 01).
+	Index g4 = c->find_domain("railgroup-A09-P1-IBLEAF-01-04");
+	ck_assert_int_ne(g4, none);
+	ck_assert_int_eq(c->rails_of(g4).size(), 4);
+	ck_assert_int_eq(c->domains[g4].node_count(), 17); // a08-p1-dgx-04-c01..c17
+	ck_assert_int_eq(c->rails_of(c->find_domain("railgroup-A09-P1-IBLEAF-01-01")).size(), 3);
+	ck_assert_sstr_eq(c->kinds.name(c->domains[g4].kind), "leaf");
+	ck_assert(c->find_domain("A09-P1-IBLEAF-04-04") == none); // a rail, not a domain
+	// Placeholders kept by GUID when asked: one node per HCA.
+	IbOptions by_guid;
+	by_guid.placeholders_by_guid = true;
+	auto kept = parse_ibnetdiscover(data_text("ibnetdiscover-ndr-fabric.out"), "fabric.out", by_guid);
+	ck_assert(kept.has_value());
+	ck_assert_int_eq(kept->hosts, 119 + 5 + 69);
 	Index host = c->find_node("a08-p1-dgx-04-c01");
 	ck_assert_int_ne(host, none);
 	// Its HCA mlx5_5 is on port 1 of leaf A09-P1-IBLEAF-04-04 at 4xNDR = 400 Gb/s.
@@ -49,10 +78,30 @@ START_TEST(ibnetdiscover_real_fabric)
 			found = true;
 			ck_assert(x.rate_gbps == 400);
 			ck_assert(x.link_layer == LinkLayer::infiniband);
+			ck_assert_int_ne(x.rail_switch, none);
+			ck_assert_sstr_eq(c->rails[x.rail_switch].name, "A09-P1-IBLEAF-04-04");
+			ck_assert_int_eq(x.rail, 3); // the group's fourth leaf by name
 		}
 	}
 	ck_assert(found);
-	ck_assert_int_eq(c->domains[0].node_count(), 122); // all leaves reach every spine: one root
+	ck_assert_int_eq(c->domains[0].node_count(), 119); // all leaves reach every spine: one root
+	// The rails survive the loom cluster file.
+	auto again = read_cluster_json(write_cluster_json(*c), "again.json");
+	ck_assert_msg(again.has_value(), "%s", again ? "" : again.error().str().c_str());
+	ck_assert_int_eq(again->rails.size(), 31);
+	ck_assert_int_eq(again->nics[again->nodes[again->find_node("a08-p1-dgx-04-c01")].nic_begin].rail_switch ==
+				 none, 0);
+	// topology.conf for the tree plugin: no switch without Nodes= or Switches=
+	// (slurmctld's fatal "lacks children"), each node once, under its group.
+	std::string conf = write_topology_conf(*c);
+	auto back = parse_topology_conf(conf, "written.conf");
+	ck_assert_msg(back.has_value(), "%s", back ? "" : back.error().str().c_str());
+	ck_assert_int_eq(back->nodes.size(), 119);
+	ck_assert_int_eq(back->domains.size(), 9); // 8 rail groups and the spine
+	for (const std::string &line : split_lines(conf))
+		if (line.rfind("SwitchName=", 0) == 0)
+			ck_assert_msg(line.find(" Nodes=") != std::string::npos || line.find(" Switches=") != std::string::npos,
+				      "%s", line.c_str());
 	auto bad = parse_ibnetdiscover(data_text("ibnetdiscover-bad.out"), "bad.out");
 	ck_assert(!bad);
 	ck_assert_sstr_eq(bad.error().str(), "bad.out: no switches in the ibnetdiscover output");
@@ -116,6 +165,60 @@ START_TEST(hwloc_dgx2)
 	std::string gres = write_gres_conf(*c, 0);
 	ck_assert_msg(gres.find("File=/dev/nvidia0 Links=-1,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6\n") != std::string::npos, "%s",
 		      gres.c_str());
+}
+END_TEST
+
+// POWER8 with P100s: NVLinks between GPU pairs and from each GPU to its CPU
+// package; cpusets of several 32-bit words with an empty (zero) word.
+START_TEST(hwloc_power8_nvlink_to_cpu)
+{
+	auto s = read_spec_file(test::data("topology/hwloc-power8-p100.xml"));
+	ck_assert_msg(s.has_value(), "%s", s ? "" : s.error().str().c_str());
+	const NodeSpec &n = s->nodes[0];
+	ck_assert_int_eq(n.gpus.size(), 4); // PCIDev class 0302 vendor 10de
+	ck_assert_int_eq(n.numas.size(), 2);
+	// NUMANode 0 cpuset 0x03030303: PUs 0-1,8-9,16-17,24-25 (the PU objects' os_index under it).
+	ck_assert_sstr_eq(n.numas[0].cpus, "0-1,8-9,16-17,24-25");
+	// NUMANode 1 cpuset 0x00000303,0x03030000,,0x0: words 3..0, so bits 80-81,88-89 (word 2), 96-97,104-105 (word 3).
+	ck_assert_sstr_eq(n.numas[1].cpus, "80-81,88-89,96-97,104-105");
+	// NVLinkBandwidth: GPU0-GPU1 and GPU2-GPU3 at 40000 MB/s (2 NVLink-1 links of 20000), each GPU
+	// also 40000 to its Package: no NVSwitch, no link between the pairs.
+	for (const auto &g : n.gpus) {
+		ck_assert(!g.nvswitch);
+		ck_assert_int_eq(g.nvlinks, 2);
+		ck_assert_int_eq(g.peers.size(), 1);
+		ck_assert_int_eq(g.peers[0].links, 2);
+	}
+	ck_assert_int_eq(n.gpus[0].peers[0].gpu, 1);
+	ck_assert_int_eq(n.gpus[2].peers[0].gpu, 3);
+	auto c = build_cluster(*s);
+	ck_assert(c.has_value());
+	std::string gres = write_gres_conf(*c, 0);
+	ck_assert_msg(gres.find("File=/dev/nvidia0 Links=-1,2,0,0\n") != std::string::npos, "%s", gres.c_str());
+	ck_assert_msg(gres.find("File=/dev/nvidia3 Links=0,0,2,-1\n") != std::string::npos, "%s", gres.c_str());
+	// Multi-word masks, one rule for hwloc, Linux and NCCL.
+	ck_assert_sstr_eq(*cpulist_from_mask("0x00000001,,0x0"), "64");
+	ck_assert_sstr_eq(*cpulist_from_mask("00000001,00000000"), "32");
+	ck_assert_sstr_eq(*cpulist_from_mask("ffffffffff"), "0-39");
+	ck_assert(!cpulist_from_mask("0x1,0x123456789"));
+	ck_assert(!cpulist_from_mask("0xf...f,0x1"));
+	ck_assert(!cpulist_from_mask("zz"));
+}
+END_TEST
+
+// DGX Spark (GB10, ARM): hwloc XML version 3.0, which Debian's hwloc 2.9 refuses;
+// discover --hwloc-xml reads it with loom's own reader.
+START_TEST(hwloc_v3_discover)
+{
+	DiscoverOptions o;
+	o.hwloc_xml = test::data("topology/hwloc-dgx-gb10.xml");
+	o.hostname = "spark";
+	auto d = discover_node(o);
+	ck_assert_msg(d.has_value(), "%s", d ? "" : d.error().str().c_str());
+	ck_assert_int_eq(d->node.numas.size(), 1);
+	ck_assert_sstr_eq(d->node.numas[0].cpus, "0-19"); // cpuset 0x000fffff, 20 PUs
+	ck_assert_int_eq(d->node.gpus.size(), 0);          // the file has no GPU object
+	ck_assert_sstr_eq(d->node.name, "spark");
 }
 END_TEST
 
@@ -256,6 +359,8 @@ static Suite *make_suite()
 	tcase_add_test(tc, ibnetdiscover_real_fabric);
 	tcase_add_test(tc, nccl_topology_azure);
 	tcase_add_test(tc, hwloc_dgx2);
+	tcase_add_test(tc, hwloc_power8_nvlink_to_cpu);
+	tcase_add_test(tc, hwloc_v3_discover);
 	tcase_add_test(tc, discover_recorded_h100_root);
 	tcase_add_test(tc, topology_conf_and_check);
 	tcase_add_test(tc, json_strict_and_round_trip);
