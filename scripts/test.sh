@@ -10,8 +10,10 @@
 # other supported release (scripts/slurm.sh supported) the tiers that depend
 # on Slurm: the release itself (built from shared/vendor once, in the
 # background while the default release's tiers run), loom's build against it
-# with its plugin-load checks, the cluster scenarios and the differential tier
-# (tests/differential: plain cons_tres against select/topo).
+# with its plugin-load checks, the cluster scenarios, the differential tier
+# (tests/differential: plain cons_tres against select/topo) and the consumers
+# tier (tests/consumers: the files loom writes, read by that release's
+# slurmctld and slurmd).
 # With --slurm VERSION: every tier, on that release only.
 # --quick skips the sanitizer build, distcheck and packages.
 # Needs root: it installs packages and runs Slurm daemons. A tier that cannot
@@ -84,7 +86,7 @@ record() {
 	local name=$1 rc=$2 secs=$3
 	if [ "$rc" = 0 ]; then
 		passed=$((passed + 1)); results+=("PASS  $name (${secs}s)")
-		grep -E "^# (PASS|FAIL|ERROR):|passed, [0-9]+ failed|^differential: |^fuzz: .*: |^packages: |^check_symbols: |^slurm: " "$logdir/$name.log" | sed 's/^/    /' | tail -12
+		grep -E "^# (PASS|FAIL|ERROR):|passed, [0-9]+ failed|^differential: |^consumers: |^fuzz: .*: |^packages: |^check_symbols: |^slurm: " "$logdir/$name.log" | sed 's/^/    /' | tail -12
 	else
 		failed=$((failed + 1)); results+=("FAIL  $name (${secs}s, log: $logdir/$name.log)")
 		tail -60 "$logdir/$name.log" | sed 's/^/    /'
@@ -107,6 +109,8 @@ plugins() {
 cluster() { "$top/tests/cluster/run.sh" --slurm "$1" --builddir "$(builddir_of "$1")" --dir "/tmp/loom-cluster-$1"; }
 # The same generated jobs on plain cons_tres and on select/topo: what Slurm promises holds on both.
 differential() { "$top/tests/differential/run.sh" --slurm "$1" --builddir "$(builddir_of "$1")"; }
+# Every file loom writes, given to the program that reads it (slurmctld, slurmd, hwloc).
+consumers() { "$top/tests/consumers/run.sh" --slurm "$1" --builddir "$(builddir_of "$1")" --dir "/tmp/loom-consumers-$1"; }
 fuzz() {
 	ls "$top"/tests/fuzz/fuzz_*.cpp >/dev/null 2>&1 || { echo "fuzz: no fuzz targets"; return 1; }
 	"$top/tests/fuzz/run.sh" "${LOOM_FUZZ_SECONDS:-10}"
@@ -139,6 +143,7 @@ if tier "build-$main" build "$main"; then
 	[ $quick = 1 ] || tier "unit-sanitizers-$main" unit_sanitizers
 	tier "cluster-$main" cluster "$main"
 	tier "differential-$main" differential "$main"
+	tier "consumers-$main" consumers "$main"
 	tier "fuzz" fuzz
 	if [ $quick = 0 ]; then
 		tier "distcheck-$main" distcheck
@@ -158,6 +163,7 @@ if [ -n "$installer" ]; then
 		tier "plugins-$v" plugins "$v"
 		tier "cluster-$v" cluster "$v"
 		tier "differential-$v" differential "$v"
+		tier "consumers-$v" consumers "$v"
 	done
 fi
 

@@ -1,0 +1,249 @@
+#!/bin/bash
+# The consumers tier: every file loom writes, given to the program that reads
+# it, on real and generated fabrics and machines.
+#
+#   tests/consumers/run.sh [--slurm VERSION] [--builddir DIR] [--dir DIR]
+#
+# - topology.conf (`loom topo convert`) to a real slurmctld with
+#   topology/tree: it must start, and `scontrol show topology` must hold every
+#   node under the switch the fabric file puts it under, every switch
+#   reachable. Fabrics: the real NDR fabric in tests/data (counted from the
+#   file by gen_fabric.py expect-real), a generated three-tier fat tree and a
+#   generated rail-optimised fabric, and the test cluster's topology.conf
+#   read back.
+# - gres.conf with Links= to the real slurmd (`slurmd -G` prints the GRES it
+#   configured) for the recorded machines: the Links= it reports must be the
+#   NVLink counts a person reads in each file.
+# - loom's hwloc XML reader against hwloc's own tools (hwloc-calc): the CPUs
+#   of every NUMA node.
+# Needs root (slurmctld runs as SlurmUser=root), munge, python3 and hwloc.
+# Ends with "consumers: N checks, N failed"; exits 1 if any failed.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+slurm=${LOOM_SLURM:-}
+builddir=${LOOM_BUILDDIR:-$top}
+dir=/tmp/loom-consumers
+while [ $# -gt 0 ]; do
+	case $1 in
+	--slurm) slurm=$2; shift 2 ;;
+	--builddir) builddir=$2; shift 2 ;;
+	--dir) dir=$2; shift 2 ;;
+	-h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "consumers: unknown option '$1'" >&2; exit 2 ;;
+	esac
+done
+die() { echo "consumers: error: $*" >&2; exit 1; }
+[ -n "$slurm" ] || slurm=$("$top/scripts/slurm.sh" default)
+prefix=$("$top/scripts/slurm.sh" prefix "$slurm") || exit 2
+export PATH="$prefix/bin:$PATH"
+sbin=$prefix/sbin
+[ "$prefix" != /usr ] || sbin=/usr/sbin
+loom=$builddir/tools/loom
+[ -x "$loom" ] || die "$loom is not built"
+for t in python3 hwloc-calc munge; do command -v "$t" >/dev/null || die "$t is missing (scripts/deps.sh installs it)"; done
+data=$top/tests/data/topology
+# shellcheck source=tests/cluster/ports.sh
+. "$top/tests/cluster/ports.sh"
+
+checks=0
+failed=0
+failures=()
+# Two free ports for the daemons under directory $1 (pick_ports seeds on $dir).
+ports_for() { local dir=$1; pick_ports 2; }
+# The first fatal line of the logs given, else the first error line.
+first_failure() { grep -h -m1 -i 'fatal' "$@" 2>/dev/null | head -1 | grep . || grep -h -m1 -i 'error' "$@" 2>/dev/null | head -1; }
+ok() { echo "ok: $*"; checks=$((checks + 1)); }
+no() { echo "FAIL: $*"; checks=$((checks + 1)); failed=$((failed + 1)); failures+=("$*"); }
+
+rm -rf "$dir"
+mkdir -p "$dir"
+if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
+	mkdir -p /run/munge && chown munge:munge /run/munge 2>/dev/null
+	runuser -u munge -- /usr/sbin/munged --force 2>/dev/null || runuser -u munge -- /usr/sbin/munged
+	sleep 0.5
+fi
+
+# slurm.conf for NAME's nodes (one per line in NODES), no slurmd needed.
+write_conf() {
+	local d=$1 nodes=$2 port=$3 extra=${4:-} host n
+	host=$(hostname -s)
+	mkdir -p "$d/etc" "$d/state" "$d/log" "$d/run" "$d/spool"
+	{
+		echo "ClusterName=consumers"
+		echo "SlurmctldHost=$host"
+		echo "SlurmctldPort=$port"
+		echo "SlurmUser=root"
+		echo "AuthType=auth/munge"
+		echo "StateSaveLocation=$d/state"
+		echo "SlurmdSpoolDir=$d/spool/%n"
+		echo "SlurmctldPidFile=$d/run/slurmctld.pid"
+		echo "SlurmctldLogFile=$d/log/slurmctld.log"
+		echo "SlurmdLogFile=$d/log/slurmd-%n.log"
+		echo "SlurmdPidFile=$d/run/slurmd-%n.pid"
+		echo "ProctrackType=proctrack/linuxproc"
+		echo "TaskPlugin=task/none"
+		echo "JobAcctGatherType=jobacct_gather/none"
+		echo "AccountingStorageType=accounting_storage/none"
+		echo "SelectType=select/cons_tres"
+		echo "TopologyPlugin=topology/tree"
+		echo "SlurmdParameters=config_overrides"
+		echo "GresTypes=gpu"
+		echo "MailProg=/bin/true"
+		[ -z "$extra" ] || echo "$extra"
+		while read -r n; do
+			[ -n "$n" ] && echo "NodeName=$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 1)) CPUs=1 RealMemory=100"
+		done <"$nodes"
+		echo "PartitionName=all Nodes=ALL Default=YES State=UP"
+	} >"$d/etc/slurm.conf"
+}
+
+stop_ctld() {
+	local pid
+	pid=$(cat "$1/run/slurmctld.pid" 2>/dev/null) || return 0
+	kill "$pid" 2>/dev/null
+	for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null || true
+}
+
+# topology NAME FABRIC EXPECT: topology.conf from FABRIC into slurmctld.
+topology() {
+	local name=$1 fabric=$2 expect=$3 d="$dir/$1" port pid i up=0
+	mkdir -p "$d/etc"
+	if ! "$loom" topo convert --from "$fabric" --to topology.conf -o "$d/etc/topology.conf" 2>"$d/convert.err"; then
+		no "$name: loom topo convert failed: $(tail -1 "$d/convert.err")"
+		return
+	fi
+	python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["nodes"]))' "$expect" >"$d/nodes"
+	port=$(ports_for "$d")
+	write_conf "$d" "$d/nodes" "$port"
+	export SLURM_CONF=$d/etc/slurm.conf
+	"$sbin/slurmctld" -i >"$d/log/slurmctld.out" 2>&1
+	for i in $(seq 1 100); do
+		if scontrol ping 2>/dev/null | grep -q 'is UP'; then up=1; break; fi
+		pid=$(cat "$d/run/slurmctld.pid" 2>/dev/null || true)
+		if [ "$i" -gt 10 ] && { [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; }; then break; fi
+		sleep 0.2
+	done
+	if [ $up = 0 ]; then
+		no "$name: slurmctld did not start with loom's topology.conf: $(first_failure "$d/log/slurmctld.log" "$d/log/slurmctld.out")"
+		stop_ctld "$d"
+		return
+	fi
+	ok "$name: slurmctld $slurm started with loom's topology.conf ($(grep -c '^SwitchName=' "$d/etc/topology.conf") switches)"
+	if grep -iE 'fatal|error' "$d/log/slurmctld.log" | grep -iE 'topolog|switch' >"$d/topo-errors"; [ -s "$d/topo-errors" ]; then
+		no "$name: slurmctld logged topology errors: $(head -1 "$d/topo-errors")"
+	fi
+	scontrol show topology >"$d/show-topology" 2>&1
+	while read -r line; do
+		case $line in
+		ok:*) ok "$name: ${line#ok: }" ;;
+		FAIL:*) no "$name: ${line#FAIL: }" ;;
+		esac
+	done < <(python3 "$here/check_topology.py" "$expect" "$d/show-topology" 2>&1)
+	stop_ctld "$d"
+	unset SLURM_CONF
+}
+
+gen=$here/gen_fabric.py
+mkdir -p "$dir/fabrics"
+# Hosts of the real fabric that are no compute nodes, read in the file: three
+# HCAs describe themselves as "localhost", two as "ubuntu" (installer
+# defaults), two belong to B11-P1-CUFM-02 (the cluster's UFM server).
+python3 "$gen" expect-real "$data/ibnetdiscover-ndr-fabric.out" localhost,ubuntu,B11-P1-CUFM-02 "$dir/fabrics/ndr.json"
+topology real-ndr "$data/ibnetdiscover-ndr-fabric.out" "$dir/fabrics/ndr.json"
+python3 "$gen" fat-tree 4 4 8 "$dir/fabrics/fat-tree.ibnet" "$dir/fabrics/fat-tree.json"
+topology fat-tree-4x4x8 "$dir/fabrics/fat-tree.ibnet" "$dir/fabrics/fat-tree.json"
+python3 "$gen" rail 4 8 16 "$dir/fabrics/rail.ibnet" "$dir/fabrics/rail.json"
+topology rail-4su-8rails "$dir/fabrics/rail.ibnet" "$dir/fabrics/rail.json"
+# The test cluster's own topology.conf, through loom and back: 4 leaves of 4
+# nodes, 2 pods of 2 leaves, one spine (its first line says so).
+python3 - "$dir/fabrics/cluster16.json" <<'PY'
+import json, sys
+n = ["n%02d" % i for i in range(1, 17)]
+json.dump({"nodes": n, "levels": [[n[0:4], n[4:8], n[8:12], n[12:16]], [n[0:8], n[8:16]], [n]]}, open(sys.argv[1], "w"))
+PY
+topology cluster16 "$data/cluster16-topology.conf" "$dir/fabrics/cluster16.json"
+
+# gres.conf to slurmd: `slurmd -G` prints each GRES it configured.
+# expected Links= rows, counted in each file:
+#  hwloc-dgx2.xml: NVLinkBandwidth gives each of the 16 GPUs 6 links of 25000
+#    MB/s, all to NVSwitches (PCIDev objects): 6 to every other GPU.
+#  hwloc-power8-p100.xml: GPU0-GPU1 and GPU2-GPU3 at 40000 MB/s (2 NVLink-1
+#    links), the rest of each GPU's bandwidth goes to its CPU Package.
+#  nccl-topo-azure-ndv5-h100.xml: no <nvlink> element: 0 links.
+gres() {
+	local name=$1 file=$2 expect=$3 d="$dir/gres-$1" port n gpus type
+	mkdir -p "$d/etc" "$d/dev" "$d/spool" "$d/log" "$d/run" "$d/state"
+	if ! "$loom" topo convert --from "$file" --to gres.conf >"$d/gres.loom" 2>"$d/convert.err"; then
+		no "gres $name: loom topo convert failed: $(tail -1 "$d/convert.err")"
+		return
+	fi
+	n=$(awk '{for (i = 1; i <= NF; i++) if ($i ~ /^NodeName=/) {sub("NodeName=", "", $i); print $i; exit}}' "$d/gres.loom")
+	gpus=$(grep -c 'Name=gpu' "$d/gres.loom")
+	type=$(sed -n 's/.* Type=\([^ ]*\).*/\1/p' "$d/gres.loom" | head -1)
+	for i in $(seq 0 $((gpus - 1))); do mknod "$d/dev/nvidia$i" c 195 "$i" 2>/dev/null || ln -sf /dev/null "$d/dev/nvidia$i"; done
+	# Only the device paths change: slurmd opens the files it is given.
+	{ echo "AutoDetect=off"; sed "s|File=/dev/|File=$d/dev/|" "$d/gres.loom"; } >"$d/etc/gres.conf"
+	echo "$n" >"$d/nodes"
+	port=$(ports_for "$d")
+	write_conf "$d" "$d/nodes" "$port"
+	sed -i "s|^NodeName=$n .*|& Gres=gpu${type:+:$type}:$gpus|" "$d/etc/slurm.conf"
+	if ! SLURM_CONF=$d/etc/slurm.conf timeout 30 "$sbin/slurmd" -G -N "$n" >"$d/slurmd-G.out" 2>&1; then
+		no "gres $name: slurmd -G refused loom's gres.conf: $(first_failure "$d/slurmd-G.out")"
+		return
+	fi
+	local got
+	got=$(grep -c ' Gres Name=gpu .*Count=1 ' "$d/slurmd-G.out")
+	if [ "$got" = "$gpus" ]; then ok "gres $name: slurmd $slurm configured $gpus GPUs from loom's gres.conf"; else
+		no "gres $name: slurmd configured $got GPUs, the file has $gpus"; fi
+	local i row want
+	for i in $(seq 0 $((gpus - 1))); do
+		row=$(grep " Index=$i " "$d/slurmd-G.out" | sed -n 's/.*Links=\([-0-9,]*\).*/\1/p')
+		want=$(python3 -c "$expect" "$i" "$gpus")
+		[ "$row" = "$want" ] || { no "gres $name: GPU $i: slurmd has Links=$row, the file gives $want"; return; }
+	done
+	ok "gres $name: slurmd's Links= of every GPU are the file's NVLink counts"
+}
+gres dgx2 "$data/hwloc-dgx2.xml" 'import sys; i, n = int(sys.argv[1]), int(sys.argv[2]); print(",".join("-1" if j == i else "6" for j in range(n)))'
+gres power8 "$data/hwloc-power8-p100.xml" 'import sys; i = int(sys.argv[1]); print(",".join("-1" if j == i else ("2" if j // 2 == i // 2 else "0") for j in range(4)))'
+gres ndv5 "$data/nccl-topo-azure-ndv5-h100.xml" 'import sys; i, n = int(sys.argv[1]), int(sys.argv[2]); print(",".join("-1" if j == i else "0" for j in range(n)))'
+
+# hwloc: the CPUs of each NUMA node, by loom and by hwloc-calc. Debian's
+# hwloc 2.9 refuses version="3.0" files; its loader reads these once the
+# version attribute says 2.0 (the elements it reads are the same).
+hwloc() {
+	local name=$1 file=$2 d="$dir/hwloc-$1" id cpus want bad=0 count=0
+	mkdir -p "$d"
+	sed 's/<topology version="3.0">/<topology version="2.0">/' "$file" >"$d/v2.xml"
+	"$loom" topo convert --from "$file" --to json -o "$d/loom.json" 2>"$d/convert.err" ||
+		{ no "hwloc $name: loom could not read it: $(tail -1 "$d/convert.err")"; return; }
+	while read -r id cpus; do
+		count=$((count + 1))
+		want=$(hwloc-calc --input "$d/v2.xml" --physical-output --intersect pu "node:$id" 2>/dev/null)
+		# loom writes ranges ("0-1,8-9"), hwloc-calc lists ("0,1,8,9"): compare as lists.
+		cpus=$(python3 -c 'import sys
+out = []
+for part in sys.argv[1].split(","):
+    a, _, b = part.partition("-")
+    out += list(range(int(a), int(b or a) + 1)) if a else []
+print(",".join(map(str, out)))' "$cpus")
+		[ "$cpus" = "$want" ] || { no "hwloc $name: NUMA $id: loom reads CPUs $cpus, hwloc-calc $want"; bad=1; }
+	done < <(python3 -c 'import json,sys
+d = json.load(open(sys.argv[1])); n = d["nodes"][0]
+h = d.get("hardware", {}).get(n.get("hardware", ""), n)
+for m in h.get("numa", []): print(m["id"], m.get("cpus", ""))' "$d/loom.json")
+	want=$(hwloc-calc --input "$d/v2.xml" --number-of node all 2>/dev/null)
+	[ "$count" = "$want" ] || { no "hwloc $name: loom reads $count NUMA nodes, hwloc $want"; bad=1; }
+	[ $bad = 1 ] || ok "hwloc $name: $count NUMA nodes with the CPUs hwloc gives them"
+}
+hwloc dgx2 "$data/hwloc-dgx2.xml"
+hwloc power8 "$data/hwloc-power8-p100.xml"
+hwloc gb10 "$data/hwloc-dgx-gb10.xml"
+
+echo "consumers: $checks checks, $failed failed (Slurm $slurm)"
+if [ "$failed" -gt 0 ]; then
+	echo "failed checks:"
+	printf '  %s\n' "${failures[@]}"
+	exit 1
+fi
