@@ -34,7 +34,8 @@ const char usage_text[] =
 	"       loom topo check --slurm-conf FILE CLUSTER\n"
 	"       loom topo convert --from FILE [--from-format F] --to FORMAT [-o FILE|DIR] [--node NAME]\n"
 	"                 [--gpus-per-node N] [--gpu-model M] [--node-features FILE] [--class-features A,B]\n"
-	"formats: json, topology.conf, ibnetdiscover, hwloc, nccl (in); json, topology.conf, gres.conf, nccl (out)\n"
+	"formats in:  json, topology.conf, block (topology.conf of topology/block), ibnetdiscover, hwloc, nccl\n"
+	"formats out: json, topology.conf, block, topology.yaml (Slurm 25.05+), gres.conf, nccl\n"
 	"exit codes: 0 ok, 1 problems found, 2 bad usage\n";
 
 int bad_usage(const std::string &msg)
@@ -207,8 +208,10 @@ int convert(int argc, char **argv)
 	if (a.has("--from-format") && from == Format::unknown)
 		return bad_usage("unknown input format '" + a.get("--from-format") + "'");
 	std::string to = a.get("--to");
-	if (to != "json" && to != "topology.conf" && to != "gres.conf" && to != "nccl")
-		return bad_usage("unknown output format '" + to + "'");
+	if (to != "json" && to != "topology.conf" && to != "block" && to != "topology.yaml" && to != "gres.conf" &&
+	    to != "nccl")
+		return bad_usage("unknown output format '" + to +
+				 "' (json, topology.conf, block, topology.yaml, gres.conf or nccl)");
 	std::string note;
 	auto spec = read_spec_file(a.get("--from"), from, &note);
 	if (!spec)
@@ -251,6 +254,12 @@ int convert(int argc, char **argv)
 			return fail(Error(a.get("--from"), "no switches to write: the input has no fabric"));
 		return write_out(a.get("-o"), write_topology_conf(*c));
 	}
+	if (to == "block") {
+		auto x = write_block_conf(*c);
+		return x ? write_out(a.get("-o"), *x) : fail(x.error().within(a.get("--from")));
+	}
+	if (to == "topology.yaml")
+		return write_out(a.get("-o"), write_topology_yaml(*c));
 	if (to == "gres.conf") {
 		std::string out;
 		for (Index n = 0; n < static_cast<Index>(c->nodes.size()); n++)

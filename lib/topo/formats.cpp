@@ -20,6 +20,7 @@ const char *format_name(Format f)
 	switch (f) {
 	case Format::loom_json: return "json";
 	case Format::topology_conf: return "topology.conf";
+	case Format::block_conf: return "block";
 	case Format::ibnetdiscover: return "ibnetdiscover";
 	case Format::hwloc_xml: return "hwloc";
 	case Format::nccl_xml: return "nccl";
@@ -29,10 +30,17 @@ const char *format_name(Format f)
 
 Format parse_format_name(std::string_view n)
 {
-	for (Format f : {Format::loom_json, Format::topology_conf, Format::ibnetdiscover, Format::hwloc_xml, Format::nccl_xml})
+	for (Format f : {Format::loom_json, Format::topology_conf, Format::block_conf, Format::ibnetdiscover,
+			 Format::hwloc_xml, Format::nccl_xml})
 		if (n == format_name(f))
 			return f;
 	return Format::unknown;
+}
+
+std::string readable_formats()
+{
+	return "json (loom's cluster file), topology.conf (topology/tree), block (topology.conf for topology/block), "
+	       "ibnetdiscover, hwloc (XML), nccl (NCCL topology XML)";
 }
 
 Format guess_format(std::string_view text, const std::string &path)
@@ -50,6 +58,9 @@ Format guess_format(std::string_view text, const std::string &path)
 		return Format::ibnetdiscover;
 	if (head.find("SwitchName=") != std::string_view::npos || head.find("switchname=") != std::string_view::npos)
 		return Format::topology_conf;
+	if (head.find("BlockName=") != std::string_view::npos || head.find("blockname=") != std::string_view::npos ||
+	    head.find("BlockSizes=") != std::string_view::npos)
+		return Format::block_conf;
 	if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0)
 		return Format::loom_json;
 	return Format::unknown;
@@ -62,12 +73,20 @@ expected<ClusterSpec> read_spec(std::string_view text, const std::string &source
 		f = guess_format(text, source);
 	switch (f) {
 	case Format::loom_json: {
+		// Another program's JSON (Topograph, NetQ, ...) is not a cluster file
+		// with errors in it: say so before any JSON path.
+		if (std::string_view t = trim(text.substr(0, 1 << 16)); !t.empty() && t[0] == '{' &&
+		    t.find("\"version\"") == std::string_view::npos)
+			return unexpected(source, "unsupported format: JSON without loom's \"version\" field, so not a loom "
+						  "cluster file (loom reads: " + readable_formats() + ")");
 		// Validate fully, then hand back the description.
 		LOOM_TRY(c, read_cluster_json(text, source));
 		return to_spec(c);
 	}
 	case Format::topology_conf:
 		return parse_topology_conf(text, source);
+	case Format::block_conf:
+		return parse_block_conf(text, source);
 	case Format::ibnetdiscover: {
 		LOOM_TRY(fab, parse_ibnetdiscover(text, source, opt.ib));
 		if (note)
@@ -89,7 +108,8 @@ expected<ClusterSpec> read_spec(std::string_view text, const std::string &source
 		return s;
 	}
 	default:
-		return unexpected(source, "cannot tell the format of this file (give it with --from-format)");
+		return unexpected(source, "unsupported format: this is none of the formats loom reads (" +
+					  readable_formats() + "); if it is one of them, give it with --from-format");
 	}
 }
 

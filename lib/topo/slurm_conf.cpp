@@ -4,7 +4,9 @@
 #include "lib/topo/try.hpp"
 #include "lib/util/fs.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <strings.h>
@@ -161,46 +163,295 @@ expected<ClusterSpec> parse_topology_conf(std::string_view text, const std::stri
 	return s;
 }
 
-std::string write_topology_conf(const Cluster &c)
+std::vector<TreeSwitch> tree_switches(const Cluster &c, std::vector<std::string> *skipped)
 {
-	std::string out = "# topology.conf for the tree plugin, written by loom\n";
-	std::vector<std::string> skipped;
+	std::vector<TreeSwitch> out;
 	// Children before parents, as Slurm's own examples do. A switch that
 	// holds no node anywhere below is left out: the tree plugin stops
-	// slurmctld at a SwitchName= with neither Nodes= nor Switches=.
+	// slurmctld at a switch with neither nodes nor child switches.
 	for (Index d = static_cast<Index>(c.domains.size()) - 1; d >= 0; d--) {
 		const Domain &dom = c.domains[d];
 		if (dom.node_count() == 0) {
-			skipped.push_back(dom.name);
+			if (skipped)
+				skipped->push_back(dom.name);
 			continue;
 		}
+		TreeSwitch sw;
+		sw.name = dom.name;
 		if (std::vector<Index> rails = c.rails_of(d); !rails.empty()) {
 			std::vector<std::string> names;
 			for (Index r : rails)
 				names.push_back(c.rails[r].name);
-			out += "# " + dom.name + ": a rail group. Each node has a NIC on each of its " +
-			       std::to_string(rails.size()) + " rail switches (" + join(names, ", ") +
-			       "); the tree plugin cannot put a node under several switches, so the group stands here as "
-			       "the lowest switch.\n";
+			sw.comment = dom.name + ": a rail group. Each node has a NIC on each of its " +
+				     std::to_string(rails.size()) + " rail switches (" + join(names, ", ") +
+				     "); the tree plugin cannot put a node under several switches, so the group stands here "
+				     "as the lowest switch.";
 		}
-		out += "SwitchName=" + dom.name;
-		if (dom.direct_end > dom.node_begin) {
-			std::vector<std::string> names;
-			for (Index n = dom.node_begin; n < dom.direct_end; n++)
-				names.push_back(c.nodes[n].name);
-			out += " Nodes=" + hostlist_compress(names);
-		}
+		std::vector<std::string> names;
+		for (Index n = dom.node_begin; n < dom.direct_end; n++)
+			names.push_back(c.nodes[n].name);
+		sw.nodes = hostlist_compress(names);
 		std::vector<std::string> kids;
 		for (Index k : dom.children)
 			if (c.domains[k].node_count() > 0)
 				kids.push_back(c.domains[k].name);
-		if (!kids.empty())
-			out += " Switches=" + hostlist_compress(kids);
+		sw.children = hostlist_compress(kids);
+		out.push_back(std::move(sw));
+	}
+	return out;
+}
+
+std::string write_topology_conf(const Cluster &c)
+{
+	std::string out = "# topology.conf for the tree plugin, written by loom\n";
+	std::vector<std::string> skipped;
+	for (const TreeSwitch &sw : tree_switches(c, &skipped)) {
+		if (!sw.comment.empty())
+			out += "# " + sw.comment + "\n";
+		out += "SwitchName=" + sw.name;
+		if (!sw.nodes.empty())
+			out += " Nodes=" + sw.nodes;
+		if (!sw.children.empty())
+			out += " Switches=" + sw.children;
 		out += "\n";
 	}
 	if (!skipped.empty())
 		out += "# left out, no nodes below them: " + join(skipped, ", ") + "\n";
 	return out;
+}
+
+namespace {
+
+// The blocks of topology/block: the NVLink domains, ordered by their first
+// node (the tree's order, so blocks under one switch are neighbours, which
+// is what the block plugin pairs into larger blocks).
+std::vector<Index> block_order(const Cluster &c)
+{
+	std::vector<Index> order;
+	for (Index v = 0; v < static_cast<Index>(c.nvlink_domains.size()); v++)
+		if (!c.nvlink_domains[v].nodes.empty())
+			order.push_back(v);
+	std::sort(order.begin(), order.end(),
+		  [&](Index a, Index b) { return c.nvlink_domains[a].nodes[0] < c.nvlink_domains[b].nodes[0]; });
+	return order;
+}
+
+} // namespace
+
+std::vector<int> default_block_sizes(int smallest, int blocks)
+{
+	std::vector<int> sizes;
+	if (smallest <= 0 || blocks <= 0)
+		return sizes;
+	for (long s = smallest, k = 1; k <= blocks && s <= (1 << 24); s *= 2, k *= 2)
+		sizes.push_back(static_cast<int>(s));
+	return sizes;
+}
+
+expected<std::vector<SlurmBlock>> slurm_blocks(const Cluster &c, std::vector<int> *sizes)
+{
+	std::vector<SlurmBlock> out;
+	int smallest = 0;
+	for (Index v : block_order(c)) {
+		const NvlinkDomain &nv = c.nvlink_domains[v];
+		std::vector<std::string> names;
+		for (Index n : nv.nodes)
+			names.push_back(c.nodes[n].name);
+		out.push_back(SlurmBlock{nv.name, hostlist_compress(names)});
+		int count = static_cast<int>(nv.nodes.size());
+		smallest = smallest == 0 ? count : std::min(smallest, count);
+	}
+	if (out.empty())
+		return unexpected("block", "the cluster has no NVLink domains, and topology/block's blocks are NVLink "
+					   "domains (write topology.conf for topology/tree instead)");
+	if (sizes)
+		*sizes = default_block_sizes(smallest, static_cast<int>(out.size()));
+	return out;
+}
+
+expected<std::string> write_block_conf(const Cluster &c)
+{
+	std::vector<int> sizes;
+	LOOM_TRY(blocks, slurm_blocks(c, &sizes));
+	std::string out = "# topology.conf for the block plugin (TopologyPlugin=topology/block), written by loom:\n"
+			  "# one block per NVLink domain; BlockSizes doubles the smallest block up to all of them\n";
+	for (const SlurmBlock &b : blocks)
+		out += "BlockName=" + b.name + " Nodes=" + b.nodes + "\n";
+	std::vector<std::string> words;
+	for (int v : sizes)
+		words.push_back(std::to_string(v));
+	out += "BlockSizes=" + join(words, ",") + "\n";
+	return out;
+}
+
+namespace {
+
+// A YAML double-quoted scalar.
+std::string yq(const std::string &s)
+{
+	std::string out = "\"";
+	for (char ch : s) {
+		if (ch == '"' || ch == '\\')
+			out += '\\';
+		out += ch;
+	}
+	return out + "\"";
+}
+
+} // namespace
+
+std::string write_topology_yaml(const Cluster &c)
+{
+	std::string out = "# topology.yaml (Slurm 25.05 and later), written by loom: the switch tree as\n"
+			  "# topology \"fabric\" (tree), the NVLink domains as topology \"nvlink\" (block)\n---\n";
+	std::vector<std::string> skipped;
+	auto switches = tree_switches(c, &skipped);
+	if (!switches.empty()) {
+		out += "- topology: fabric\n  cluster_default: true\n  tree:\n    switches:\n";
+		for (const TreeSwitch &sw : switches) {
+			if (!sw.comment.empty())
+				out += "      # " + sw.comment + "\n";
+			out += "      - switch: " + yq(sw.name) + "\n";
+			if (!sw.nodes.empty())
+				out += "        nodes: " + yq(sw.nodes) + "\n";
+			if (!sw.children.empty())
+				out += "        children: " + yq(sw.children) + "\n";
+		}
+		if (!skipped.empty())
+			out += "    # left out, no nodes below them: " + join(skipped, ", ") + "\n";
+	}
+	std::vector<int> sizes;
+	if (auto blocks = slurm_blocks(c, &sizes)) {
+		out += std::string("- topology: nvlink\n  cluster_default: ") + (switches.empty() ? "true" : "false") +
+		       "\n  block:\n    block_sizes:\n";
+		for (int v : sizes)
+			out += "      - " + std::to_string(v) + "\n";
+		out += "    blocks:\n";
+		for (const SlurmBlock &b : *blocks)
+			out += "      - block: " + yq(b.name) + "\n        nodes: " + yq(b.nodes) + "\n";
+	}
+	if (switches.empty() && c.nvlink_domains.empty())
+		out += "- topology: flat\n  cluster_default: true\n  flat: true\n";
+	return out;
+}
+
+expected<ClusterSpec> parse_block_conf(std::string_view text, const std::string &source)
+{
+	struct Block {
+		std::string name, where;
+		std::vector<std::string> nodes;
+	};
+	std::vector<Block> blocks;
+	std::vector<int> sizes;
+	std::string sizes_where;
+	std::map<std::string, std::string> node_where, block_where;
+	for (auto &[line_no, line] : logical_lines(text)) {
+		std::string where = source + ":" + std::to_string(line_no);
+		LOOM_TRY(words, slurm_words(line, where));
+		if (key_is(words[0].first, "BlockSizes")) {
+			if (words.size() != 1)
+				return unexpected(where, "BlockSizes= takes no other key on its line");
+			if (!sizes.empty())
+				return unexpected(where, "BlockSizes given twice (first at " + sizes_where + ")");
+			const std::string &v = words[0].second;
+			for (size_t p = 0; p <= v.size();) {
+				size_t comma = v.find(',', p);
+				std::string w = v.substr(p, comma == std::string::npos ? std::string::npos : comma - p);
+				char *end = nullptr;
+				long n = std::strtol(w.c_str(), &end, 10);
+				if (w.empty() || *end || n <= 0 || n > (1 << 24))
+					return unexpected(where, "BlockSizes=: not a node count: '" + w + "'");
+				if (!sizes.empty()) {
+					long prev = sizes.back();
+					if (n <= prev || n % prev != 0 || ((n / prev) & (n / prev - 1)) != 0)
+						return unexpected(where, "BlockSizes=: " + std::to_string(n) +
+									 " is not a power of two times " + std::to_string(prev));
+				}
+				sizes.push_back(static_cast<int>(n));
+				if (comma == std::string::npos)
+					break;
+				p = comma + 1;
+			}
+			sizes_where = where;
+			continue;
+		}
+		if (!key_is(words[0].first, "BlockName"))
+			return unexpected(where, "expected BlockName= or BlockSizes= (the block plugin's format), found " +
+							 words[0].first + "=");
+		Block b{words[0].second, where, {}};
+		if (b.name.empty())
+			return unexpected(where, "empty BlockName");
+		if (auto it = block_where.find(b.name); it != block_where.end())
+			return unexpected(where, "block '" + b.name + "' defined twice (first at " + it->second + ")");
+		block_where[b.name] = where;
+		for (size_t k = 1; k < words.size(); k++) {
+			if (!key_is(words[k].first, "Nodes"))
+				return unexpected(where, "unknown key " + words[k].first + "= (a block has Nodes= only)");
+			auto names = hostlist_expand(words[k].second);
+			if (!names)
+				return unexpected(where, "Nodes=: " + names.error().message);
+			for (auto &n : *names) {
+				if (auto it = node_where.find(n); it != node_where.end())
+					return unexpected(where, "node '" + n + "' is already in a block (" + it->second + ")");
+				node_where[n] = where;
+				b.nodes.push_back(n);
+			}
+		}
+		if (b.nodes.empty())
+			return unexpected(where, "block '" + b.name + "' has no Nodes=");
+		blocks.push_back(std::move(b));
+	}
+	if (blocks.empty())
+		return unexpected(source, "no BlockName= lines");
+	size_t smallest = blocks[0].nodes.size();
+	for (const Block &b : blocks)
+		smallest = std::min(smallest, b.nodes.size());
+	if (sizes.empty())
+		sizes = default_block_sizes(static_cast<int>(smallest), static_cast<int>(blocks.size()));
+	for (const Block &b : blocks)
+		if (b.nodes.size() < static_cast<size_t>(sizes[0]))
+			return unexpected(b.where, "block '" + b.name + "' has " + std::to_string(b.nodes.size()) +
+							   " nodes, fewer than the base block size " + std::to_string(sizes[0]) +
+							   " (" + sizes_where + ")");
+	// Base blocks are NVLink domains and domains of kind "block"; each larger
+	// block size groups that many consecutive base blocks ("block-SIZE"); a
+	// root holds them all.
+	ClusterSpec s;
+	std::vector<std::string> below; // the domains of the level below
+	for (const Block &b : blocks) {
+		s.nvlink_domains.push_back(NvlinkDomainSpec{b.name, 0, b.where});
+		s.domains.push_back(DomainSpec{b.name, "block", "", 0, b.where});
+		below.push_back(b.name);
+		for (const std::string &n : b.nodes) {
+			NodeSpec ns;
+			ns.name = n;
+			ns.domain = b.name;
+			ns.nvlink_domain = b.name;
+			ns.where = b.where;
+			s.nodes.push_back(std::move(ns));
+		}
+	}
+	for (size_t k = 1; k < sizes.size() && below.size() > 1; k++) {
+		size_t group = static_cast<size_t>(sizes[k] / sizes[k - 1]);
+		std::vector<std::string> level;
+		for (size_t i = 0; i < below.size(); i += group) {
+			std::string name = "block" + std::to_string(sizes[k]) + "-" + std::to_string(level.size() + 1);
+			s.domains.push_back(DomainSpec{name, "block" + std::to_string(sizes[k]), "", 0, sizes_where});
+			for (size_t j = i; j < std::min(below.size(), i + group); j++)
+				for (auto &d : s.domains)
+					if (d.name == below[j])
+						d.parent = name;
+			level.push_back(name);
+		}
+		below = std::move(level);
+	}
+	if (below.size() > 1) {
+		s.domains.push_back(DomainSpec{"blocks", "blocks", "", 0, source});
+		for (auto &d : s.domains)
+			if (d.parent.empty() && d.name != "blocks")
+				d.parent = "blocks";
+	}
+	return s;
 }
 
 expected<std::vector<SlurmNode>> parse_slurm_nodes(std::string_view text, const std::string &source)

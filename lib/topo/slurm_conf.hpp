@@ -23,8 +23,37 @@ expected<std::vector<std::pair<std::string, std::string>>> slurm_words(std::stri
 // switch with two parents, an undefined switch or a cycle is an error with
 // file:line.
 expected<ClusterSpec> parse_topology_conf(std::string_view text, const std::string &source);
-// The tree as topology.conf; LinkSpeed from uplink bandwidth where known.
+// One switch of the tree plugin's view: hostlists of its own nodes and of
+// its child switches, and a note for people (a rail group says so).
+struct TreeSwitch {
+	std::string name, nodes, children, comment;
+};
+// The tree as the tree plugin takes it, children first; switches without
+// nodes below them are left out (named in *skipped).
+std::vector<TreeSwitch> tree_switches(const Cluster &c, std::vector<std::string> *skipped = nullptr);
+// The tree as topology.conf (topology/tree).
 std::string write_topology_conf(const Cluster &c);
+
+// topology/block. A block is an NVLink domain (an NVL72 rack).
+struct SlurmBlock {
+	std::string name, nodes; // nodes: a hostlist
+};
+// The NVLink domains as blocks, neighbours in the tree next to each other;
+// *sizes the BlockSizes: the smallest block doubled up to all blocks. An
+// error when the cluster has no NVLink domain.
+expected<std::vector<SlurmBlock>> slurm_blocks(const Cluster &c, std::vector<int> *sizes);
+std::vector<int> default_block_sizes(int smallest_block, int blocks);
+// topology.conf for topology/block: BlockName= lines and BlockSizes=.
+expected<std::string> write_block_conf(const Cluster &c);
+// topology.conf for topology/block in: each block an NVLink domain and a
+// domain of kind "block"; each larger BlockSizes entry groups consecutive
+// blocks into domains of kind "blockSIZE" (Slurm's aggregated blocks).
+// Errors (file:line): a node in two blocks, a block smaller than the base
+// size, BlockSizes not doubling, unknown keys.
+expected<ClusterSpec> parse_block_conf(std::string_view text, const std::string &source);
+// topology.yaml (Slurm 25.05+): topology "fabric" (tree, the cluster's
+// default) and, when there are NVLink domains, topology "nvlink" (block).
+std::string write_topology_yaml(const Cluster &c);
 
 struct SlurmNode {
 	std::string name;

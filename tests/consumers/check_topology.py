@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Compare `scontrol show topology` with what the fabric file says.
 
-  check_topology.py EXPECT.json SHOW.txt
+  check_topology.py EXPECT.json SHOW.txt [tree|block]
 
-EXPECT is gen_fabric.py's: the node sets of the switches at each level. The
+EXPECT is gen_fabric.py's: the node sets of the switches at each level
+(tree), or of each block (block: every base block, and the aggregated
+blocks the block plugin forms from consecutive ones). The
 hostlists Slurm prints are expanded by Slurm itself (`scontrol show
 hostnames`). Prints one line per check, "FAIL: ..." for each that fails, and
 exits 1 if any did.
@@ -23,8 +25,39 @@ def hostnames(hl):
     return out.stdout.split()
 
 
+def check_blocks(expect, lines, check):
+    base, aggregated = [], {}
+    for line in lines:
+        words = dict(w.split("=", 1) for w in line.split() if "=" in w)
+        if "BlockName" in words:
+            base.append(sorted(hostnames(words.get("Nodes", ""))))
+        elif "AggregatedBlock" in words:
+            aggregated.setdefault(int(words.get("BlockSize", "0")), []).append(sorted(hostnames(words.get("Nodes", ""))))
+    want = [sorted(b) for b in expect["blocks"]]
+    check(len(base) == len(want), "%d blocks, the file has %d NVLink domains" % (len(base), len(want)))
+    check(base == want, "each block holds the nodes of one NVLink domain, in the fabric's order")
+    size = len(want[0]) if want else 0
+    for bsize, groups in sorted(aggregated.items()):
+        k = bsize // size if size else 0
+        expect_groups = [sorted(n for b in want[i:i + k] for n in b) for i in range(0, len(want) - k + 1, k)] if k else []
+        check(sorted(groups) == sorted(expect_groups),
+              "aggregated blocks of %d nodes: %d, each %d neighbouring NVLink domains" % (bsize, len(groups), k))
+    check(bool(aggregated) or len(want) < 2, "the block plugin aggregates neighbouring blocks (%d sizes)" % len(aggregated))
+
+
 def main():
     expect = json.load(open(sys.argv[1]))
+    mode = sys.argv[3] if len(sys.argv) > 3 else "tree"
+    bad = 0
+
+    def check(ok, what):
+        nonlocal bad
+        print(("ok: " if ok else "FAIL: ") + what)
+        bad += not ok
+
+    if mode == "block":
+        check_blocks(expect, open(sys.argv[2]).read().splitlines(), check)
+        return 1 if bad else 0
     switches = {}
     for line in open(sys.argv[2]):
         words = dict(w.split("=", 1) for w in line.split() if "=" in w)
@@ -35,12 +68,6 @@ def main():
             "nodes": frozenset(hostnames(words.get("Nodes", ""))),
             "switches": hostnames(words.get("Switches", "")),
         }
-    bad = 0
-
-    def check(ok, what):
-        nonlocal bad
-        print(("ok: " if ok else "FAIL: ") + what)
-        bad += not ok
 
     want_nodes = set(expect["nodes"])
     check(bool(switches), "slurmctld shows %d switches" % len(switches))

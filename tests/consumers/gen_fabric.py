@@ -10,6 +10,10 @@ a real file).
       rail-optimised: each scalable unit has one leaf per rail; each of its
       NODES hosts has one HCA per rail on that rail's leaf; every leaf goes
       to each of four spines
+  gen_fabric.py nvl72 SPINES RACKS OUT.json OUT.expect.json
+      NVL72-style racks as a loom cluster file: each rack 18 nodes of 4 GPUs
+      in one NVLink domain, on a leaf switch of its own; RACKS racks per
+      spine, the spines under one core (Topograph's NVL72 model, grown)
   gen_fabric.py expect-real IN.ibnet EXCLUDE OUT.expect.json
       what a person reads in a real file: hosts are the first words of the
       HCA descriptions, less adapter strings ("MT4129 ..."), aggregation nodes
@@ -17,7 +21,8 @@ a real file).
       leaf switch, directly or through another host, hang on one lowest switch
 
 The expectation: {"nodes": [...], "levels": [[[node, ...], ...], ...]}, the
-node sets of the switches at each level of the tree plugin, level 0 first.
+node sets of the switches at each level of the tree plugin, level 0 first;
+for nvl72 also "blocks": the node set of each NVLink domain.
 """
 import json
 import re
@@ -108,6 +113,31 @@ def rail(sus, rails, nodes):
     return f, {"nodes": everyone, "levels": [lvl0, [everyone]]}
 
 
+def nvl72(spines, racks):
+    domains = [{"name": "core", "kind": "core"}]
+    nvl, nodes, lvl0, lvl1, everyone = [], [], [], [], []
+    for s in range(1, spines + 1):
+        domains.append({"name": "spine-%d" % s, "kind": "spine", "parent": "core"})
+        spine_nodes = []
+        for r in range(1, racks + 1):
+            leaf, dom = "leaf-%d-%d" % (s, r), "nvl-%d-%d" % (s, r)
+            domains.append({"name": leaf, "kind": "leaf", "parent": "spine-%d" % s})
+            nvl.append({"name": dom, "gbps": 7200})
+            rack = []
+            for n in range(1, 19):
+                name = "node%d%d%02d" % (s, r, n)
+                nodes.append({"name": name, "domain": leaf, "nvlink_domain": dom, "hardware": "gb200"})
+                rack.append(name)
+            lvl0.append(rack)
+            spine_nodes += rack
+        lvl1.append(spine_nodes)
+        everyone += spine_nodes
+    gpus = [{"index": i, "model": "NVIDIA GB200", "nvswitch": True, "nvlinks": 18} for i in range(4)]
+    cluster = {"version": 1, "name": "nvl72", "domains": domains, "nvlink_domains": nvl,
+               "hardware": {"gb200": {"gpus": gpus}}, "nodes": nodes}
+    return cluster, {"nodes": everyone, "levels": [lvl0, lvl1, [everyone]], "blocks": lvl0}
+
+
 def expect_real(path, exclude):
     """Hosts per leaf, grouped through shared hosts (a union-find over leaves)."""
     host_leaves = {}
@@ -154,6 +184,11 @@ def main(argv):
         f, expect = (fat_tree if argv[1] == "fat-tree" else rail)(a, b, c)
         open(argv[5], "w").write(f.text())
         json.dump(expect, open(argv[6], "w"))
+        return 0
+    if argv[1] == "nvl72" and len(argv) == 6:
+        cluster, expect = nvl72(int(argv[2]), int(argv[3]))
+        json.dump(cluster, open(argv[4], "w"), indent=1)
+        json.dump(expect, open(argv[5], "w"))
         return 0
     if argv[1] == "expect-real" and len(argv) == 5:
         json.dump(expect_real(argv[2], set(x for x in argv[3].split(",") if x)), open(argv[4], "w"))

@@ -106,17 +106,29 @@ stop_ctld() {
 	kill -9 "$pid" 2>/dev/null || true
 }
 
-# topology NAME FABRIC EXPECT: topology.conf from FABRIC into slurmctld.
+# topology NAME FABRIC EXPECT [FORMAT [SHOW [MODE]]]: FABRIC written by loom
+# in FORMAT (topology.conf, block or topology.yaml) into slurmctld; then
+# `scontrol show topology [SHOW]` checked (MODE tree or block).
 topology() {
-	local name=$1 fabric=$2 expect=$3 d="$dir/$1" port pid i up=0
+	local name=$1 fabric=$2 expect=$3 format=${4:-topology.conf} show=${5:-} mode=${6:-tree} d="$dir/$1" port pid i up=0
+	local file=topology.conf plugin=topology/tree
+	case $format in
+	block) plugin=topology/block ;;
+	topology.yaml) file=topology.yaml plugin= ;;
+	esac
 	mkdir -p "$d/etc"
-	if ! "$loom" topo convert --from "$fabric" --to topology.conf -o "$d/etc/topology.conf" 2>"$d/convert.err"; then
+	if ! "$loom" topo convert --from "$fabric" --to "$format" -o "$d/etc/$file" 2>"$d/convert.err"; then
 		no "$name: loom topo convert failed: $(tail -1 "$d/convert.err")"
 		return
 	fi
 	python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["nodes"]))' "$expect" >"$d/nodes"
 	port=$(ports_for "$d")
 	write_conf "$d" "$d/nodes" "$port"
+	if [ -n "$plugin" ]; then
+		sed -i "s|^TopologyPlugin=.*|TopologyPlugin=$plugin|" "$d/etc/slurm.conf"
+	else
+		sed -i "/^TopologyPlugin=/d" "$d/etc/slurm.conf" # topology.yaml names its plugins
+	fi
 	export SLURM_CONF=$d/etc/slurm.conf
 	"$sbin/slurmctld" -i >"$d/log/slurmctld.out" 2>&1
 	for i in $(seq 1 100); do
@@ -126,21 +138,22 @@ topology() {
 		sleep 0.2
 	done
 	if [ $up = 0 ]; then
-		no "$name: slurmctld did not start with loom's topology.conf: $(first_failure "$d/log/slurmctld.log" "$d/log/slurmctld.out")"
+		no "$name: slurmctld did not start with loom's $format: $(first_failure "$d/log/slurmctld.log" "$d/log/slurmctld.out")"
 		stop_ctld "$d"
 		return
 	fi
-	ok "$name: slurmctld $slurm started with loom's topology.conf ($(grep -c '^SwitchName=' "$d/etc/topology.conf") switches)"
+	ok "$name: slurmctld $slurm started with loom's $format ($(grep -ciE '^(SwitchName|BlockName)=|- (switch|block):' "$d/etc/$file") switches and blocks)"
 	if grep -iE 'fatal|error' "$d/log/slurmctld.log" | grep -iE 'topolog|switch' >"$d/topo-errors"; [ -s "$d/topo-errors" ]; then
 		no "$name: slurmctld logged topology errors: $(head -1 "$d/topo-errors")"
 	fi
-	scontrol show topology >"$d/show-topology" 2>&1
+	# shellcheck disable=SC2086
+	scontrol show topology $show >"$d/show-topology" 2>&1
 	while read -r line; do
 		case $line in
 		ok:*) ok "$name: ${line#ok: }" ;;
 		FAIL:*) no "$name: ${line#FAIL: }" ;;
 		esac
-	done < <(python3 "$here/check_topology.py" "$expect" "$d/show-topology" 2>&1)
+	done < <(python3 "$here/check_topology.py" "$expect" "$d/show-topology" "$mode" 2>&1)
 	stop_ctld "$d"
 	unset SLURM_CONF
 }
@@ -164,6 +177,31 @@ n = ["n%02d" % i for i in range(1, 17)]
 json.dump({"nodes": n, "levels": [[n[0:4], n[4:8], n[8:12], n[12:16]], [n[0:8], n[8:16]], [n]]}, open(sys.argv[1], "w"))
 PY
 topology cluster16 "$data/cluster16-topology.conf" "$dir/fabrics/cluster16.json"
+# NVL72 racks: the switch tree for topology/tree, the NVLink domains as blocks
+# for topology/block (23.11+), both in one topology.yaml (25.05+).
+python3 "$gen" nvl72 2 4 "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json"
+topology nvl72-tree "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json"
+# release as a number: 22.05.8 -> 2205
+rel=$(echo "$slurm" | awk -F. '{printf "%d%02d", $1, $2}')
+if [ "$rel" -ge 2311 ]; then
+	topology nvl72-block "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json" block "" block
+	# The block file read back by loom: one NVLink domain per BlockName=.
+	if "$loom" topo convert --from "$dir/nvl72-block/etc/topology.conf" --to json -o "$dir/nvl72-block/back.json" 2>"$dir/nvl72-block/back.err"; then
+		got=$("$loom" topo show --json "$dir/nvl72-block/back.json" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d["nvlink_domains"]), d["nodes"])')
+		want="$(grep -c '^BlockName=' "$dir/nvl72-block/etc/topology.conf") $(wc -l <"$dir/nvl72-block/nodes")"
+		if [ "$got" = "$want" ]; then ok "nvl72-block: read back, $got (NVLink domains, nodes)"; else no "nvl72-block: read back $got, the file has $want"; fi
+	else
+		no "nvl72-block: loom cannot read its own block file: $(tail -1 "$dir/nvl72-block/back.err")"
+	fi
+else
+	echo "note: Slurm $slurm has no topology/block (23.11 and later): the block file is not loaded here"
+fi
+if [ "$rel" -ge 2505 ]; then
+	topology nvl72-yaml-tree "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json" topology.yaml "" tree
+	topology nvl72-yaml-block "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json" topology.yaml nvlink block
+else
+	echo "note: Slurm $slurm reads no topology.yaml (25.05 and later): it is not loaded here"
+fi
 
 # gres.conf to slurmd: `slurmd -G` prints each GRES it configured.
 # expected Links= rows, counted in each file:

@@ -168,6 +168,72 @@ START_TEST(hwloc_dgx2)
 }
 END_TEST
 
+// topology/block's topology.conf (the man page's example, and errors).
+START_TEST(block_conf_in_and_out)
+{
+	const char *conf = "BlockName=block1 Nodes=node[1-32]\n"
+			   "BlockName=block2 Nodes=node[33-64]\n"
+			   "BlockName=block3 Nodes=node[65-96]\n"
+			   "BlockName=block4 Nodes=node[97-128]\n"
+			   "BlockSizes=30,120\n";
+	ck_assert(guess_format(conf, "topology.conf") == Format::block_conf);
+	auto s = read_spec(conf, "block.conf", Format::unknown);
+	ck_assert_msg(s.has_value(), "%s", s ? "" : s.error().str().c_str());
+	auto c = build_cluster(*s);
+	ck_assert_msg(c.has_value(), "%s", c ? "" : c.error().str().c_str());
+	ck_assert_int_eq(c->nodes.size(), 128);
+	ck_assert_int_eq(c->nvlink_domains.size(), 4); // one per BlockName=
+	// 120 = 4 blocks of the base size 30: one aggregated block over all four.
+	Index agg = c->find_domain("block120-1");
+	ck_assert_int_ne(agg, none);
+	ck_assert_int_eq(c->domains[agg].node_count(), 128);
+	auto kinds = locality_kinds(*c);
+	ck_assert_sstr_eq(join(kinds, ","), "block,block120,nvlink");
+	// Written back: the same blocks; BlockSizes from the smallest block (32) doubled up to four blocks.
+	auto out = write_block_conf(*c);
+	ck_assert(out.has_value());
+	ck_assert_msg(out->find("BlockName=block3 Nodes=node[65-96]\n") != std::string::npos, "%s", out->c_str());
+	ck_assert_msg(out->find("BlockSizes=32,64,128\n") != std::string::npos, "%s", out->c_str());
+	auto e = [](const char *text) {
+		auto r = parse_block_conf(text, "b.conf");
+		ck_assert(!r);
+		return r.error().str();
+	};
+	ck_assert_sstr_eq(e("BlockName=a Nodes=n[1-4]\nBlockName=b Nodes=n[4-6]\n"),
+			  "b.conf:2: node 'n4' is already in a block (b.conf:1)");
+	ck_assert_sstr_eq(e("BlockName=a Nodes=n[1-4]\nBlockSizes=4,12\n"),
+			  "b.conf:2: BlockSizes=: 12 is not a power of two times 4");
+	ck_assert_sstr_eq(e("BlockName=a Nodes=n[1-2]\nBlockSizes=4\n"),
+			  "b.conf:1: block 'a' has 2 nodes, fewer than the base block size 4 (b.conf:2)");
+	ck_assert_sstr_eq(e("BlockName=a Nodes=n1 Switches=x\n"), "b.conf:1: unknown key Switches= (a block has Nodes= only)");
+	ck_assert_sstr_eq(e("SwitchName=s Nodes=n1\n"),
+			  "b.conf:1: expected BlockName= or BlockSizes= (the block plugin's format), found SwitchName=");
+	// No NVLink domains: no blocks to write, said plainly.
+	auto tree = read_spec(data_text("cluster16-topology.conf"), "c16.conf", Format::unknown);
+	auto c16 = build_cluster(*tree);
+	auto none_out = write_block_conf(*c16);
+	ck_assert(!none_out);
+	ck_assert(none_out.error().message.find("no NVLink domains") != std::string::npos);
+	// The test cluster's kinds by height: leaf, pod, spine (no names in a topology.conf).
+	ck_assert_sstr_eq(join(locality_kinds(*c16), ","), "leaf,pod,spine");
+}
+END_TEST
+
+// Files loom does not read: "unsupported format" and what it reads, never a JSON path.
+START_TEST(unsupported_formats)
+{
+	auto netq = read_spec("{\"links\": [{\"src\": \"a\"}]}", "netq.json", Format::unknown);
+	ck_assert(!netq);
+	ck_assert_msg(netq.error().str().rfind("netq.json: unsupported format: JSON without loom's", 0) == 0, "%s",
+		      netq.error().str().c_str());
+	auto junk = read_spec("hello world\n", "junk.txt", Format::unknown);
+	ck_assert(!junk);
+	ck_assert_msg(junk.error().message.find("unsupported format") != std::string::npos &&
+			      junk.error().message.find("ibnetdiscover") != std::string::npos,
+		      "%s", junk.error().str().c_str());
+}
+END_TEST
+
 // POWER8 with P100s: NVLinks between GPU pairs and from each GPU to its CPU
 // package; cpusets of several 32-bit words with an empty (zero) word.
 START_TEST(hwloc_power8_nvlink_to_cpu)
@@ -360,6 +426,8 @@ static Suite *make_suite()
 	tcase_add_test(tc, nccl_topology_azure);
 	tcase_add_test(tc, hwloc_dgx2);
 	tcase_add_test(tc, hwloc_power8_nvlink_to_cpu);
+	tcase_add_test(tc, block_conf_in_and_out);
+	tcase_add_test(tc, unsupported_formats);
 	tcase_add_test(tc, hwloc_v3_discover);
 	tcase_add_test(tc, discover_recorded_h100_root);
 	tcase_add_test(tc, topology_conf_and_check);
