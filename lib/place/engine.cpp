@@ -127,9 +127,9 @@ public:
 				break;
 			fit.push_back(std::move(next));
 		}
-		if (!f_.c.nvlink_domains.empty() && multi_node())
+		if (!f_.c.nvlink_domains.empty() && (multi_node() || f_.strict_nvlink))
 			nvlink_phase();
-		for (size_t t = fit.size(); t-- > 0 && cands_.size() < want_ && failed_ < max_failed_builds;) {
+		for (size_t t = fit.size(); !f_.strict_nvlink && t-- > 0 && cands_.size() < want_ && failed_ < max_failed_builds;) {
 			int level = static_cast<int>(t) - 1; // fit[0] is the whole cluster
 			if (f_.strict_level >= 0 && level < f_.strict_level)
 				break;
@@ -250,6 +250,8 @@ private:
 	std::string reason(const std::vector<std::vector<Index>> &fit) const
 	{
 		std::string need = describe_need(f_);
+		if (f_.strict_nvlink)
+			return strprintf("needs %s within one NVLink domain; none has room", need.c_str());
 		if (f_.strict_level >= 0 && static_cast<int>(fit.size()) - 1 <= f_.strict_level)
 			return strprintf("needs %s within one domain of level %d ('%s'); none has room", need.c_str(),
 					 f_.strict_level, f_.r.locality_level.c_str());

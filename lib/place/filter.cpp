@@ -3,6 +3,7 @@
 
 #include "lib/topo/hostlist.hpp"
 #include "lib/util/config.hpp"
+#include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
 
 #include <algorithm>
@@ -85,12 +86,9 @@ expected<int> resolve_level(const topo::Cluster &c, const std::string &text)
 	for (const topo::Domain &d : c.domains)
 		if (static_cast<Index>(d.kind) == kind && (level < 0 || d.level < level))
 			level = d.level;
-	if (kind == topo::none || level < 0) {
-		std::string known;
-		for (const std::string &k : c.kinds.all())
-			known += (known.empty() ? "" : ", ") + k;
-		return unexpected("within", "no domain of kind '" + text + "' in the cluster (kinds: " + known + ")");
-	}
+	if (kind == topo::none || level < 0)
+		return unexpected("within", "no domain of kind '" + text + "' in the cluster (kinds: " +
+						    join(topo::locality_kinds(c), ", ") + ")");
 	return level;
 }
 
@@ -111,7 +109,14 @@ status resolve(Filter &f, const Weights &w)
 		f.want_class = id;
 		f.class_mask = class_bit(static_cast<uint16_t>(id));
 	}
-	if (f.r.locality != Locality::any) {
+	if (f.r.locality != Locality::any && f.r.locality_level == topo::nvlink_kind) {
+		// NVLink domains cut across the tree: strict searches only inside
+		// them; prefer is the score's NVLink term.
+		if (f.c.nvlink_domains.empty())
+			return unexpected("within", "the cluster has no NVLink domains (kinds: " +
+							    join(topo::locality_kinds(f.c), ", ") + ")");
+		f.strict_nvlink = f.r.locality == Locality::strict;
+	} else if (f.r.locality != Locality::any) {
 		auto level = resolve_level(f.c, f.r.locality_level);
 		if (!level)
 			return unexpected(level.error());

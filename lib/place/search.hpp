@@ -35,6 +35,7 @@ struct Filter {
 	uint64_t class_mask = ~uint64_t(0); // classes usable in this pass
 	int strict_level = -1;       // the gang must fit in one domain of this level or deeper
 	int prefer_level = -1;
+	bool strict_nvlink = false;  // the gang must fit in one NVLink domain
 	std::vector<Index> excluded; // sorted
 	Index root;                  // the whole cluster, as a domain id (= domains.size())
 	const std::vector<Index> &roots; // top domains (kept by the State)

@@ -6,6 +6,7 @@
 #include "plugins/common/place_hints.hpp"
 #include "lib/place/state_file.hpp"
 #include "lib/topo/cluster_json.hpp"
+#include "lib/util/fs.hpp"
 #include "plugins/select_topo/config.hpp"
 #include "plugins/select_topo/explain.hpp"
 #include "plugins/select_topo/cons_tres.hpp"
@@ -246,6 +247,19 @@ int forward(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t ma
 bool strict_can_ever_fit(const Loaded &l, const std::string &kind, bitstr_t *bitmap, uint32_t min_nodes)
 {
 	const topo::Cluster &c = l.fabric.cluster;
+	auto offered = [&](topo::Index m) {
+		int s = l.slurm_of[static_cast<size_t>(m)];
+		return s >= 0 && bit_test(bitmap, s);
+	};
+	if (kind == topo::nvlink_kind) {
+		for (const auto &v : c.nvlink_domains) {
+			uint32_t n = 0;
+			for (topo::Index m : v.nodes)
+				if (offered(m) && ++n >= min_nodes)
+					return true;
+		}
+		return false;
+	}
 	topo::Index k = c.kinds.find(kind);
 	for (const auto &d : c.domains) {
 		if (k == topo::none || d.kind != static_cast<uint16_t>(k))
@@ -399,6 +413,17 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 		bool will_run = mode == SELECT_MODE_WILL_RUN && l->config.will_run == "engine" &&
 				l->config.placement != "cons_tres" && !job_test_preempts(tail);
 		if (mode != SELECT_MODE_RUN_NOW && !will_run) {
+			// At submit (TEST_ONLY): a kind this cluster does not have is
+			// refused, never left to fail later in silence.
+			if (mode == SELECT_MODE_TEST_ONLY && !hints->locality.empty()) {
+				auto kinds = topo::locality_kinds(l->fabric.cluster);
+				if (std::find(kinds.begin(), kinds.end(), hints->locality) == kinds.end()) {
+					error("select/topo: JobId=%u: --locality=%s: this cluster has no domain of that kind "
+					      "(kinds: %s): job refused",
+					      job->job_id, hints->locality.c_str(), loom::join(kinds, ", ").c_str());
+					return SLURM_ERROR;
+				}
+			}
 			if (mode == SELECT_MODE_TEST_ONLY && hints->strict &&
 			    !strict_can_ever_fit(*l, hints->locality, bitmap, min_nodes)) {
 				if (debug_on())

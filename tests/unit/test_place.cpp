@@ -285,6 +285,24 @@ START_TEST(nvlink_domains_kept_together)
 	d = decide(s, "nodes=6 gpus_per_node=8");
 	ck_assert_int_eq(d.candidates[0].score.nvlink_domains, 2);
 	ck_assert_int_eq(d.candidates[0].score.leaves, 1);
+	// --locality=nvlink:strict: one NVLink domain or nothing.
+	d = decide(s, "nodes=4 gpus_per_node=8 within=nvlink");
+	ck_assert(d.placed());
+	for (Index n : d.candidates[0].nodes)
+		ck_assert_int_ge(n, node(s, "n13"));
+	d = decide(s, "nodes=5 gpus_per_node=8 within=nvlink");
+	ck_assert(!d.placed());
+	ck_assert_msg(d.reason.find("within one NVLink domain") != std::string::npos, "%s", d.reason.c_str());
+	// A single node in an NVLink domain; prefer=nvlink places like no hint.
+	ck_assert(decide(s, "nodes=1 gpus_per_node=8 within=nvlink").placed());
+	ck_assert(decide(s, "nodes=6 gpus_per_node=8 prefer=nvlink").placed());
+	// No NVLink domains: an error naming the kinds there are.
+	auto plain = test_cluster();
+	State p(plain);
+	auto r = loom::place::place(p, req("nodes=2 within=nvlink"), nullptr, Weights{});
+	ck_assert(!r.has_value());
+	ck_assert_msg(r.error().message.find("no NVLink domains (kinds: ") != std::string::npos, "%s",
+		      r.error().str().c_str());
 }
 END_TEST
 
