@@ -29,11 +29,12 @@ std::string g_sub; // the subcommand being run, for messages ("" before one is k
 
 const char usage_text[] =
 	"usage: loom topo discover [--root DIR] [--hwloc-xml FILE] [--hostname NAME] [--json] [-o FILE]\n"
-	"       loom topo build --fabric FILE [--from-format F] [-o FILE] NODEFILE...\n"
+	"       loom topo build --fabric FILE [--from-format F] [--placeholders skip|guid] [-o FILE] NODEFILE...\n"
 	"       loom topo show [--json] [--depth N] CLUSTER\n"
-	"       loom topo check --slurm-conf FILE CLUSTER\n"
+	"       loom topo check --slurm-conf FILE CLUSTER | --fabric IBNETDISCOVER_OUTPUT\n"
 	"       loom topo convert --from FILE [--from-format F] --to FORMAT [-o FILE|DIR] [--node NAME]\n"
 	"                 [--gpus-per-node N] [--gpu-model M] [--node-features FILE] [--class-features A,B]\n"
+	"                 [--placeholders skip|guid]  (HCAs whose node description names no host)\n"
 	"formats in:  json, topology.conf, block (topology.conf of topology/block), ibnetdiscover, hwloc, nccl\n"
 	"formats out: json, topology.conf, block, topology.yaml (Slurm 25.05+), gres.conf, nccl\n"
 	"exit codes: 0 ok, 1 problems found, 2 bad usage\n";
@@ -92,6 +93,19 @@ struct Args {
 	}
 };
 
+// --placeholders skip|guid: HCAs whose node description names no host are
+// left out (reported), or kept as one node per HCA named hca-<GUID>.
+int placeholders_option(const Args &a, ReadOptions &ro)
+{
+	if (!a.has("--placeholders"))
+		return tool::exit_ok;
+	std::string v = a.get("--placeholders");
+	if (v != "skip" && v != "guid")
+		return bad_usage("--placeholders '" + shown(v) + "': expected skip or guid");
+	ro.ib.placeholders_by_guid = v == "guid";
+	return tool::exit_ok;
+}
+
 int write_out(const std::string &path, const std::string &text)
 {
 	if (path.empty() || path == "-") {
@@ -145,13 +159,16 @@ int discover(int argc, char **argv)
 
 int build(int argc, char **argv)
 {
-	Args a(argc, argv, {"--fabric", "--from-format", "-o"}, {});
+	Args a(argc, argv, {"--fabric", "--from-format", "-o", "--placeholders"}, {});
 	if (!a.error.empty())
 		return bad_usage(a.error);
 	if (!a.has("--fabric"))
 		return bad_usage("build needs --fabric FILE");
 	std::string note;
-	auto fabric = read_spec_file(a.get("--fabric"), parse_format_name(a.get("--from-format")), &note);
+	ReadOptions ro;
+	if (int rc = placeholders_option(a, ro); rc != tool::exit_ok)
+		return rc;
+	auto fabric = read_spec_file(a.get("--fabric"), parse_format_name(a.get("--from-format")), &note, ro);
 	if (!fabric)
 		return fail(fabric.error());
 	std::map<std::string, size_t> at;
@@ -198,7 +215,7 @@ int convert(int argc, char **argv)
 {
 	Args a(argc, argv,
 	       {"--from", "--from-format", "--to", "-o", "--node", "--gpus-per-node", "--gpu-model", "--node-features",
-		"--class-features", "--name"},
+		"--class-features", "--name", "--placeholders"},
 	       {});
 	if (!a.error.empty() || !a.pos.empty())
 		return bad_usage(a.error.empty() ? "convert takes options only" : a.error);
@@ -213,7 +230,10 @@ int convert(int argc, char **argv)
 		return bad_usage("unknown output format '" + to +
 				 "' (json, topology.conf, block, topology.yaml, gres.conf or nccl)");
 	std::string note;
-	auto spec = read_spec_file(a.get("--from"), from, &note);
+	ReadOptions ro;
+	if (int rc = placeholders_option(a, ro); rc != tool::exit_ok)
+		return rc;
+	auto spec = read_spec_file(a.get("--from"), from, &note, ro);
 	if (!spec)
 		return fail(spec.error());
 	if (!note.empty())

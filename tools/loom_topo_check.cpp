@@ -3,6 +3,7 @@
 
 #include "lib/topo/check.hpp"
 #include "lib/topo/cluster_json.hpp"
+#include "lib/topo/ibnetdiscover.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/json.hpp"
 
@@ -120,13 +121,46 @@ int topo_show(int argc, char **argv)
 	return exit_ok;
 }
 
+namespace {
+
+// The HCAs of an ibnetdiscover file that are no compute node, one per line.
+// Placeholders (a node whose description was never set) are problems: a
+// machine Slurm should know is hidden behind them. Aggregation nodes and
+// management servers are listed for the record.
+int check_fabric(const std::string &path, size_t &problems)
+{
+	auto text = read_file(path, 1ull << 30);
+	if (!text) {
+		std::fprintf(stderr, "loom topo check: %s\n", text.error().str().c_str());
+		return exit_problems;
+	}
+	auto f = parse_ibnetdiscover(*text, path);
+	if (!f) {
+		std::fprintf(stderr, "loom topo check: %s\n", f.error().str().c_str());
+		return exit_problems;
+	}
+	std::printf("%s: %s\n", path.c_str(), f->summary().c_str());
+	for (const IbLeftOut &l : f->left_out) {
+		bool problem = l.why == IbLeftOut::Why::placeholder || l.why == IbLeftOut::Why::unnamed;
+		problems += problem;
+		std::printf("%s: HCA %s \"%s\" on %s port %d: %s%s\n", path.c_str(), l.guid.c_str(), shown(l.desc, 60).c_str(),
+			    l.sw.empty() ? "no switch" : l.sw.c_str(), l.sw_port, left_out_name(l.why),
+			    problem ? " (set its node description, or convert with --placeholders guid)" : ", not a compute node");
+	}
+	return exit_ok;
+}
+
+} // namespace
+
 int topo_check(int argc, char **argv)
 {
-	std::string cluster, slurm_conf;
+	std::string cluster, slurm_conf, fabric;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
 		if (a == "--slurm-conf" && i + 1 < argc)
 			slurm_conf = argv[++i];
+		else if (a == "--fabric" && i + 1 < argc)
+			fabric = argv[++i];
 		else if (a[0] != '-' && cluster.empty())
 			cluster = a;
 		else {
@@ -134,9 +168,22 @@ int topo_check(int argc, char **argv)
 			return exit_usage;
 		}
 	}
-	if (cluster.empty() || slurm_conf.empty()) {
-		std::fprintf(stderr, "usage: loom topo check --slurm-conf FILE CLUSTER\n");
+	if ((cluster.empty() != slurm_conf.empty()) || (cluster.empty() && fabric.empty())) {
+		std::fprintf(stderr, "usage: loom topo check --slurm-conf FILE CLUSTER\n"
+				     "       loom topo check --fabric IBNETDISCOVER_OUTPUT\n");
 		return exit_usage;
+	}
+	size_t problems = 0;
+	if (!fabric.empty()) {
+		if (int rc = check_fabric(fabric, problems); rc != exit_ok)
+			return rc;
+		if (cluster.empty()) {
+			if (problems) {
+				std::fprintf(stderr, "loom topo check: %zu HCAs whose node description names no host\n", problems);
+				return exit_problems;
+			}
+			return exit_ok;
+		}
 	}
 	auto text = read_file(cluster, 1ull << 30);
 	if (!text) {
@@ -160,11 +207,12 @@ int topo_check(int argc, char **argv)
 		std::fprintf(stderr, "loom topo check: %s\n", slurm.error().str().c_str());
 		return exit_problems;
 	}
-	auto problems = check_against_slurm(*spec, cluster, *slurm);
-	for (const auto &p : problems)
+	auto found = check_against_slurm(*spec, cluster, *slurm);
+	for (const auto &p : found)
 		std::printf("%s\n", p.str().c_str());
-	if (!problems.empty()) {
-		std::fprintf(stderr, "loom topo check: %zu problems\n", problems.size());
+	problems += found.size();
+	if (problems) {
+		std::fprintf(stderr, "loom topo check: %zu problems\n", problems);
 		return exit_problems;
 	}
 	std::printf("ok: %zu Slurm nodes, each placed once in %s\n", slurm->size(), cluster.c_str());

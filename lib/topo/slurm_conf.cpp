@@ -458,10 +458,25 @@ expected<std::vector<SlurmNode>> parse_slurm_nodes(std::string_view text, const 
 {
 	std::vector<SlurmNode> out;
 	SlurmNode defaults;
+	bool includes = false, node_lines = false;
 	for (auto &[line_no, line] : logical_lines(text)) {
 		std::string where = source + ":" + std::to_string(line_no);
+		// Every line is Key=Value... or an include: anything else is not a
+		// slurm.conf (a binary, another program's file), said at its line.
+		if (strncasecmp(line.c_str(), "include", 7) == 0 && line.size() > 7 &&
+		    std::isspace(static_cast<unsigned char>(line[7]))) {
+			includes = true;
+			continue;
+		}
+		size_t eq = line.find('=');
+		size_t key_end = line.find_first_of(" \t=");
+		if (eq == std::string::npos || key_end != eq || eq == 0 ||
+		    !std::all_of(line.begin(), line.begin() + static_cast<std::ptrdiff_t>(eq),
+				 [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; }))
+			return unexpected(where, "not a slurm.conf line (expected Key=Value): '" + shown(line) + "'");
 		if (line.size() < 9 || strncasecmp(line.c_str(), "NodeName=", 9) != 0)
 			continue;
+		node_lines = true;
 		LOOM_TRY(words, slurm_words(line, where));
 		SlurmNode proto = defaults;
 		proto.where = where;
@@ -517,6 +532,9 @@ expected<std::vector<SlurmNode>> parse_slurm_nodes(std::string_view text, const 
 			out.push_back(std::move(sn));
 		}
 	}
+	if (!node_lines)
+		return unexpected(source, includes ? "no NodeName= lines (they may be in an included file: give that one)"
+						   : "no NodeName= lines: a slurm.conf without nodes");
 	return out;
 }
 

@@ -147,6 +147,24 @@ std::string_view trim(std::string_view s)
 	return s.substr(b, e - b + 1);
 }
 
+std::string shown(std::string_view s, size_t max)
+{
+	std::string out;
+	for (size_t i = 0; i < s.size() && i < max; i++) {
+		unsigned char ch = static_cast<unsigned char>(s[i]);
+		if (ch < 0x20 || ch >= 0x7f) {
+			char buf[8];
+			std::snprintf(buf, sizeof buf, "\\x%02x", ch);
+			out += buf;
+		} else {
+			out += static_cast<char>(ch);
+		}
+	}
+	if (s.size() > max)
+		out += "...";
+	return out;
+}
+
 std::string join(const std::vector<std::string> &words, std::string_view sep)
 {
 	std::string out;
