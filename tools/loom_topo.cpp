@@ -29,12 +29,14 @@ std::string g_sub; // the subcommand being run, for messages ("" before one is k
 
 const char usage_text[] =
 	"usage: loom topo discover [--root DIR] [--hwloc-xml FILE] [--hostname NAME] [--json] [-o FILE]\n"
-	"       loom topo build --fabric FILE [--from-format F] [--placeholders skip|guid] [-o FILE] NODEFILE...\n"
+	"       loom topo build --fabric FILE [--from-format F] [--placeholders skip|guid] [--level-names A,B]\n"
+	"                 [-o FILE] NODEFILE...\n"
 	"       loom topo show [--json] [--depth N] CLUSTER\n"
 	"       loom topo check --slurm-conf FILE CLUSTER | --fabric IBNETDISCOVER_OUTPUT\n"
 	"       loom topo convert --from FILE [--from-format F] --to FORMAT [-o FILE|DIR] [--node NAME]\n"
 	"                 [--gpus-per-node N] [--gpu-model M] [--node-features FILE] [--class-features A,B]\n"
 	"                 [--placeholders skip|guid]  (HCAs whose node description names no host)\n"
+	"                 [--level-names leaf,su,spine]  (kinds by height where the file names none)\n"
 	"formats in:  json, topology.conf, block (topology.conf of topology/block), ibnetdiscover, hwloc, nccl\n"
 	"formats out: json, topology.conf, block, topology.yaml (Slurm 25.05+), gres.conf, nccl\n"
 	"exit codes: 0 ok, 1 problems found, 2 bad usage\n";
@@ -106,6 +108,26 @@ int placeholders_option(const Args &a, ReadOptions &ro)
 	return tool::exit_ok;
 }
 
+// --level-names A,B,C: kinds by height (leaf level first).
+int level_names_option(const Args &a, ClusterSpec &spec)
+{
+	if (!a.has("--level-names"))
+		return tool::exit_ok;
+	std::string v = a.get("--level-names");
+	for (size_t p = 0; p <= v.size();) {
+		size_t c = v.find(',', p);
+		std::string w = v.substr(p, c == std::string::npos ? std::string::npos : c - p);
+		if (w.empty() || w == nvlink_kind || w.find_first_of(" \t:=") != std::string::npos)
+			return bad_usage("--level-names '" + shown(v) + "': expected names like leaf,su,spine (not empty, not "
+					 "nvlink, no spaces, ':' or '=')");
+		spec.level_names.push_back(w);
+		if (c == std::string::npos)
+			break;
+		p = c + 1;
+	}
+	return tool::exit_ok;
+}
+
 int write_out(const std::string &path, const std::string &text)
 {
 	if (path.empty() || path == "-") {
@@ -159,7 +181,7 @@ int discover(int argc, char **argv)
 
 int build(int argc, char **argv)
 {
-	Args a(argc, argv, {"--fabric", "--from-format", "-o", "--placeholders"}, {});
+	Args a(argc, argv, {"--fabric", "--from-format", "-o", "--placeholders", "--level-names"}, {});
 	if (!a.error.empty())
 		return bad_usage(a.error);
 	if (!a.has("--fabric"))
@@ -171,6 +193,8 @@ int build(int argc, char **argv)
 	auto fabric = read_spec_file(a.get("--fabric"), parse_format_name(a.get("--from-format")), &note, ro);
 	if (!fabric)
 		return fail(fabric.error());
+	if (int rc = level_names_option(a, *fabric); rc != tool::exit_ok)
+		return rc;
 	std::map<std::string, size_t> at;
 	for (size_t i = 0; i < fabric->nodes.size(); i++)
 		at[fabric->nodes[i].name] = i;
@@ -215,7 +239,7 @@ int convert(int argc, char **argv)
 {
 	Args a(argc, argv,
 	       {"--from", "--from-format", "--to", "-o", "--node", "--gpus-per-node", "--gpu-model", "--node-features",
-		"--class-features", "--name", "--placeholders"},
+		"--class-features", "--name", "--placeholders", "--level-names"},
 	       {});
 	if (!a.error.empty() || !a.pos.empty())
 		return bad_usage(a.error.empty() ? "convert takes options only" : a.error);
@@ -262,6 +286,8 @@ int convert(int argc, char **argv)
 		facts = std::move(*f);
 	}
 	apply_node_facts(*spec, facts, fallback);
+	if (int rc = level_names_option(a, *spec); rc != tool::exit_ok)
+		return rc;
 	if (a.has("--name"))
 		spec->name = a.get("--name");
 	auto c = build_cluster(std::move(*spec));

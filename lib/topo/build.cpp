@@ -80,7 +80,9 @@ status build_domains(const ClusterSpec &spec, Cluster &c, std::vector<size_t> &o
 			height[k] = std::max(height[k], height[static_cast<size_t>(kid)] + 1);
 	for (size_t k = 0; k < order.size(); k++) {
 		const std::string &given = spec.domains[order[k]].kind;
-		c.domains[k].kind = c.kinds.intern(given.empty() ? default_kind(height[k]) : given);
+		std::string by_height = height[k] < spec.level_names.size() ? spec.level_names[height[k]]
+									      : default_kind(height[k]);
+		c.domains[k].kind = c.kinds.intern(given.empty() ? by_height : given);
 	}
 	return ok();
 }

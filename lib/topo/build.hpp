@@ -93,6 +93,9 @@ struct ClusterSpec {
 	std::vector<NvlinkDomainSpec> nvlink_domains;
 	std::vector<RailSpec> rails;
 	std::vector<NodeSpec> nodes;
+	// Names for the levels of domains whose source gives no kind, by height
+	// (the first for the lowest level); default_kind() past the end.
+	std::vector<std::string> level_names;
 };
 
 // Limits that keep every id in its field (and bad input from exhausting memory).

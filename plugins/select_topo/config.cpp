@@ -20,6 +20,7 @@ expected<Config> read_config(const std::string &path)
 	ConfigSchema s;
 	s.string("cluster_file", &c.cluster_file, "fabric file (default: Slurm's topology.conf)")
 		.list("gpu_classes", &c.gpu_classes, "GPU generation features, slowest first")
+		.list("level_names", &c.level_names, "names of the fabric's levels from the leaves up (--locality kinds)")
 		.integer("max_candidates", &c.max_candidates, 1, 16, "node sets tried per job")
 		.choice("placement", &c.placement, {"topo", "cons_tres"}, "who places jobs")
 		.choice("will_run", &c.will_run, {"engine", "cons_tres"}, "who plans backfill's starts")

@@ -36,6 +36,7 @@ struct Config {
 	std::string path;                  // the file read ("" = none, defaults)
 	std::string cluster_file;
 	std::vector<std::string> gpu_classes;
+	std::vector<std::string> level_names;  // kinds by height for a fabric that names none
 	int64_t max_candidates = 3;
 	std::string placement = "topo";
 	std::string will_run = "engine";

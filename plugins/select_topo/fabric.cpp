@@ -55,7 +55,8 @@ void fill_from_slurm(topo::NodeSpec &spec, const SlurmNodeInfo &n, const std::ve
 
 expected<Fabric> load_fabric(const std::string &cluster_file, const std::string &topology_conf,
 			     const std::vector<SlurmNodeInfo> &slurm_nodes,
-			     const std::vector<std::string> &class_features)
+			     const std::vector<std::string> &class_features,
+			     const std::vector<std::string> &level_names)
 {
 	Fabric out;
 	topo::ClusterSpec spec;
@@ -69,7 +70,11 @@ expected<Fabric> load_fabric(const std::string &cluster_file, const std::string 
 		auto text = read_file(topology_conf);
 		if (!text)
 			return unexpected(text.error());
-		auto s = topo::parse_topology_conf(*text, topology_conf);
+		// topology/tree's SwitchName= lines or topology/block's BlockName= lines.
+		topo::Format f = topo::guess_format(*text, topology_conf);
+		if (f != topo::Format::block_conf)
+			f = topo::Format::topology_conf;
+		auto s = topo::read_spec(*text, topology_conf, f);
 		if (!s)
 			return unexpected(s.error());
 		spec = std::move(*s);
@@ -79,6 +84,7 @@ expected<Fabric> load_fabric(const std::string &cluster_file, const std::string 
 	}
 	if (spec.name.empty())
 		spec.name = "slurm";
+	spec.level_names = level_names;
 
 	std::unordered_map<std::string, size_t> by_name;
 	for (size_t i = 0; i < spec.nodes.size(); i++)

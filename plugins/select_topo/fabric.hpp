@@ -31,8 +31,11 @@ struct Fabric {
 
 // class_features: node features that name GPU generations ("a100", "h100"):
 // a node's first such feature becomes its GPU model and performance class.
+// level_names: kinds for the levels of a fabric file that names none (a
+// topology.conf), from the leaves up.
 expected<Fabric> load_fabric(const std::string &cluster_file, const std::string &topology_conf,
 			     const std::vector<SlurmNodeInfo> &slurm_nodes,
-			     const std::vector<std::string> &class_features);
+			     const std::vector<std::string> &class_features,
+			     const std::vector<std::string> &level_names = {});
 
 } // namespace loom::select_topo

@@ -15,6 +15,7 @@
 #include "plugins/select_topo/slurm_view.hpp"
 
 #include <atomic>
+#include <unistd.h>
 #include <chrono>
 #include <ctime>
 #include <memory>
@@ -117,8 +118,12 @@ expected<std::unique_ptr<Loaded>> load()
 			return unexpected(w.error());
 		l->weights = *w;
 	}
+	if (std::string yaml = conf_path("topology.yaml"); l->config.cluster_file.empty() && ::access(yaml.c_str(), F_OK) == 0)
+		error("select/topo: %s exists and Slurm reads it instead of topology.conf, but loom does not read "
+		      "topology.yaml: set cluster_file= in loom-topo.conf (loom topo convert --to json)",
+		      yaml.c_str());
 	auto fabric = load_fabric(l->config.cluster_file, conf_path("topology.conf"), slurm_nodes(),
-				  l->config.gpu_classes);
+				  l->config.gpu_classes, l->config.level_names);
 	if (!fabric)
 		return unexpected(fabric.error());
 	l->fabric = std::move(*fabric);
