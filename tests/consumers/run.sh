@@ -178,13 +178,19 @@ json.dump({"nodes": n, "levels": [[n[0:4], n[4:8], n[8:12], n[12:16]], [n[0:8], 
 PY
 topology cluster16 "$data/cluster16-topology.conf" "$dir/fabrics/cluster16.json"
 # NVL72 racks: the switch tree for topology/tree, the NVLink domains as blocks
-# for topology/block (23.11+), both in one topology.yaml (25.05+).
-python3 "$gen" nvl72 2 4 "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json"
+# for topology/block (23.11+), both in one topology.yaml (25.05+). Two spines
+# of two racks each is the shape of Topograph's NVL72 model
+# (shared/data/topology/topograph-model-nvl72.yaml: core, spine-1/2,
+# leaf-S-R with node[SR01-SR18] in NVLink domain nvl-S-R, block sizes 18, 36, 72).
+python3 "$gen" nvl72 2 2 "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json"
 topology nvl72-tree "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json"
 # release as a number: 22.05.8 -> 2205
 rel=$(echo "$slurm" | awk -F. '{printf "%d%02d", $1, $2}')
 if [ "$rel" -ge 2311 ]; then
 	topology nvl72-block "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json" block "" block
+	# The block sizes Topograph's model names for this shape.
+	if grep -qx 'BlockSizes=18,36,72' "$dir/nvl72-block/etc/topology.conf"; then ok "nvl72-block: BlockSizes=18,36,72, as Topograph's model says"
+	else no "nvl72-block: $(grep BlockSizes "$dir/nvl72-block/etc/topology.conf"), the model says 18, 36, 72"; fi
 	# The block file read back by loom: one NVLink domain per BlockName=.
 	if "$loom" topo convert --from "$dir/nvl72-block/etc/topology.conf" --to json -o "$dir/nvl72-block/back.json" 2>"$dir/nvl72-block/back.err"; then
 		got=$("$loom" topo show --json "$dir/nvl72-block/back.json" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d["nvlink_domains"]), d["nodes"])')
@@ -209,7 +215,8 @@ fi
 #    MB/s, all to NVSwitches (PCIDev objects): 6 to every other GPU.
 #  hwloc-power8-p100.xml: GPU0-GPU1 and GPU2-GPU3 at 40000 MB/s (2 NVLink-1
 #    links), the rest of each GPU's bandwidth goes to its CPU Package.
-#  nccl-topo-azure-ndv5-h100.xml: no <nvlink> element: 0 links.
+#  nccl-topo-azure-ndv4-a100.xml, nccl-topo-azure-ndv5-h100.xml: no <nvlink>
+#    element: 0 links.
 gres() {
 	local name=$1 file=$2 expect=$3 d="$dir/gres-$1" port n gpus type
 	mkdir -p "$d/etc" "$d/dev" "$d/spool" "$d/log" "$d/run" "$d/state"
@@ -245,6 +252,7 @@ gres() {
 }
 gres dgx2 "$data/hwloc-dgx2.xml" 'import sys; i, n = int(sys.argv[1]), int(sys.argv[2]); print(",".join("-1" if j == i else "6" for j in range(n)))'
 gres power8 "$data/hwloc-power8-p100.xml" 'import sys; i = int(sys.argv[1]); print(",".join("-1" if j == i else ("2" if j // 2 == i // 2 else "0") for j in range(4)))'
+gres ndv4 "$data/nccl-topo-azure-ndv4-a100.xml" 'import sys; i, n = int(sys.argv[1]), int(sys.argv[2]); print(",".join("-1" if j == i else "0" for j in range(n)))'
 gres ndv5 "$data/nccl-topo-azure-ndv5-h100.xml" 'import sys; i, n = int(sys.argv[1]), int(sys.argv[2]); print(",".join("-1" if j == i else "0" for j in range(n)))'
 
 # hwloc: the CPUs of each NUMA node, by loom and by hwloc-calc. Debian's
