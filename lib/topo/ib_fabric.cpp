@@ -95,6 +95,7 @@ const char *left_out_name(IbLeftOut::Why w)
 	switch (w) {
 	case IbLeftOut::Why::aggregation_node: return "SHARP aggregation node";
 	case IbLeftOut::Why::management_server: return "fabric management server";
+	case IbLeftOut::Why::switch_ca: return "a switch's own CA";
 	case IbLeftOut::Why::placeholder: return "placeholder node description";
 	default: return "no host name in the node description";
 	}
@@ -114,6 +115,11 @@ bool names_compute_node(std::string_view raw, IbLeftOut::Why *why)
 	if (desc.empty() || (starts(desc, "MT") && desc.size() > 2 && std::isdigit(static_cast<unsigned char>(desc[2]))) ||
 	    starts(desc, "Mellanox Technologies"))
 		return no(IbLeftOut::Why::unnamed);
+	// A switch's management CA carries the switch's description:
+	// "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1".
+	if (size_t semi = desc.find(';'); semi != std::string::npos && semi < 8 && desc.find(':', semi) != std::string::npos &&
+	    desc.find_first_of(" \t") == std::string::npos)
+		return no(IbLeftOut::Why::switch_ca);
 	std::string host = desc.substr(0, desc.find_first_of(" \t"));
 	if (placeholder_host(host))
 		return no(IbLeftOut::Why::placeholder);
@@ -136,7 +142,7 @@ std::string IbFabric::summary() const
 		kept += l.kept;
 	size_t placeholders = unnamed_hcas + placeholder_hcas;
 	add(placeholders - kept, "HCAs whose node description names no host");
-	add(management_hcas, "HCAs of fabric management servers");
+	add(management_hcas, "HCAs of fabric management servers or switches");
 	add(aggregation_nodes, "aggregation nodes");
 	if (!out.empty())
 		s += "; left out: " + out;
@@ -215,7 +221,8 @@ expected<IbFabric> parse_ibnetdiscover(std::string_view text, const std::string 
 				}
 			switch (why) {
 			case IbLeftOut::Why::aggregation_node: f.aggregation_nodes++; break;
-			case IbLeftOut::Why::management_server: f.management_hcas++; break;
+			case IbLeftOut::Why::management_server:
+			case IbLeftOut::Why::switch_ca: f.management_hcas++; break;
 			case IbLeftOut::Why::placeholder: f.placeholder_hcas++; break;
 			default: f.unnamed_hcas++; break;
 			}

@@ -13,6 +13,7 @@
 //
 // Not compute nodes, counted and reported one by one (GUID, switch, port):
 // SHARP aggregation nodes, fabric management servers (a UFM or OpenSM host),
+// a switch's own CA (described as a switch is: "MF0;leaf-1:MQM9700/U1"),
 // and HCAs whose node description names no host: empty, the adapter's own
 // model string ("MT4129 ConnectX7 Mellanox Technologies"), or an installer's
 // placeholder ("localhost", "ubuntu"). Placeholders are left out, or with
@@ -34,7 +35,7 @@ struct IbOptions {
 
 // An HCA that did not become (part of) a compute node, and why.
 struct IbLeftOut {
-	enum class Why { aggregation_node, management_server, placeholder, unnamed };
+	enum class Why { aggregation_node, management_server, switch_ca, placeholder, unnamed };
 	Why why = Why::unnamed;
 	std::string guid;         // "0x..." node GUID of the HCA
 	std::string desc;         // its node description as written
@@ -57,7 +58,7 @@ struct IbFabric {
 	size_t hosts = 0;
 	size_t unnamed_hcas = 0;      // no host name in the description (adapter string, empty)
 	size_t placeholder_hcas = 0;  // a placeholder host name ("localhost")
-	size_t management_hcas = 0;   // fabric management servers
+	size_t management_hcas = 0;   // fabric management servers and switches' own CAs
 	size_t aggregation_nodes = 0; // SHARP aggregation nodes
 	size_t rail_groups = 0;       // groups of leaves sharing their hosts
 	size_t links = 0;             // cables (each counted once)

@@ -28,9 +28,12 @@ CFG
 objs=()
 stale=()
 mkdir -p "$out/obj"
+# An object is stale when its source or any header of lib/ is newer (a
+# header's change alters layouts every object must agree on).
+newest_hdr=$(cd "$top" && ls -t lib/*/*.hpp | head -1)
 for s in $libsrcs; do
     o="$out/obj/${s//\//_}.o"
-    if [ ! -f "$o" ] || [ "$top/$s" -nt "$o" ]; then
+    if [ ! -f "$o" ] || [ "$top/$s" -nt "$o" ] || [ "$top/$newest_hdr" -nt "$o" ]; then
         stale+=("$s")
     fi
     objs+=("$o")

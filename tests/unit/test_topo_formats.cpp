@@ -226,6 +226,15 @@ START_TEST(unsupported_formats)
 	ck_assert(!netq);
 	ck_assert_msg(netq.error().str().rfind("netq.json: unsupported format: JSON without loom's", 0) == 0, "%s",
 		      netq.error().str().c_str());
+	// Node descriptions that name no compute node, one rule for every reader.
+	IbLeftOut::Why why{};
+	ck_assert(names_compute_node("gpu017 mlx5_0", &why));
+	ck_assert(!names_compute_node("MF0;leaf-7:MQM9700/U1", &why) && why == IbLeftOut::Why::switch_ca);
+	ck_assert(!names_compute_node("ufm-01 mlx5_0", &why) && why == IbLeftOut::Why::management_server);
+	ck_assert(!names_compute_node("localhost.localdomain HCA-1", &why) && why == IbLeftOut::Why::placeholder);
+	ck_assert(!names_compute_node("", &why) && why == IbLeftOut::Why::unnamed);
+	ck_assert(!names_compute_node("MT4129 ConnectX7   Mellanox Technologies", &why) && why == IbLeftOut::Why::unnamed);
+	ck_assert(names_compute_node("smith-gpu-3 mlx5_1", &why)); // "sm" only as a whole word
 	auto junk = read_spec("hello world\n", "junk.txt", Format::unknown);
 	ck_assert(!junk);
 	ck_assert_msg(junk.error().message.find("unsupported format") != std::string::npos &&
