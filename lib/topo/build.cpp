@@ -178,6 +178,14 @@ status check_node(const NodeSpec &n)
 		if (!found)
 			return unexpected(g.where, "NIC " + quoted(g.nic) + " is not a NIC of this node");
 	}
+	for (const auto &g : n.gpus)
+		if (g.pcie_gts < 0 || g.pcie_gts > 1024 || g.pcie_width < 0 || g.pcie_width > 64)
+			return unexpected(g.where, "PCIe link out of range");
+	for (const auto &x : n.nics)
+		if (x.pcie_gts < 0 || x.pcie_gts > 1024 || x.pcie_width < 0 || x.pcie_width > 64)
+			return unexpected(x.where, "PCIe link out of range");
+	if (n.cpu.family < -1 || n.cpu.family > 32767 || n.cpu.model < -1 || n.cpu.model > 32767)
+		return unexpected(n.where, "CPU family or model out of range");
 	std::set<int> numa_ids;
 	for (const auto &m : n.numas)
 		if (!numa_ids.insert(m.id).second)
@@ -189,6 +197,10 @@ void add_node(const NodeSpec &s, Index leaf, Index nvl, Cluster &c)
 {
 	Node n;
 	n.name = s.name;
+	n.cpu_arch = s.cpu.arch;
+	n.cpu_vendor = s.cpu.vendor;
+	n.cpu_family = static_cast<int16_t>(s.cpu.family);
+	n.cpu_model = static_cast<int16_t>(s.cpu.model);
 	n.leaf = leaf;
 	n.nvlink_domain = nvl;
 	n.perf_class = c.classes.intern(s.perf_class);
@@ -201,7 +213,8 @@ void add_node(const NodeSpec &s, Index leaf, Index nvl, Cluster &c)
 	n.nic_count = static_cast<uint16_t>(s.nics.size());
 	for (const auto &x : s.nics) {
 		Nic nic{id, x.device, static_cast<uint16_t>(x.port), x.link_layer, x.rate_gbps,
-			static_cast<int16_t>(x.rail), static_cast<int16_t>(x.numa), x.pci_bus_id, x.guid, none};
+			static_cast<int16_t>(x.rail), static_cast<int16_t>(x.numa), x.pci_bus_id, x.guid, none,
+			static_cast<float>(x.pcie_gts), static_cast<uint8_t>(x.pcie_width)};
 		if (!x.rail_switch.empty()) {
 			nic.rail_switch = c.rail_index.at(x.rail_switch);
 			nic.rail = c.rails[nic.rail_switch].index;
@@ -233,6 +246,8 @@ void add_node(const NodeSpec &s, Index leaf, Index nvl, Cluster &c)
 		gpu.nvlinks = static_cast<uint16_t>(g->nvlinks);
 		gpu.nvlink_gbps = g->nvlink_gbps;
 		gpu.peers = g->peers;
+		gpu.pcie_gts = static_cast<float>(g->pcie_gts);
+		gpu.pcie_width = static_cast<uint8_t>(g->pcie_width);
 		c.gpus.push_back(std::move(gpu));
 	}
 	if (!gs.empty())

@@ -37,6 +37,8 @@ struct GpuSpec {
 	int nvlinks = 0;
 	double nvlink_gbps = 0;
 	std::vector<NvlinkPeer> peers;
+	double pcie_gts = 0;       // PCIe link speed per lane (8, 16, 32 GT/s); 0 = unknown
+	int pcie_width = 0;        // lanes; 0 = unknown
 	std::string where;
 };
 
@@ -51,6 +53,8 @@ struct NicSpec {
 	std::string guid;
 	std::string where;
 	std::string rail_switch;   // the rail switch this port is cabled to, "" if none
+	double pcie_gts = 0;
+	int pcie_width = 0;
 };
 
 struct NumaSpec {
@@ -60,8 +64,17 @@ struct NumaSpec {
 	std::string where;
 };
 
+// The node's CPUs as NCCL's topology file names them ("x86_64",
+// "GenuineIntel", family 6, model 143); empty/-1 when unknown.
+struct CpuSpec {
+	std::string arch, vendor;
+	int family = -1, model = -1;
+	bool operator==(const CpuSpec &) const = default;
+};
+
 struct NodeSpec {
 	std::string name;
+	CpuSpec cpu;
 	std::string domain;        // leaf domain; "" only when the cluster has no domains
 	std::string nvlink_domain; // "" for none
 	std::string perf_class;

@@ -40,6 +40,21 @@ int single_bit(const std::string &mask)
 	return std::atoi(list->c_str());
 }
 
+// hwloc's pci_link_speed is the link's GB/s (lanes x per-lane rate after
+// encoding). With the usual x16 of GPUs and HCAs, the per-lane rate gives the
+// generation: 0.25, 0.5, 0.985, 1.969, 3.938, 7.563 GB/s for 2.5 to 64 GT/s.
+double gts_from_hwloc(const std::string *speed)
+{
+	if (!speed)
+		return 0;
+	double lane = std::strtod(speed->c_str(), nullptr) / 16;
+	static const std::pair<double, double> gens[] = {{0.25, 2.5}, {0.5, 5}, {0.985, 8}, {1.969, 16}, {3.938, 32}, {7.563, 64}};
+	for (auto [gbs, gts] : gens)
+		if (lane > gbs * 0.9 && lane < gbs * 1.1)
+			return gts;
+	return 0;
+}
+
 // The bandwidth of one NVLink in MB/s, one direction, as hwloc's
 // NVLinkBandwidth counts it: 20000 for NVLink 1 (P100), 50000 for NVLink 5
 // (Blackwell), 25000 for the generations between.
@@ -79,6 +94,14 @@ void walk(const XmlElement &e, int numa, Walk &w, const std::string &source)
 	const std::string type = e.attr("type") ? *e.attr("type") : "";
 	if (const std::string *ns = e.attr("nodeset"); ns && type != "NUMANode")
 		numa = single_bit(*ns);
+	if (type == "Package") {
+		if (std::string v = info(e, "CPUVendor"); !v.empty() && w.n.cpu.vendor.empty())
+			w.n.cpu.vendor = v;
+		if (std::string f = info(e, "CPUFamilyNumber"); !f.empty() && w.n.cpu.family < 0)
+			w.n.cpu.family = std::atoi(f.c_str());
+		if (std::string m = info(e, "CPUModelNumber"); !m.empty() && w.n.cpu.model < 0)
+			w.n.cpu.model = std::atoi(m.c_str());
+	}
 	if (type == "NUMANode") {
 		NumaSpec m;
 		m.id = e.attr("os_index") ? std::atoi(e.attr("os_index")->c_str()) : 0;
@@ -102,6 +125,8 @@ void walk(const XmlElement &e, int numa, Walk &w, const std::string &source)
 			g.pci_bus_id = e.attr("pci_busid") ? *e.attr("pci_busid") : "";
 			g.numa = numa;
 			g.where = source + ":" + std::to_string(e.line);
+			g.pcie_gts = gts_from_hwloc(e.attr("pci_link_speed"));
+			g.pcie_width = g.pcie_gts > 0 ? 16 : 0;
 			w.gpu_of_ref[ref(e)] = g.index;
 			for (const auto &k : e.children)
 				if (k.name == "object") {
@@ -120,6 +145,8 @@ void walk(const XmlElement &e, int numa, Walk &w, const std::string &source)
 				x.link_layer = pt && pt->compare(0, 4, "0200") == 0 ? LinkLayer::ethernet : LinkLayer::infiniband;
 				x.guid = "0x" + info(k, "NodeGUID");
 				x.numa = numa;
+				x.pcie_gts = gts_from_hwloc(e.attr("pci_link_speed"));
+				x.pcie_width = x.pcie_gts > 0 ? 16 : 0;
 				x.where = source + ":" + std::to_string(k.line);
 				w.n.nics.push_back(x);
 			}
@@ -151,6 +178,10 @@ expected<NodeSpec> parse_hwloc_xml(std::string_view text, const std::string &sou
 		return unexpected(source, "expected an hwloc <topology>, found <" + doc->name + ">");
 	Walk w;
 	w.n.where = source;
+	// The machine's architecture: <info name="Architecture"> of the topology
+	// (x86_64, ppc64le, aarch64), as NCCL's arch= takes it.
+	if (std::string a = info(*doc, "Architecture"); !a.empty())
+		w.n.cpu.arch = a;
 	walk(*doc, -1, w, source);
 	if (!w.error.empty())
 		return unexpected(w.error_where, w.error);

@@ -54,6 +54,12 @@ expected<GpuSpec> parse_gpu(Obj o, const std::string &path)
 	LOOM_TRY(nvswitch, r.boolean_or("nvswitch", false));
 	LOOM_TRY(nvlinks, r.integer_or("nvlinks", 0, 0, 65535));
 	LOOM_TRY(nvbw, r.number_or("nvlink_gbps", 0));
+	LOOM_TRY(gts, r.number_or("pcie_gts", 0));
+	LOOM_TRY(width, r.integer_or("pcie_width", 0, 0, 64));
+	if (gts < 0 || gts > 1024)
+		return unexpected(r.field_path("pcie_gts"), "expected 0 to 1024 GT/s");
+	g.pcie_gts = gts;
+	g.pcie_width = static_cast<int>(width);
 	g.pci_bus_id = pci;
 	g.model = model;
 	g.perf_class = cls;
@@ -92,7 +98,13 @@ expected<NicSpec> parse_nic(Obj o, const std::string &path)
 	LOOM_TRY(pci, r.str_or("pci_bus_id", ""));
 	LOOM_TRY(guid, r.str_or("guid", ""));
 	LOOM_TRY(rail_switch, r.str_or("switch", ""));
+	LOOM_TRY(gts, r.number_or("pcie_gts", 0));
+	LOOM_TRY(width, r.integer_or("pcie_width", 0, 0, 64));
 	LOOM_CHECK(r.finish());
+	if (gts < 0 || gts > 1024)
+		return unexpected(r.field_path("pcie_gts"), "expected 0 to 1024 GT/s");
+	x.pcie_gts = gts;
+	x.pcie_width = static_cast<int>(width);
 	x.rail_switch = rail_switch;
 	if (rate < 0)
 		return unexpected(r.field_path("rate_gbps"), "negative rate");
@@ -110,6 +122,16 @@ expected<NicSpec> parse_nic(Obj o, const std::string &path)
 // The hardware fields shared by nodes and "hardware" entries.
 status parse_hardware(ObjectReader &r, NodeSpec &n)
 {
+	LOOM_TRY(cpu, r.object_or_null("cpu"));
+	if (cpu) {
+		ObjectReader cr(cpu, r.field_path("cpu"));
+		LOOM_TRY(arch, cr.str_or("arch", ""));
+		LOOM_TRY(vendor, cr.str_or("vendor", ""));
+		LOOM_TRY(family, cr.integer_or("family", -1, 0, 32767));
+		LOOM_TRY(model, cr.integer_or("model", -1, 0, 32767));
+		LOOM_CHECK(cr.finish());
+		n.cpu = CpuSpec{arch, vendor, static_cast<int>(family), static_cast<int>(model)};
+	}
 	LOOM_CHECK(each(r, "gpus", [&](Obj o, const std::string &p) -> status {
 		LOOM_TRY(g, parse_gpu(o, p));
 		n.gpus.push_back(std::move(g));
@@ -132,7 +154,10 @@ status parse_hardware(ObjectReader &r, NodeSpec &n)
 	return ok();
 }
 
-bool has_hardware_fields(const ObjectReader &r) { return r.has("gpus") || r.has("nics") || r.has("numa"); }
+bool has_hardware_fields(const ObjectReader &r)
+{
+	return r.has("cpu") || r.has("gpus") || r.has("nics") || r.has("numa");
+}
 
 } // namespace
 
@@ -215,6 +240,7 @@ expected<ClusterSpec> parse_cluster_json(std::string_view text, const std::strin
 			auto it = hardware.find(hwname);
 			if (it == hardware.end())
 				return unexpected(r.field_path("hardware"), "no hardware entry '" + hwname + "'");
+			n.cpu = it->second.cpu;
 			n.gpus = it->second.gpus;
 			n.nics = it->second.nics;
 			n.numas = it->second.numas;

@@ -30,6 +30,10 @@ Json gpu_json(const GpuSpec &g)
 		o.set("nvlinks", Json::integer(g.nvlinks));
 	if (g.nvlink_gbps > 0)
 		o.set("nvlink_gbps", Json::number(g.nvlink_gbps));
+	if (g.pcie_gts > 0)
+		o.set("pcie_gts", Json::number(g.pcie_gts));
+	if (g.pcie_width > 0)
+		o.set("pcie_width", Json::integer(g.pcie_width));
 	if (!g.peers.empty()) {
 		Json peers = Json::array();
 		for (const auto &p : g.peers) {
@@ -60,12 +64,29 @@ Json nic_json(const NicSpec &x)
 		o.set("guid", Json::string(x.guid));
 	if (!x.rail_switch.empty())
 		o.set("switch", Json::string(x.rail_switch));
+	if (x.pcie_gts > 0)
+		o.set("pcie_gts", Json::number(x.pcie_gts));
+	if (x.pcie_width > 0)
+		o.set("pcie_width", Json::integer(x.pcie_width));
 	return o;
 }
 
-// Adds "gpus", "nics", "numa" of a node to o; returns false if it had none.
+// Adds "cpu", "gpus", "nics", "numa" of a node to o; returns false if it had none.
 bool add_hardware(Json &o, const NodeSpec &n)
 {
+	bool cpu = n.cpu != CpuSpec{};
+	if (cpu) {
+		Json c = Json::object();
+		if (!n.cpu.arch.empty())
+			c.set("arch", Json::string(n.cpu.arch));
+		if (!n.cpu.vendor.empty())
+			c.set("vendor", Json::string(n.cpu.vendor));
+		if (n.cpu.family >= 0)
+			c.set("family", Json::integer(n.cpu.family));
+		if (n.cpu.model >= 0)
+			c.set("model", Json::integer(n.cpu.model));
+		o.set("cpu", std::move(c));
+	}
 	if (!n.gpus.empty()) {
 		Json a = Json::array();
 		for (const auto &g : n.gpus)
@@ -91,7 +112,7 @@ bool add_hardware(Json &o, const NodeSpec &n)
 		}
 		o.set("numa", std::move(a));
 	}
-	return !n.gpus.empty() || !n.nics.empty() || !n.numas.empty();
+	return cpu || !n.gpus.empty() || !n.nics.empty() || !n.numas.empty();
 }
 
 std::string hardware_name(const NodeSpec &n, std::map<std::string, int> &used)

@@ -91,6 +91,8 @@ struct Gpu {
 	uint16_t nvlinks = 0;     // active NVLinks of this GPU
 	double nvlink_gbps = 0;   // NVLink bandwidth of this GPU in total (0 = none)
 	std::vector<NvlinkPeer> peers; // direct NVLink peers (no NVSwitch)
+	float pcie_gts = 0;       // PCIe link speed per lane, GT/s; 0 = unknown
+	uint8_t pcie_width = 0;   // PCIe lanes; 0 = unknown
 };
 
 struct Nic {
@@ -104,6 +106,8 @@ struct Nic {
 	std::string pci_bus_id;
 	std::string guid;         // port or node GUID when known ("0x...")
 	Index rail_switch = none; // index into Cluster::rails, none if not on a rail switch
+	float pcie_gts = 0;
+	uint8_t pcie_width = 0;
 };
 
 struct Numa {
@@ -127,6 +131,8 @@ struct Node {
 	Index numa_begin = 0;
 	uint16_t numa_count = 0;
 	double nic_gbps = 0;      // injection bandwidth: sum of its NIC rates
+	std::string cpu_arch, cpu_vendor; // as NCCL names them; "" unknown
+	int16_t cpu_family = -1, cpu_model = -1;
 };
 
 // A leaf switch of a rail group: rail 'index' of every node in 'group'.

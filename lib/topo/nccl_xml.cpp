@@ -109,6 +109,24 @@ struct Walk {
 	std::map<const XmlElement *, std::vector<size_t>> gpus_under, nics_under; // bridge -> items
 };
 
+// "32.0 GT/s PCIe" or "16 GT/s" -> 32 / 16; 0 when absent or unreadable.
+double gts_of(const XmlElement &e)
+{
+	const std::string *v = e.attr("link_speed");
+	if (!v)
+		return 0;
+	char *end = nullptr;
+	double g = std::strtod(v->c_str(), &end);
+	return end != v->c_str() && g > 0 && g <= 1024 ? g : 0;
+}
+
+int width_of(const XmlElement &e)
+{
+	const std::string *v = e.attr("link_width");
+	int w = v ? std::atoi(v->c_str()) : 0;
+	return w > 0 && w <= 64 ? w : 0;
+}
+
 bool class_is(const XmlElement &e, const char *prefix)
 {
 	const std::string *c = e.attr("class");
@@ -132,12 +150,22 @@ status walk(const XmlElement &e, const XmlElement *bridge, Walk &w, const std::s
 		}
 		if (id)
 			w.n.numas.push_back(m);
+		if (const std::string *a = e.attr("arch"); a && w.n.cpu.arch.empty())
+			w.n.cpu.arch = *a;
+		if (const std::string *v = e.attr("vendor"); v && w.n.cpu.vendor.empty())
+			w.n.cpu.vendor = *v;
+		if (const std::string *f = e.attr("familyid"); f && w.n.cpu.family < 0)
+			w.n.cpu.family = static_cast<int>(std::strtol(f->c_str(), nullptr, 0));
+		if (const std::string *mo = e.attr("modelid"); mo && w.n.cpu.model < 0)
+			w.n.cpu.model = static_cast<int>(std::strtol(mo->c_str(), nullptr, 0));
 	} else if (e.name == "pci" && (class_is(e, "0x0302") || class_is(e, "0x0300"))) {
 		GpuSpec g;
 		g.index = static_cast<int>(w.n.gpus.size());
 		g.pci_bus_id = e.attr("busid") ? *e.attr("busid") : "";
 		g.numa = w.numa;
 		g.where = where;
+		g.pcie_gts = gts_of(e);
+		g.pcie_width = width_of(e);
 		w.gpus_under[bridge].push_back(w.n.gpus.size());
 		w.n.gpus.push_back(g);
 		return ok();
@@ -147,6 +175,8 @@ status walk(const XmlElement &e, const XmlElement *bridge, Walk &w, const std::s
 		x.device = x.pci_bus_id.empty() ? "nic" + std::to_string(w.n.nics.size()) : x.pci_bus_id;
 		x.link_layer = class_is(e, "0x0207") ? LinkLayer::infiniband : LinkLayer::ethernet;
 		x.numa = w.numa;
+		x.pcie_gts = gts_of(e);
+		x.pcie_width = width_of(e);
 		x.rail = static_cast<int>(w.n.nics.size());
 		x.where = where;
 		for (const auto &nic : e.children)
@@ -197,9 +227,54 @@ expected<NodeSpec> parse_nccl_topology(std::string_view text, const std::string 
 	return w.n;
 }
 
+namespace {
+
+// NCCL's link_speed words (topo.cc kvDictPciGen): "8.0 GT/s PCIe", "2.5 GT/s PCIe".
+std::string link_speed_text(double gts)
+{
+	char buf[32];
+	std::snprintf(buf, sizeof buf, gts == 2.5 ? "%.1f GT/s PCIe" : "%.1f GT/s PCIe", gts);
+	return buf;
+}
+
+// The PCIe generation of a GPU whose file did not say, by its model: Pascal
+// and Volta Gen3, Ampere Gen4, Hopper, Ada and Blackwell Gen5; 0 unknown.
+double default_gts(const std::string &model)
+{
+	static const std::pair<const char *, double> gens[] = {
+		{"P100", 8}, {"V100", 8}, {"A100", 16}, {"A30", 16}, {"A40", 16}, {"A10", 16}, {"H100", 32},
+		{"H200", 32}, {"H20", 32}, {"H800", 32}, {"GH200", 32}, {"L40", 32}, {"L4", 32}, {"B100", 32},
+		{"B200", 32}, {"GB200", 32}, {"B300", 32}};
+	for (auto [name, gts] : gens)
+		if (model.find(name) != std::string::npos)
+			return gts;
+	return 0;
+}
+
+} // namespace
+
 expected<std::string> write_nccl_topology(const Cluster &c, Index node)
 {
 	const Node &n = c.nodes[node];
+	// NCCL's loader requires arch= on every <cpu>, vendor= on x86_64, and
+	// familyid=/modelid= for Intel (familyid= for AMD) [topo.cc ncclTopoAddCpu].
+	std::string arch = n.cpu_arch == "aarch64" ? "arm64" : n.cpu_arch;
+	auto cpu_unknown = [&](const char *what) {
+		return unexpected(n.name, std::string("the node's CPU ") + what +
+						  " is unknown, and NCCL's topology file needs it (it comes from an hwloc "
+						  "or NCCL XML of the node, or loom topo discover)");
+	};
+	if (arch.empty())
+		return cpu_unknown("architecture");
+	bool x86 = arch == "x86_64";
+	if (x86 && n.cpu_vendor.empty())
+		return cpu_unknown("vendor");
+	bool intel = n.cpu_vendor == "GenuineIntel" || n.cpu_vendor.find("Shanghai") != std::string::npos ||
+		     n.cpu_vendor == "CentaurHauls";
+	if (x86 && (intel || n.cpu_vendor == "AuthenticAMD") && n.cpu_family < 0)
+		return cpu_unknown("family");
+	if (x86 && intel && n.cpu_model < 0)
+		return cpu_unknown("model");
 	std::string out = "<system version=\"1\">\n";
 	std::map<int, std::vector<Index>> gpus_by_numa;
 	for (uint16_t k = 0; k < n.gpu_count; k++) {
@@ -214,18 +289,35 @@ expected<std::string> write_nccl_topology(const Cluster &c, Index node)
 		for (uint16_t k = 0; k < n.numa_count; k++)
 			if (c.numas[n.numa_begin + k].id == numa && !c.numas[n.numa_begin + k].cpus.empty())
 				out += " affinity=\"" + mask_from_cpulist(c.numas[n.numa_begin + k].cpus) + "\"";
+		out += " arch=\"" + xml_escape(arch) + "\"";
+		if (!n.cpu_vendor.empty())
+			out += " vendor=\"" + xml_escape(n.cpu_vendor) + "\"";
+		if (n.cpu_family >= 0)
+			out += " familyid=\"" + std::to_string(n.cpu_family) + "\"";
+		if (n.cpu_model >= 0)
+			out += " modelid=\"" + std::to_string(n.cpu_model) + "\"";
 		out += ">\n";
 		for (Index gi : gs) {
 			const Gpu &g = c.gpus[gi];
+			double gts = g.pcie_gts > 0 ? g.pcie_gts : default_gts(c.models.name(g.model));
+			if (gts <= 0)
+				return unexpected(n.name, "GPU " + std::to_string(g.index) + " (" + c.models.name(g.model) +
+								  "): its PCIe link speed is unknown, and NCCL's topology file "
+								  "needs it");
+			std::string width = std::to_string(g.pcie_width > 0 ? g.pcie_width : 16);
+			std::string link = " link_speed=\"" + link_speed_text(gts) + "\" link_width=\"" + width + "\"";
 			char busid[32];
 			std::snprintf(busid, sizeof(busid), "ffff:ff:%02x.0", bridge++ & 0xff);
-			out += "    <pci busid=\"" + std::string(busid) + "\" class=\"0x060400\" link_width=\"16\">\n";
-			out += "      <pci busid=\"" + xml_escape(g.pci_bus_id) + "\" class=\"0x030200\" link_width=\"16\"/>\n";
+			out += "    <pci busid=\"" + std::string(busid) + "\" class=\"0x060400\"" + link + ">\n";
+			out += "      <pci busid=\"" + xml_escape(g.pci_bus_id) + "\" class=\"0x030200\"" + link + "/>\n";
 			if (g.nic != none && !c.nics[g.nic].pci_bus_id.empty()) {
 				const Nic &x = c.nics[g.nic];
+				std::string nic_link = x.pcie_gts > 0 ? " link_speed=\"" + link_speed_text(x.pcie_gts) +
+										  "\" link_width=\"" +
+										  std::to_string(x.pcie_width > 0 ? x.pcie_width : 16) + "\""
+								      : link;
 				out += "      <pci busid=\"" + xml_escape(x.pci_bus_id) + "\" class=\"" +
-				       (x.link_layer == LinkLayer::ethernet ? "0x020000" : "0x020700") +
-				       "\" link_width=\"16\"/>\n";
+				       (x.link_layer == LinkLayer::ethernet ? "0x020000" : "0x020700") + "\"" + nic_link + "/>\n";
 			}
 			out += "    </pci>\n";
 		}

@@ -11,12 +11,14 @@ NodeSpec node_spec(const Cluster &c, Index id)
 	s.domain = n.leaf == none ? "" : c.domains[n.leaf].name;
 	s.nvlink_domain = n.nvlink_domain == none ? "" : c.nvlink_domains[n.nvlink_domain].name;
 	s.perf_class = c.classes.name(n.perf_class);
+	s.cpu = CpuSpec{n.cpu_arch, n.cpu_vendor, n.cpu_family, n.cpu_model};
 	for (uint16_t f : n.features)
 		s.features.push_back(c.features.name(f));
 	for (uint16_t k = 0; k < n.nic_count; k++) {
 		const Nic &x = c.nics[n.nic_begin + k];
 		s.nics.push_back(NicSpec{x.device, x.port, x.link_layer, x.rate_gbps, x.rail, x.numa, x.pci_bus_id,
-					 x.guid, "", x.rail_switch == none ? "" : c.rails[x.rail_switch].name});
+					 x.guid, "", x.rail_switch == none ? "" : c.rails[x.rail_switch].name, x.pcie_gts,
+					 x.pcie_width});
 	}
 	for (uint16_t k = 0; k < n.gpu_count; k++) {
 		const Gpu &g = c.gpus[n.gpu_begin + k];
@@ -32,6 +34,8 @@ NodeSpec node_spec(const Cluster &c, Index id)
 		gs.nvlinks = g.nvlinks;
 		gs.nvlink_gbps = g.nvlink_gbps;
 		gs.peers = g.peers;
+		gs.pcie_gts = g.pcie_gts;
+		gs.pcie_width = g.pcie_width;
 		s.gpus.push_back(std::move(gs));
 	}
 	for (uint16_t k = 0; k < n.numa_count; k++) {

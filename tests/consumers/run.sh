@@ -16,6 +16,9 @@
 #   NVLink counts a person reads in each file.
 # - loom's hwloc XML reader against hwloc's own tools (hwloc-calc): the CPUs
 #   of every NUMA node.
+# - NCCL topology XML (`--to nccl`) against the rules of NCCL's own loader
+#   (check_nccl_xml.py, from NCCL's source), and run through NCCL itself
+#   when a GPU machine is at hand (not here).
 # Needs root (slurmctld runs as SlurmUser=root), munge, python3 and hwloc.
 # Ends with "consumers: N checks, N failed"; exits 1 if any failed.
 set -uo pipefail
@@ -286,6 +289,32 @@ for m in h.get("numa", []): print(m["id"], m.get("cpus", ""))' "$d/loom.json")
 hwloc dgx2 "$data/hwloc-dgx2.xml"
 hwloc power8 "$data/hwloc-power8-p100.xml"
 hwloc gb10 "$data/hwloc-dgx-gb10.xml"
+
+# NCCL topology XML: checked against the rules of NCCL's own loader
+# (check_nccl_xml.py re-implements its parser and names the NCCL source of
+# every rule). The real files it is checked on must pass as they are.
+nccl() {
+	local name=$1 file=$2 d="$dir/nccl-$1" line
+	mkdir -p "$d"
+	if ! "$loom" topo convert --from "$file" --to nccl -o "$d/topo.xml" 2>"$d/convert.err"; then
+		no "nccl $name: loom topo convert failed: $(tail -1 "$d/convert.err")"
+		return
+	fi
+	while read -r line; do
+		case $line in
+		ok:*) ok "nccl $name: NCCL's loader takes loom's file: ${line#*topo.xml: }" ;;
+		FAIL:*) no "nccl $name: ${line#FAIL: }" ;;
+		esac
+	done < <(python3 "$here/check_nccl_xml.py" -q "$d/topo.xml" 2>&1)
+}
+for f in nccl-topo-azure-ndv4-a100.xml nccl-topo-azure-ndv5-h100.xml; do
+	if python3 "$here/check_nccl_xml.py" -q "$data/$f" >"$dir/nccl-real.out" 2>&1; then ok "nccl: the checker takes the real $f"
+	else no "nccl: the checker refuses the real $f: $(grep -m1 FAIL "$dir/nccl-real.out")"; fi
+done
+nccl ndv4 "$data/nccl-topo-azure-ndv4-a100.xml"
+nccl ndv5 "$data/nccl-topo-azure-ndv5-h100.xml"
+nccl dgx2 "$data/hwloc-dgx2.xml"
+nccl power8 "$data/hwloc-power8-p100.xml"
 
 echo "consumers: $checks checks, $failed failed (Slurm $slurm)"
 if [ "$failed" -gt 0 ]; then

@@ -140,6 +140,26 @@ START_TEST(nccl_topology_azure)
 		ck_assert_sstr_eq(again->gpus[k].pci_bus_id, h->gpus[k].pci_bus_id);
 		ck_assert_sstr_eq(again->gpus[k].nic, h->gpus[k].nic);
 	}
+	// What NCCL's loader requires survives the trip: the CPU (the file's
+	// <cpu arch="x86_64" vendor="GenuineIntel" familyid="6" modelid="143">)
+	// and each GPU's link (link_speed="32.0 GT/s PCIe" link_width="16").
+	ck_assert_sstr_eq(h->cpu.arch, "x86_64");
+	ck_assert_sstr_eq(h->cpu.vendor, "GenuineIntel");
+	ck_assert_int_eq(h->cpu.family, 6);
+	ck_assert_int_eq(h->cpu.model, 143);
+	ck_assert(h->gpus[0].pcie_gts == 32 && h->gpus[0].pcie_width == 16);
+	ck_assert_msg(xml->find("arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\"") != std::string::npos,
+		      "%s", xml->c_str());
+	ck_assert(xml->find("link_speed=\"32.0 GT/s PCIe\" link_width=\"16\"") != std::string::npos);
+	ck_assert(again->cpu == h->cpu);
+	// No CPU architecture known (a topology.conf knows none): refused, not a file NCCL refuses.
+	ClusterSpec bare = s;
+	bare.nodes[0].cpu = CpuSpec{};
+	auto bc = build_cluster(bare);
+	auto refused = write_nccl_topology(*bc, 0);
+	ck_assert(!refused);
+	ck_assert_msg(refused.error().message.find("CPU architecture is unknown") != std::string::npos, "%s",
+		      refused.error().str().c_str());
 	ck_assert(!parse_nccl_topology("<system><cpu>", "trunc.xml"));
 	ck_assert(!parse_nccl_topology("", "empty.xml"));
 	ck_assert(!parse_nccl_topology("garbage", "g.xml"));
@@ -160,6 +180,13 @@ START_TEST(hwloc_dgx2)
 		ck_assert(g.nvswitch);
 		ck_assert_int_eq(g.nvlinks, 6);
 	}
+	// <info name="Architecture" value="x86_64">, the Package's CPUVendor GenuineIntel, family 6, model 85;
+	// the GPUs' pci_link_speed 15.753846 GB/s: x16 at 8 GT/s (Gen3).
+	ck_assert_sstr_eq(n.cpu.arch, "x86_64");
+	ck_assert_sstr_eq(n.cpu.vendor, "GenuineIntel");
+	ck_assert_int_eq(n.cpu.family, 6);
+	ck_assert_int_eq(n.cpu.model, 85);
+	ck_assert(n.gpus[0].pcie_gts == 8 && n.gpus[0].pcie_width == 16);
 	auto c = build_cluster(*s);
 	ck_assert(c.has_value());
 	std::string gres = write_gres_conf(*c, 0);
