@@ -8,17 +8,17 @@ pkgs=(
 	g++ make autoconf automake libtool pkg-config
 	# nm and readelf for the plugin-load checks (tests/plugins/check_symbols.sh)
 	binutils
-	# libraries loom builds against
-	libjson-c-dev libhwloc-dev libibverbs-dev check
+	# libraries loom builds against (libyaml: Slurm's topology.yaml)
+	libjson-c-dev libhwloc-dev libyaml-dev libibverbs-dev check
 	# Slurm 22.05 (daemons, clients, headers) and munge; dpkg-dev for `apt-get source`
 	slurmctld slurmd slurm-client munge libslurm-dev libmunge-dev dpkg-dev
 	# test tools: ss (iproute2), python3 (SDK, training program), clang + runtime (libFuzzer)
 	iproute2 python3 clang libclang-rt-14-dev procps
 	# hwloc's own tools (lstopo, hwloc-calc): the consumers tier checks the hwloc reader against them
 	hwloc
-	# one compiler cache for every build tree; libyaml and http-parser for the
-	# Slurm releases built from source (scripts/slurm.sh)
-	ccache libyaml-dev libhttp-parser-dev
+	# one compiler cache for every build tree; http-parser (and libyaml) for
+	# the Slurm releases built from source (scripts/slurm.sh)
+	ccache libhttp-parser-dev
 	# PyTorch, for the Python SDK's save_torch_async()/load_torch() test (tests/ckpt/sdk_torch.sh)
 	python3-torch
 	# packaging: make rpm, make deb

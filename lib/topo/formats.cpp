@@ -21,6 +21,7 @@ const char *format_name(Format f)
 	case Format::loom_json: return "json";
 	case Format::topology_conf: return "topology.conf";
 	case Format::block_conf: return "block";
+	case Format::topology_yaml: return "topology.yaml";
 	case Format::ibnetdiscover: return "ibnetdiscover";
 	case Format::hwloc_xml: return "hwloc";
 	case Format::nccl_xml: return "nccl";
@@ -30,8 +31,8 @@ const char *format_name(Format f)
 
 Format parse_format_name(std::string_view n)
 {
-	for (Format f : {Format::loom_json, Format::topology_conf, Format::block_conf, Format::ibnetdiscover,
-			 Format::hwloc_xml, Format::nccl_xml})
+	for (Format f : {Format::loom_json, Format::topology_conf, Format::block_conf, Format::topology_yaml,
+			 Format::ibnetdiscover, Format::hwloc_xml, Format::nccl_xml})
 		if (n == format_name(f))
 			return f;
 	return Format::unknown;
@@ -40,7 +41,7 @@ Format parse_format_name(std::string_view n)
 std::string readable_formats()
 {
 	return "json (loom's cluster file), topology.conf (topology/tree), block (topology.conf for topology/block), "
-	       "ibnetdiscover, hwloc (XML), nccl (NCCL topology XML)";
+	       "topology.yaml (Slurm 25.05+), ibnetdiscover, hwloc (XML), nccl (NCCL topology XML)";
 }
 
 Format guess_format(std::string_view text, const std::string &path)
@@ -58,6 +59,16 @@ Format guess_format(std::string_view text, const std::string &path)
 		return Format::ibnetdiscover;
 	if (head.find("SwitchName=") != std::string_view::npos || head.find("switchname=") != std::string_view::npos)
 		return Format::topology_conf;
+	// topology.yaml: a list of "- topology: NAME" entries.
+	for (size_t p = 0; p < head.size();) {
+		size_t e = head.find('\n', p);
+		std::string_view l = trim(head.substr(p, e == std::string_view::npos ? std::string_view::npos : e - p));
+		if (l.rfind("- topology:", 0) == 0 || l.rfind("topology:", 0) == 0)
+			return Format::topology_yaml;
+		if (e == std::string_view::npos)
+			break;
+		p = e + 1;
+	}
 	if (head.find("BlockName=") != std::string_view::npos || head.find("blockname=") != std::string_view::npos ||
 	    head.find("BlockSizes=") != std::string_view::npos)
 		return Format::block_conf;
@@ -87,6 +98,8 @@ expected<ClusterSpec> read_spec(std::string_view text, const std::string &source
 		return parse_topology_conf(text, source);
 	case Format::block_conf:
 		return parse_block_conf(text, source);
+	case Format::topology_yaml:
+		return parse_topology_yaml(text, source);
 	case Format::ibnetdiscover: {
 		LOOM_TRY(fab, parse_ibnetdiscover(text, source, opt.ib));
 		if (note)

@@ -13,10 +13,10 @@
 
 namespace loom::topo {
 
-enum class Format { unknown, loom_json, topology_conf, block_conf, ibnetdiscover, hwloc_xml, nccl_xml };
+enum class Format { unknown, loom_json, topology_conf, block_conf, topology_yaml, ibnetdiscover, hwloc_xml, nccl_xml };
 
 const char *format_name(Format f);
-// "json", "topology.conf", "block", "ibnetdiscover", "hwloc", "nccl"; unknown otherwise.
+// "json", "topology.conf", "block", "topology.yaml", "ibnetdiscover", "hwloc", "nccl"; unknown otherwise.
 Format parse_format_name(std::string_view name);
 // From the content (and the file name as a hint).
 Format guess_format(std::string_view text, const std::string &path);

@@ -4,7 +4,7 @@ lib_libloom_la_SOURCES += \
 	lib/topo/build.hpp lib/topo/build.cpp lib/topo/spec.cpp lib/topo/try.hpp \
 	lib/topo/cluster_json.hpp lib/topo/json_read.cpp lib/topo/json_write.cpp \
 	lib/topo/hostlist.hpp lib/topo/hostlist.cpp \
-	lib/topo/slurm_conf.hpp lib/topo/slurm_conf.cpp \
+	lib/topo/slurm_conf.hpp lib/topo/slurm_conf.cpp lib/topo/topology_yaml.cpp \
 	lib/topo/ib_graph.hpp lib/topo/ibnetdiscover.hpp lib/topo/ibnetdiscover.cpp lib/topo/ib_fabric.cpp \
 	lib/topo/xml.hpp lib/topo/xml.cpp lib/topo/nccl_xml.hpp lib/topo/nccl_xml.cpp \
 	lib/topo/discover.hpp lib/topo/discover.cpp lib/topo/discover_hwloc.cpp lib/topo/discover_nvml.cpp \

@@ -89,7 +89,7 @@ expected<std::vector<std::pair<std::string, std::string>>> slurm_words(std::stri
 	return out;
 }
 
-expected<ClusterSpec> parse_topology_conf(std::string_view text, const std::string &source)
+expected<ClusterSpec> tree_spec(const std::vector<SwitchRecord> &switches, const std::string &source)
 {
 	ClusterSpec s;
 	std::map<std::string, size_t> switch_at;        // name -> index in s.domains
@@ -97,58 +97,36 @@ expected<ClusterSpec> parse_topology_conf(std::string_view text, const std::stri
 	std::map<std::string, std::string> parent_where;
 	std::map<std::string, std::string> node_where;  // node -> where first placed
 	std::vector<std::pair<std::string, std::string>> refs; // (child, where) for dangling checks
-	for (auto &[line_no, line] : logical_lines(text)) {
-		std::string where = source + ":" + std::to_string(line_no);
-		LOOM_TRY(words, slurm_words(line, where));
-		if (!key_is(words[0].first, "SwitchName"))
-			return unexpected(where, "expected SwitchName= (only the tree plugin's format is read), found " +
-							 words[0].first + "=");
-		const std::string &name = words[0].second;
-		if (name.empty())
-			return unexpected(where, "empty SwitchName");
-		if (switch_at.count(name))
-			return unexpected(where, "switch '" + name + "' defined twice");
-		switch_at[name] = s.domains.size();
-		DomainSpec d{name, "", "", 0, where}; // kinds by height
-		std::vector<std::string> nodes;
-		for (size_t k = 1; k < words.size(); k++) {
-			const auto &[key, value] = words[k];
-			if (key_is(key, "Nodes")) {
-				auto names = hostlist_expand(value);
-				if (!names)
-					return unexpected(where, "Nodes=: " + names.error().message);
-				nodes.insert(nodes.end(), names->begin(), names->end());
-			} else if (key_is(key, "Switches")) {
-				auto kids = hostlist_expand(value);
-				if (!kids)
-					return unexpected(where, "Switches=: " + kids.error().message);
-				for (auto &k2 : *kids) {
-					if (parent_of.count(k2))
-						return unexpected(where, "switch '" + k2 + "' already has parent '" +
-										 parent_of[k2] + "' (" + parent_where[k2] + ")");
-					parent_of[k2] = name;
-					parent_where[k2] = where;
-					refs.emplace_back(k2, where);
-				}
-			} else if (key_is(key, "LinkSpeed")) {
-				// Slurm ignores LinkSpeed; we keep it as the uplink figure when numeric.
-				char *end = nullptr;
-				double v = std::strtod(value.c_str(), &end);
-				if (value.empty() || *end || v < 0)
-					return unexpected(where, "LinkSpeed=: not a number: '" + value + "'");
-				d.uplink_gbps = v;
-			} else {
-				return unexpected(where, "unknown key " + key + "=");
-			}
+	for (const SwitchRecord &r : switches) {
+		const std::string &where = r.where;
+		if (r.name.empty())
+			return unexpected(where, "empty switch name");
+		if (auto it = switch_at.find(r.name); it != switch_at.end())
+			return unexpected(where, "switch '" + r.name + "' defined twice (first at " +
+							 s.domains[it->second].where + ")");
+		switch_at[r.name] = s.domains.size();
+		s.domains.push_back(DomainSpec{r.name, "", "", r.link_gbps, where}); // kinds by height
+		auto nodes = r.nodes.empty() ? expected<std::vector<std::string>>(std::vector<std::string>{}) : hostlist_expand(r.nodes);
+		if (!nodes)
+			return unexpected(where, "nodes: " + nodes.error().message);
+		auto kids = r.switches.empty() ? expected<std::vector<std::string>>(std::vector<std::string>{}) : hostlist_expand(r.switches);
+		if (!kids)
+			return unexpected(where, "switches: " + kids.error().message);
+		for (auto &k : *kids) {
+			if (parent_of.count(k))
+				return unexpected(where, "switch '" + k + "' already has parent '" + parent_of[k] + "' (" +
+								 parent_where[k] + ")");
+			parent_of[k] = r.name;
+			parent_where[k] = where;
+			refs.emplace_back(k, where);
 		}
-		s.domains.push_back(d);
-		for (auto &n : nodes) {
+		for (auto &n : *nodes) {
 			if (auto it = node_where.find(n); it != node_where.end())
 				return unexpected(where, "node '" + n + "' is already under a switch (" + it->second + ")");
 			node_where[n] = where;
 			NodeSpec ns;
 			ns.name = n;
-			ns.domain = name;
+			ns.domain = r.name;
 			ns.where = where;
 			s.nodes.push_back(std::move(ns));
 		}
@@ -159,8 +137,48 @@ expected<ClusterSpec> parse_topology_conf(std::string_view text, const std::stri
 	for (auto &[child, parent] : parent_of)
 		s.domains[switch_at[child]].parent = parent;
 	if (s.domains.empty())
-		return unexpected(source, "no SwitchName= lines");
+		return unexpected(source, "no switches");
 	return s;
+}
+
+expected<ClusterSpec> parse_topology_conf(std::string_view text, const std::string &source)
+{
+	std::vector<SwitchRecord> switches;
+	for (auto &[line_no, line] : logical_lines(text)) {
+		std::string where = source + ":" + std::to_string(line_no);
+		LOOM_TRY(words, slurm_words(line, where));
+		if (!key_is(words[0].first, "SwitchName"))
+			return unexpected(where, "expected SwitchName= (only the tree plugin's format is read), found " +
+							 words[0].first + "=");
+		SwitchRecord r{words[0].second, "", "", 0, where};
+		if (r.name.empty())
+			return unexpected(where, "empty SwitchName");
+		for (size_t k = 1; k < words.size(); k++) {
+			const auto &[key, value] = words[k];
+			if (key_is(key, "Nodes")) {
+				r.nodes += (r.nodes.empty() ? "" : ",") + value;
+				if (auto n = hostlist_expand(value); !n)
+					return unexpected(where, "Nodes=: " + n.error().message);
+			} else if (key_is(key, "Switches")) {
+				r.switches += (r.switches.empty() ? "" : ",") + value;
+				if (auto n = hostlist_expand(value); !n)
+					return unexpected(where, "Switches=: " + n.error().message);
+			} else if (key_is(key, "LinkSpeed")) {
+				// Slurm ignores LinkSpeed; we keep it as the uplink figure when numeric.
+				char *end = nullptr;
+				double v = std::strtod(value.c_str(), &end);
+				if (value.empty() || *end || v < 0)
+					return unexpected(where, "LinkSpeed=: not a number: '" + value + "'");
+				r.link_gbps = v;
+			} else {
+				return unexpected(where, "unknown key " + key + "=");
+			}
+		}
+		switches.push_back(std::move(r));
+	}
+	if (switches.empty())
+		return unexpected(source, "no SwitchName= lines");
+	return tree_spec(switches, source);
 }
 
 std::vector<TreeSwitch> tree_switches(const Cluster &c, std::vector<std::string> *skipped)
@@ -335,16 +353,107 @@ std::string write_topology_yaml(const Cluster &c)
 	return out;
 }
 
-expected<ClusterSpec> parse_block_conf(std::string_view text, const std::string &source)
+expected<ClusterSpec> block_spec(const std::vector<BlockRecord> &records, std::vector<int> sizes,
+				 const std::string &sizes_where, const std::string &source)
 {
 	struct Block {
 		std::string name, where;
 		std::vector<std::string> nodes;
 	};
 	std::vector<Block> blocks;
+	std::map<std::string, std::string> node_where, block_where;
+	for (const BlockRecord &r : records) {
+		Block b{r.name, r.where, {}};
+		if (b.name.empty())
+			return unexpected(r.where, "empty block name");
+		if (auto it = block_where.find(b.name); it != block_where.end())
+			return unexpected(r.where, "block '" + b.name + "' defined twice (first at " + it->second + ")");
+		block_where[b.name] = r.where;
+		auto names = r.nodes.empty() ? expected<std::vector<std::string>>(std::vector<std::string>{}) : hostlist_expand(r.nodes);
+		if (!names)
+			return unexpected(r.where, "nodes: " + names.error().message);
+		for (auto &n : *names) {
+			if (auto it = node_where.find(n); it != node_where.end())
+				return unexpected(r.where, "node '" + n + "' is already in a block (" + it->second + ")");
+			node_where[n] = r.where;
+			b.nodes.push_back(n);
+		}
+		if (b.nodes.empty())
+			return unexpected(r.where, "block '" + b.name + "' has no nodes");
+		blocks.push_back(std::move(b));
+	}
+	if (blocks.empty())
+		return unexpected(source, "no blocks");
+	for (size_t k = 1; k < sizes.size(); k++) {
+		long n = sizes[k], prev = sizes[k - 1];
+		if (n <= prev || n % prev != 0 || ((n / prev) & (n / prev - 1)) != 0)
+			return unexpected(sizes_where, "block sizes: " + std::to_string(n) + " is not a power of two times " +
+							       std::to_string(prev));
+	}
+	for (int v : sizes)
+		if (v <= 0 || v > (1 << 24))
+			return unexpected(sizes_where, "block sizes: not a node count: " + std::to_string(v));
+	size_t smallest = blocks[0].nodes.size();
+	for (const Block &b : blocks)
+		smallest = std::min(smallest, b.nodes.size());
+	if (sizes.empty())
+		sizes = default_block_sizes(static_cast<int>(smallest), static_cast<int>(blocks.size()));
+	for (const Block &b : blocks)
+		if (b.nodes.size() < static_cast<size_t>(sizes[0]))
+			return unexpected(b.where, "block '" + b.name + "' has " + std::to_string(b.nodes.size()) +
+							   " nodes, fewer than the base block size " + std::to_string(sizes[0]) +
+							   " (" + sizes_where + ")");
+	// Base blocks are NVLink domains and domains of kind "block"; each larger
+	// block size groups that many consecutive base blocks ("blockSIZE"); a
+	// root holds them all.
+	ClusterSpec s;
+	std::vector<std::string> below; // the domains of the level below
+	std::map<std::string, size_t> at;
+	for (const Block &b : blocks) {
+		s.nvlink_domains.push_back(NvlinkDomainSpec{b.name, 0, b.where});
+		at[b.name] = s.domains.size();
+		s.domains.push_back(DomainSpec{b.name, "block", "", 0, b.where});
+		below.push_back(b.name);
+		for (const std::string &n : b.nodes) {
+			NodeSpec ns;
+			ns.name = n;
+			ns.domain = b.name;
+			ns.nvlink_domain = b.name;
+			ns.where = b.where;
+			s.nodes.push_back(std::move(ns));
+		}
+	}
+	for (size_t k = 1; k < sizes.size() && below.size() > 1; k++) {
+		size_t group = static_cast<size_t>(sizes[k] / sizes[k - 1]);
+		std::vector<std::string> level;
+		for (size_t i = 0; i < below.size(); i += group) {
+			std::string name = "block" + std::to_string(sizes[k]) + "-" + std::to_string(level.size() + 1);
+			if (at.count(name))
+				return unexpected(sizes_where, "a block is named '" + name + "', the name of an aggregated block");
+			at[name] = s.domains.size();
+			s.domains.push_back(DomainSpec{name, "block" + std::to_string(sizes[k]), "", 0, sizes_where});
+			for (size_t j = i; j < std::min(below.size(), i + group); j++)
+				s.domains[at[below[j]]].parent = name;
+			level.push_back(name);
+		}
+		below = std::move(level);
+	}
+	if (below.size() > 1) {
+		if (at.count("blocks"))
+			return unexpected(source, "a block is named 'blocks', the name of the root of all blocks");
+		s.domains.push_back(DomainSpec{"blocks", "blocks", "", 0, source});
+		for (auto &d : s.domains)
+			if (d.parent.empty() && d.name != "blocks")
+				d.parent = "blocks";
+	}
+	return s;
+}
+
+expected<ClusterSpec> parse_block_conf(std::string_view text, const std::string &source)
+{
+	std::vector<BlockRecord> blocks;
 	std::vector<int> sizes;
 	std::string sizes_where;
-	std::map<std::string, std::string> node_where, block_where;
 	for (auto &[line_no, line] : logical_lines(text)) {
 		std::string where = source + ":" + std::to_string(line_no);
 		LOOM_TRY(words, slurm_words(line, where));
@@ -378,24 +487,15 @@ expected<ClusterSpec> parse_block_conf(std::string_view text, const std::string 
 		if (!key_is(words[0].first, "BlockName"))
 			return unexpected(where, "expected BlockName= or BlockSizes= (the block plugin's format), found " +
 							 words[0].first + "=");
-		Block b{words[0].second, where, {}};
+		BlockRecord b{words[0].second, "", where};
 		if (b.name.empty())
 			return unexpected(where, "empty BlockName");
-		if (auto it = block_where.find(b.name); it != block_where.end())
-			return unexpected(where, "block '" + b.name + "' defined twice (first at " + it->second + ")");
-		block_where[b.name] = where;
 		for (size_t k = 1; k < words.size(); k++) {
 			if (!key_is(words[k].first, "Nodes"))
 				return unexpected(where, "unknown key " + words[k].first + "= (a block has Nodes= only)");
-			auto names = hostlist_expand(words[k].second);
-			if (!names)
-				return unexpected(where, "Nodes=: " + names.error().message);
-			for (auto &n : *names) {
-				if (auto it = node_where.find(n); it != node_where.end())
-					return unexpected(where, "node '" + n + "' is already in a block (" + it->second + ")");
-				node_where[n] = where;
-				b.nodes.push_back(n);
-			}
+			if (auto n = hostlist_expand(words[k].second); !n)
+				return unexpected(where, "Nodes=: " + n.error().message);
+			b.nodes += (b.nodes.empty() ? "" : ",") + words[k].second;
 		}
 		if (b.nodes.empty())
 			return unexpected(where, "block '" + b.name + "' has no Nodes=");
@@ -403,55 +503,7 @@ expected<ClusterSpec> parse_block_conf(std::string_view text, const std::string 
 	}
 	if (blocks.empty())
 		return unexpected(source, "no BlockName= lines");
-	size_t smallest = blocks[0].nodes.size();
-	for (const Block &b : blocks)
-		smallest = std::min(smallest, b.nodes.size());
-	if (sizes.empty())
-		sizes = default_block_sizes(static_cast<int>(smallest), static_cast<int>(blocks.size()));
-	for (const Block &b : blocks)
-		if (b.nodes.size() < static_cast<size_t>(sizes[0]))
-			return unexpected(b.where, "block '" + b.name + "' has " + std::to_string(b.nodes.size()) +
-							   " nodes, fewer than the base block size " + std::to_string(sizes[0]) +
-							   " (" + sizes_where + ")");
-	// Base blocks are NVLink domains and domains of kind "block"; each larger
-	// block size groups that many consecutive base blocks ("block-SIZE"); a
-	// root holds them all.
-	ClusterSpec s;
-	std::vector<std::string> below; // the domains of the level below
-	for (const Block &b : blocks) {
-		s.nvlink_domains.push_back(NvlinkDomainSpec{b.name, 0, b.where});
-		s.domains.push_back(DomainSpec{b.name, "block", "", 0, b.where});
-		below.push_back(b.name);
-		for (const std::string &n : b.nodes) {
-			NodeSpec ns;
-			ns.name = n;
-			ns.domain = b.name;
-			ns.nvlink_domain = b.name;
-			ns.where = b.where;
-			s.nodes.push_back(std::move(ns));
-		}
-	}
-	for (size_t k = 1; k < sizes.size() && below.size() > 1; k++) {
-		size_t group = static_cast<size_t>(sizes[k] / sizes[k - 1]);
-		std::vector<std::string> level;
-		for (size_t i = 0; i < below.size(); i += group) {
-			std::string name = "block" + std::to_string(sizes[k]) + "-" + std::to_string(level.size() + 1);
-			s.domains.push_back(DomainSpec{name, "block" + std::to_string(sizes[k]), "", 0, sizes_where});
-			for (size_t j = i; j < std::min(below.size(), i + group); j++)
-				for (auto &d : s.domains)
-					if (d.name == below[j])
-						d.parent = name;
-			level.push_back(name);
-		}
-		below = std::move(level);
-	}
-	if (below.size() > 1) {
-		s.domains.push_back(DomainSpec{"blocks", "blocks", "", 0, source});
-		for (auto &d : s.domains)
-			if (d.parent.empty() && d.name != "blocks")
-				d.parent = "blocks";
-	}
-	return s;
+	return block_spec(blocks, sizes, sizes_where, source);
 }
 
 expected<std::vector<SlurmNode>> parse_slurm_nodes(std::string_view text, const std::string &source)

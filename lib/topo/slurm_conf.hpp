@@ -17,6 +17,24 @@ namespace loom::topo {
 expected<std::vector<std::pair<std::string, std::string>>> slurm_words(std::string_view line,
 								      const std::string &where);
 
+// One switch or block as the tree and block plugins take them, from any of
+// their files (topology.conf, topology.yaml); 'where' names its place.
+struct SwitchRecord {
+	std::string name, nodes, switches; // hostlists
+	double link_gbps = 0;
+	std::string where;
+};
+struct BlockRecord {
+	std::string name, nodes;
+	std::string where;
+};
+// The tree plugin's switches as a description (kinds by height; a node under
+// two switches, a switch with two parents, an undefined switch: errors).
+expected<ClusterSpec> tree_spec(const std::vector<SwitchRecord> &switches, const std::string &source);
+// The block plugin's blocks (sizes empty: the default doubling).
+expected<ClusterSpec> block_spec(const std::vector<BlockRecord> &blocks, std::vector<int> sizes,
+				 const std::string &sizes_where, const std::string &source);
+
 // topology.conf: SwitchName= lines with Nodes= and/or Switches= (hostlists).
 // Switches become domains ("leaf" when they hold nodes, else "switch"), nodes
 // get their switch as domain and no hardware. A node under two switches, a
@@ -54,6 +72,12 @@ expected<ClusterSpec> parse_block_conf(std::string_view text, const std::string 
 // topology.yaml (Slurm 25.05+): topology "fabric" (tree, the cluster's
 // default) and, when there are NVLink domains, topology "nvlink" (block).
 std::string write_topology_yaml(const Cluster &c);
+// topology.yaml in: the cluster's default topology (cluster_default: true,
+// else the first) as the fabric: a tree as topology.conf's, a block as the
+// block plugin's; with a tree, the blocks of every block topology are its
+// NVLink domains. flat: no fabric. ring and torus3d: an error. Unknown keys,
+// a node in two places: errors with file:line.
+expected<ClusterSpec> parse_topology_yaml(std::string_view text, const std::string &source);
 
 struct SlurmNode {
 	std::string name;

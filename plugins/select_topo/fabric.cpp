@@ -70,9 +70,10 @@ expected<Fabric> load_fabric(const std::string &cluster_file, const std::string 
 		auto text = read_file(topology_conf);
 		if (!text)
 			return unexpected(text.error());
-		// topology/tree's SwitchName= lines or topology/block's BlockName= lines.
+		// topology/tree's SwitchName= lines, topology/block's BlockName= lines,
+		// or topology.yaml (25.05+).
 		topo::Format f = topo::guess_format(*text, topology_conf);
-		if (f != topo::Format::block_conf)
+		if (f != topo::Format::block_conf && f != topo::Format::topology_yaml)
 			f = topo::Format::topology_conf;
 		auto s = topo::read_spec(*text, topology_conf, f);
 		if (!s)

@@ -31,6 +31,7 @@ struct Fabric {
 
 // class_features: node features that name GPU generations ("a100", "h100"):
 // a node's first such feature becomes its GPU model and performance class.
+// topology_conf: Slurm's topology.conf or topology.yaml (read by its content).
 // level_names: kinds for the levels of a fabric file that names none (a
 // topology.conf), from the leaves up.
 expected<Fabric> load_fabric(const std::string &cluster_file, const std::string &topology_conf,

@@ -118,11 +118,13 @@ expected<std::unique_ptr<Loaded>> load()
 			return unexpected(w.error());
 		l->weights = *w;
 	}
-	if (std::string yaml = conf_path("topology.yaml"); l->config.cluster_file.empty() && ::access(yaml.c_str(), F_OK) == 0)
-		error("select/topo: %s exists and Slurm reads it instead of topology.conf, but loom does not read "
-		      "topology.yaml: set cluster_file= in loom-topo.conf (loom topo convert --to json)",
-		      yaml.c_str());
-	auto fabric = load_fabric(l->config.cluster_file, conf_path("topology.conf"), slurm_nodes(),
+	// Slurm 25.05+ reads topology.yaml instead of topology.conf when it exists: so does select/topo.
+	std::string topology_file = conf_path("topology.conf");
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+	if (std::string yaml = conf_path("topology.yaml"); ::access(yaml.c_str(), F_OK) == 0)
+		topology_file = yaml;
+#endif
+	auto fabric = load_fabric(l->config.cluster_file, topology_file, slurm_nodes(),
 				  l->config.gpu_classes, l->config.level_names);
 	if (!fabric)
 		return unexpected(fabric.error());

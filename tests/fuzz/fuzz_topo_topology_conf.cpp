@@ -1,4 +1,4 @@
-// Fuzz target: the topology.conf (tree and block) and slurm.conf readers must
+// Fuzz target: the topology.conf (tree and block), topology.yaml and slurm.conf readers must
 // give a value or an Error, never crash or hang; what builds is written back.
 #include "lib/topo/slurm_conf.hpp"
 
@@ -13,6 +13,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (s)
 		if (auto c = loom::topo::build_cluster(*s))
 			(void)loom::topo::write_topology_yaml(*c);
+	auto y = loom::topo::parse_topology_yaml(text, "fuzz.yaml");
+	if (y)
+		(void)loom::topo::build_cluster(*y);
 	auto b = loom::topo::parse_block_conf(text, "fuzz.conf");
 	if (b)
 		if (auto c = loom::topo::build_cluster(*b))

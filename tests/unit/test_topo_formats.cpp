@@ -246,6 +246,72 @@ START_TEST(block_conf_in_and_out)
 }
 END_TEST
 
+// topology.yaml (Slurm 25.05+): the man page's example and loom's own file.
+START_TEST(topology_yaml_in)
+{
+	const char *example = "---\n"
+			      "- topology: topo1\n"
+			      "  cluster_default: true\n"
+			      "  tree:\n"
+			      "    switches:\n"
+			      "      - switch: sw_root\n"
+			      "        children: s[1-2]\n"
+			      "      - switch: s1\n"
+			      "        nodes: node[01-02]\n"
+			      "      - switch: s2\n"
+			      "        nodes: node[03-04]\n"
+			      "- topology: topo2\n"
+			      "  cluster_default: false\n"
+			      "  block:\n"
+			      "    block_sizes:\n"
+			      "      - 4\n"
+			      "      - 16\n"
+			      "    blocks:\n"
+			      "      - block: b1\n"
+			      "        nodes: node[01-04]\n"
+			      "- topology: topo3\n"
+			      "  cluster_default: false\n"
+			      "  flat: true\n";
+	ck_assert(guess_format(example, "topology.yaml") == Format::topology_yaml);
+	auto s = read_spec(example, "topology.yaml", Format::unknown);
+	ck_assert_msg(s.has_value(), "%s", s ? "" : s.error().str().c_str());
+	auto c = build_cluster(*s);
+	ck_assert_msg(c.has_value(), "%s", c ? "" : c.error().str().c_str());
+	// The default topology (topo1): 3 switches, 4 nodes, s1 holding node01-02;
+	// topo2's block b1 is an NVLink domain of the 4 nodes.
+	ck_assert_int_eq(c->domains.size(), 3);
+	ck_assert_int_eq(c->nodes.size(), 4);
+	ck_assert_int_eq(c->domains[c->find_domain("s1")].node_count(), 2);
+	ck_assert_int_eq(c->nvlink_domains.size(), 1);
+	ck_assert_int_eq(c->nvlink_domains[0].nodes.size(), 4);
+	// Written by loom and read back: the same tree and blocks.
+	std::string yaml = write_topology_yaml(*c);
+	auto back = read_spec(yaml, "written.yaml", Format::unknown);
+	ck_assert_msg(back.has_value(), "%s\n%s", back ? "" : back.error().str().c_str(), yaml.c_str());
+	auto c2 = build_cluster(*back);
+	ck_assert(c2.has_value());
+	ck_assert_int_eq(c2->domains.size(), 3);
+	ck_assert_int_eq(c2->nvlink_domains.size(), 1);
+	auto e = [](const char *text) {
+		auto r = parse_topology_yaml(text, "t.yaml");
+		ck_assert(!r);
+		return r.error().str();
+	};
+	ck_assert_sstr_eq(e("- topology: x\n  tree:\n    switches:\n      - switch: a\n        nodez: n1\n"),
+			  "t.yaml:5: unknown key 'nodez' in a switch");
+	ck_assert_sstr_eq(e("- topology: x\n  tree:\n    switches:\n      - switch: a\n        nodes: n[1-2]\n"
+			    "      - switch: b\n        nodes: n2\n"),
+			  "t.yaml:6: node 'n2' is already under a switch (t.yaml:4)");
+	ck_assert_sstr_eq(e("- topology: r\n  ring:\n    rings: []\n"),
+			  "t.yaml:1: topology 'r' is a ring or torus3d, which loom does not model (give cluster_default to "
+			  "a tree or block topology)");
+	ck_assert(e("- topology: [\n").find("t.yaml:") == 0);                      // not YAML, with its line
+	ck_assert_sstr_eq(e("just a string\n"), "t.yaml:1: expected a list of topologies (- topology: NAME ...)");
+	ck_assert_sstr_eq(e("- topology: x\n  tree: {}\n  flat: true\n"),
+			  "t.yaml:1: topology 'x' must have exactly one of tree, block, flat, ring, torus3d");
+}
+END_TEST
+
 // Files loom does not read: "unsupported format" and what it reads, never a JSON path.
 START_TEST(unsupported_formats)
 {
@@ -262,6 +328,16 @@ START_TEST(unsupported_formats)
 	ck_assert(!names_compute_node("", &why) && why == IbLeftOut::Why::unnamed);
 	ck_assert(!names_compute_node("MT4129 ConnectX7   Mellanox Technologies", &why) && why == IbLeftOut::Why::unnamed);
 	ck_assert(names_compute_node("smith-gpu-3 mlx5_1", &why)); // "sm" only as a whole word
+	// A slurm.conf that is none: an error at its line (escaped), not an empty cluster.
+	auto bin = parse_slurm_nodes(std::string("\x7f" "ELF\x02\x01garbage\n", 14), "slurm.conf");
+	ck_assert(!bin);
+	ck_assert_sstr_eq(bin.error().str(), "slurm.conf:1: not a slurm.conf line (expected Key=Value): '\\x7fELF\\x02\\x01garbage'");
+	auto empty = parse_slurm_nodes("ClusterName=x\nSlurmctldHost=h\n", "slurm.conf");
+	ck_assert(!empty);
+	ck_assert_sstr_eq(empty.error().str(), "slurm.conf: no NodeName= lines: a slurm.conf without nodes");
+	auto inc = parse_slurm_nodes("ClusterName=x\ninclude /etc/slurm/nodes.conf\n", "slurm.conf");
+	ck_assert(!inc);
+	ck_assert(inc.error().message.find("included file") != std::string::npos);
 	auto junk = read_spec("hello world\n", "junk.txt", Format::unknown);
 	ck_assert(!junk);
 	ck_assert_msg(junk.error().message.find("unsupported format") != std::string::npos &&
@@ -464,6 +540,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, hwloc_power8_nvlink_to_cpu);
 	tcase_add_test(tc, block_conf_in_and_out);
 	tcase_add_test(tc, unsupported_formats);
+	tcase_add_test(tc, topology_yaml_in);
 	tcase_add_test(tc, hwloc_v3_discover);
 	tcase_add_test(tc, discover_recorded_h100_root);
 	tcase_add_test(tc, topology_conf_and_check);
