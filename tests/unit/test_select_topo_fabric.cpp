@@ -38,6 +38,41 @@ std::vector<SlurmNodeInfo> nodes(int n, int extra = 0)
 
 } // namespace
 
+// The same fabric as Slurm 25.05+ reads it from topology.yaml, and as
+// topology/block's topology.conf; level_names= names the tree's levels.
+START_TEST(topology_yaml_and_block_conf)
+{
+	std::string d = tmpdir();
+	std::string yaml = d + "/topology.yaml";
+	ck_assert(write_file_atomic(yaml, "- topology: fabric\n"
+					  "  cluster_default: true\n"
+					  "  tree:\n"
+					  "    switches:\n"
+					  "      - {switch: leaf1, nodes: \"n[1-8]\"}\n"
+					  "      - {switch: leaf2, nodes: \"n[9-16]\"}\n"
+					  "      - {switch: top, children: \"leaf[1-2]\"}\n"
+					  "- topology: racks\n"
+					  "  block:\n"
+					  "    block_sizes: [4]\n"
+					  "    blocks:\n"
+					  "      - {block: r1, nodes: \"n[1-4]\"}\n"
+					  "      - {block: r2, nodes: \"n[5-8]\"}\n")
+			  .has_value());
+	auto f = load_fabric("", yaml, nodes(16), {"a100", "h100"}, {"rack-switch", "row"});
+	ck_assert_msg(f.has_value(), "%s", f ? "" : f.error().str().c_str());
+	const topo::Cluster &c = f->cluster;
+	ck_assert_int_eq(c.nodes.size(), 16);
+	ck_assert_int_eq(c.nvlink_domains.size(), 2);
+	ck_assert_sstr_eq(join(topo::locality_kinds(c), ","), "rack-switch,row,nvlink");
+	std::string block = d + "/topology.conf";
+	ck_assert(write_file_atomic(block, "BlockName=b1 Nodes=n[1-8]\nBlockName=b2 Nodes=n[9-16]\n").has_value());
+	auto b = load_fabric("", block, nodes(16), {});
+	ck_assert_msg(b.has_value(), "%s", b ? "" : b.error().str().c_str());
+	ck_assert_int_eq(b->cluster.nvlink_domains.size(), 2);
+	ck_assert_sstr_eq(join(topo::locality_kinds(b->cluster), ","), "block,block16,nvlink");
+}
+END_TEST
+
 START_TEST(topology_conf_with_slurm_nodes)
 {
 	std::string d = tmpdir();
@@ -141,6 +176,7 @@ static Suite *make_suite()
 	Suite *s = suite_create("select_topo_fabric");
 	TCase *tc = tcase_create("fabric");
 	tcase_add_test(tc, topology_conf_with_slurm_nodes);
+	tcase_add_test(tc, topology_yaml_and_block_conf);
 	tcase_add_test(tc, node_missing_from_fabric_is_alone);
 	tcase_add_test(tc, broken_fabric_is_an_error);
 	tcase_add_test(tc, config_file);
