@@ -37,7 +37,8 @@ const char usage_text[] =
 	"                 [--gpus-per-node N] [--gpu-model M] [--node-features FILE] [--class-features A,B]\n"
 	"                 [--placeholders skip|guid]  (HCAs whose node description names no host)\n"
 	"                 [--level-names leaf,su,spine]  (kinds by height where the file names none)\n"
-	"formats in:  json, topology.conf, block (topology.conf of topology/block), ibnetdiscover, hwloc, nccl\n"
+	"formats in:  json, topology.conf, block (topology.conf of topology/block), topology.yaml, ibnetdiscover,\n"
+	"             hwloc, nccl\n"
 	"formats out: json, topology.conf, block, topology.yaml (Slurm 25.05+), gres.conf, nccl\n"
 	"exit codes: 0 ok, 1 problems found, 2 bad usage\n";
 
