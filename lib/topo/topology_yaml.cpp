@@ -17,18 +17,20 @@ namespace {
 struct Y {
 	enum Kind { scalar, seq, map } kind = scalar;
 	std::string value;
-	std::vector<Y> items;
-	std::vector<std::pair<std::string, Y>> pairs;
+	std::vector<Y> items;             // a sequence's items; a mapping's values
+	std::vector<std::string> keys;    // a mapping's keys, items[i] the value of keys[i]
 	size_t line = 0;
 
-	const Y *get(const std::string &key) const
-	{
-		for (const auto &[k, v] : pairs)
-			if (k == key)
-				return &v;
-		return nullptr;
-	}
+	const Y *get(const std::string &key) const;
 };
+
+const Y *Y::get(const std::string &key) const
+{
+	for (size_t i = 0; i < keys.size(); i++)
+		if (keys[i] == key)
+			return &items[i];
+	return nullptr;
+}
 
 constexpr size_t max_depth = 64;
 constexpr size_t max_nodes = 10'000'000;
@@ -85,7 +87,8 @@ expected<Y> convert(yaml_document_t *doc, yaml_node_t *n, const std::string &sou
 			auto c = convert(doc, v, source, depth + 1, count);
 			if (!c)
 				return c;
-			y.pairs.emplace_back(std::move(key), std::move(*c));
+			y.keys.push_back(std::move(key));
+			y.items.push_back(std::move(*c));
 		}
 		return y;
 	default:
@@ -124,12 +127,12 @@ expected<std::string> text_of(const Y &m, const char *key, const std::string &so
 
 status only_keys(const Y &m, std::initializer_list<const char *> keys, const std::string &source, const char *what)
 {
-	for (const auto &[k, v] : m.pairs) {
+	for (size_t i = 0; i < m.keys.size(); i++) {
 		bool known = false;
 		for (const char *want : keys)
-			known = known || k == want;
+			known = known || m.keys[i] == want;
 		if (!known)
-			return unexpected(at(source, v), "unknown key '" + k + "' in " + what);
+			return unexpected(at(source, m.items[i]), "unknown key '" + m.keys[i] + "' in " + what);
 	}
 	return ok();
 }
