@@ -52,14 +52,6 @@ struct Hca {
 	int sw_port;
 };
 
-std::string lower(std::string_view s)
-{
-	std::string out(s);
-	for (char &ch : out)
-		ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-	return out;
-}
-
 // Host names an installer or an unset description leaves behind.
 bool placeholder_host(const std::string &host)
 {

@@ -233,7 +233,7 @@ namespace {
 std::string link_speed_text(double gts)
 {
 	char buf[32];
-	std::snprintf(buf, sizeof buf, gts == 2.5 ? "%.1f GT/s PCIe" : "%.1f GT/s PCIe", gts);
+	std::snprintf(buf, sizeof buf, "%.1f GT/s PCIe", gts);
 	return buf;
 }
 

@@ -1,4 +1,5 @@
 #include "lib/util/config.hpp"
+#include "lib/util/fs.hpp"
 
 #include "lib/util/log.hpp"
 
@@ -22,14 +23,6 @@ bool all_digits(std::string_view s)
 		if (!std::isdigit(static_cast<unsigned char>(c)))
 			return false;
 	return true;
-}
-
-std::string lower(std::string_view s)
-{
-	std::string r(s);
-	for (char &c : r)
-		c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-	return r;
 }
 
 // Parse leading digits of s into v; returns the number of characters used.

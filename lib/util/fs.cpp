@@ -1,6 +1,7 @@
 #include "lib/util/fs.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -162,6 +163,14 @@ std::string shown(std::string_view s, size_t max)
 	}
 	if (s.size() > max)
 		out += "...";
+	return out;
+}
+
+std::string lower(std::string_view s)
+{
+	std::string out(s);
+	for (char &ch : out)
+		ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
 	return out;
 }
 

@@ -27,6 +27,8 @@ std::string_view trim(std::string_view s);
 // Text from a file for a message: at most 'max' bytes, control and non-ASCII
 // bytes as \xNN, so that what a user sees is what the file holds.
 std::string shown(std::string_view s, size_t max = 40);
+// ASCII lower case.
+std::string lower(std::string_view s);
 // The words with 'sep' between them.
 std::string join(const std::vector<std::string> &words, std::string_view sep);
 

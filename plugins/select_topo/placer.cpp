@@ -32,6 +32,7 @@ struct Loaded {
 	place::Weights weights;
 	std::vector<topo::Index> model_of;    // Slurm node index -> model node
 	std::vector<int> slurm_of;            // model node -> Slurm node index (-1: not in Slurm)
+	std::vector<std::string> kinds;       // what --locality takes on this fabric (checked at submit)
 	// What the engine's State was last read from (see refresh()).
 	uint64_t seen_change = 0;
 	uint64_t seen_weights = UINT64_MAX;
@@ -129,6 +130,7 @@ expected<std::unique_ptr<Loaded>> load()
 	if (!fabric)
 		return unexpected(fabric.error());
 	l->fabric = std::move(*fabric);
+	l->kinds = topo::locality_kinds(l->fabric.cluster);
 	l->state = std::make_unique<place::State>(l->fabric.cluster);
 	const topo::Cluster &c = l->fabric.cluster;
 	l->slurm_of.assign(c.nodes.size(), -1);
@@ -423,11 +425,10 @@ int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uin
 			// At submit (TEST_ONLY): a kind this cluster does not have is
 			// refused, never left to fail later in silence.
 			if (mode == SELECT_MODE_TEST_ONLY && !hints->locality.empty()) {
-				auto kinds = topo::locality_kinds(l->fabric.cluster);
-				if (std::find(kinds.begin(), kinds.end(), hints->locality) == kinds.end()) {
+				if (std::find(l->kinds.begin(), l->kinds.end(), hints->locality) == l->kinds.end()) {
 					error("select/topo: JobId=%u: --locality=%s: this cluster has no domain of that kind "
 					      "(kinds: %s): job refused",
-					      job->job_id, hints->locality.c_str(), loom::join(kinds, ", ").c_str());
+					      job->job_id, hints->locality.c_str(), loom::join(l->kinds, ", ").c_str());
 					return SLURM_ERROR;
 				}
 			}

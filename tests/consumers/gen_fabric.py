@@ -152,7 +152,7 @@ def expect_real(path, exclude):
             cur = None if skip else word
             continue
         if line.startswith(("Switch", "vendid", "devid", "sysimgguid", "switchguid", "caguid")):
-            cur = None if not line.startswith("Ca") else cur
+            cur = None  # a new device: port lines below it are not a host's
             continue
         m = re.match(r'^\[\d+\]\([0-9a-f]+\)\s+"S-([0-9a-f]+)"', line)
         if m and cur:

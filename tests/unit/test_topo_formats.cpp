@@ -229,7 +229,7 @@ START_TEST(block_conf_in_and_out)
 	ck_assert_sstr_eq(e("BlockName=a Nodes=n[1-4]\nBlockName=b Nodes=n[4-6]\n"),
 			  "b.conf:2: node 'n4' is already in a block (b.conf:1)");
 	ck_assert_sstr_eq(e("BlockName=a Nodes=n[1-4]\nBlockSizes=4,12\n"),
-			  "b.conf:2: BlockSizes=: 12 is not a power of two times 4");
+			  "b.conf:2: BlockSizes: 12 is not a power of two times 4");
 	ck_assert_sstr_eq(e("BlockName=a Nodes=n[1-2]\nBlockSizes=4\n"),
 			  "b.conf:1: block 'a' has 2 nodes, fewer than the base block size 4 (b.conf:2)");
 	ck_assert_sstr_eq(e("BlockName=a Nodes=n1 Switches=x\n"), "b.conf:1: unknown key Switches= (a block has Nodes= only)");
