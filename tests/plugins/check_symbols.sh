@@ -92,8 +92,10 @@ for so in "$b"/plugins/*/.libs/*.so; do
 			echo "check_symbols: FAIL $name: no symbol table '$arr' found in $table (SLURM_SRC_DIR=$src)"
 			bad=1
 		fi
+		# Matched in the shell, no pipe: with pipefail a pipe's SIGPIPE would read as "not exported".
 		for sym in $names; do
-			echo "$exports" | grep -qx "$sym" || { echo "check_symbols: FAIL $name does not export $sym, which $(basename "$table") looks up"; bad=1; }
+			[[ $'\n'"$exports"$'\n' == *$'\n'"$sym"$'\n'* ]] ||
+				{ echo "check_symbols: FAIL $name does not export $sym, which $(basename "$table") looks up ($(echo "$exports" | wc -l) exports read)"; bad=1; }
 		done
 		[ $bad = 1 ] || echo "check_symbols: $name exports all $(echo "$names" | wc -w) operations $(basename "$table") looks up"
 	fi
