@@ -102,7 +102,7 @@ JOB
 		fi
 		line=$(grep -m1 '^start .* restart=[1-9]' "$out/job.out" 2>/dev/null || true)
 		if [ -n "$line" ]; then
-			if scontrol show hostnames "${line##*nodes=}" | grep -qx "$culprit"; then
+			if scontrol show hostnames "${line##*nodes=}" | grep -x "$culprit" >/dev/null; then
 				die "run $r: job $job restarted on the faulty node $culprit"
 			fi
 			t_running=$(awk -v a="$(echo "$line" | cut -d' ' -f2)" -v b="$t0" 'BEGIN{printf "%.2f", a - b}')

@@ -26,21 +26,21 @@ if [ -n "$main" ] && [ -n "$ctld" ]; then
 	main_files=$(rpm -qlp "$main" 2>/dev/null)
 	ctld_files=$(rpm -qlp "$ctld" 2>/dev/null)
 	case $(basename "$main") in *slurm${slurm_upstream}*) ;; *) bad "rpm Release does not carry Slurm $slurm_upstream: $(basename "$main")" ;; esac
-	echo "$main_files" | grep -qx /usr/bin/loom || bad "loom rpm lacks /usr/bin/loom"
-	echo "$main_files" | grep -q "$rpm_pd/spank_ckpt.so\$" || bad "loom rpm lacks spank_ckpt.so"
-	echo "$main_files" | grep -q "$rpm_pd/spank_place.so\$" || bad "loom rpm lacks spank_place.so"
-	echo "$main_files" | grep -q '^/usr/share/man/man1/loom.1' || bad "loom rpm lacks the loom(1) man page"
-	echo "$ctld_files" | grep -q "$rpm_pd/jobcomp_health.so\$" || bad "loom-slurmctld rpm lacks jobcomp_health.so"
-	echo "$ctld_files" | grep -q "$rpm_pd/select_topo.so\$" || bad "loom-slurmctld rpm lacks select_topo.so"
+	echo "$main_files" | grep -x /usr/bin/loom >/dev/null || bad "loom rpm lacks /usr/bin/loom"
+	echo "$main_files" | grep "$rpm_pd/spank_ckpt.so\$" >/dev/null || bad "loom rpm lacks spank_ckpt.so"
+	echo "$main_files" | grep "$rpm_pd/spank_place.so\$" >/dev/null || bad "loom rpm lacks spank_place.so"
+	echo "$main_files" | grep '^/usr/share/man/man1/loom.1' >/dev/null || bad "loom rpm lacks the loom(1) man page"
+	echo "$ctld_files" | grep "$rpm_pd/jobcomp_health.so\$" >/dev/null || bad "loom-slurmctld rpm lacks jobcomp_health.so"
+	echo "$ctld_files" | grep "$rpm_pd/select_topo.so\$" >/dev/null || bad "loom-slurmctld rpm lacks select_topo.so"
 	if [ "$slurm_api" = 2505 ]; then
-		echo "$ctld_files" | grep -q "$rpm_pd/select_topo_cons_tres.so\$" || bad "loom-slurmctld rpm lacks select_topo_cons_tres.so (25.05+)"
+		echo "$ctld_files" | grep "$rpm_pd/select_topo_cons_tres.so\$" >/dev/null || bad "loom-slurmctld rpm lacks select_topo_cons_tres.so (25.05+)"
 	fi
-	rpm -qp --qf '%{LICENSE}' "$ctld" 2>/dev/null | grep -q 'GPL-2.0-or-later' ||
+	rpm -qp --qf '%{LICENSE}' "$ctld" 2>/dev/null | grep 'GPL-2.0-or-later' >/dev/null ||
 		bad "loom-slurmctld rpm does not state the GPL of the Slurm code it is built with: $(rpm -qp --qf '%{LICENSE}' "$ctld")"
-	printf "%s\n%s\n" "$main_files" "$ctld_files" | grep -q '\.la$' && bad "rpm ships libtool .la files"
-	echo "$main_files" | grep -q '^/etc/slurm' && bad "rpm writes into /etc/slurm (plugstack snippet must not be active)"
-	echo "$main_files" | grep -q '/usr/share/loom/plugstack.conf.d/' || bad "rpm lacks the plugstack.conf.d snippet"
-	rpm -qp --requires "$ctld" 2>/dev/null | grep -qx "slurm = $slurm_upstream" ||
+	printf "%s\n%s\n" "$main_files" "$ctld_files" | grep '\.la$' >/dev/null && bad "rpm ships libtool .la files"
+	echo "$main_files" | grep '^/etc/slurm' >/dev/null && bad "rpm writes into /etc/slurm (plugstack snippet must not be active)"
+	echo "$main_files" | grep '/usr/share/loom/plugstack.conf.d/' >/dev/null || bad "rpm lacks the plugstack.conf.d snippet"
+	rpm -qp --requires "$ctld" 2>/dev/null | grep -x "slurm = $slurm_upstream" >/dev/null ||
 		bad "loom-slurmctld rpm does not require slurm = $slurm_upstream: $(rpm -qp --requires "$ctld" 2>/dev/null | grep slurm | tr '\n' ' ')"
 	echo "packages: rpm $(basename "$main"): $(rpm -qlp "$main" 2>/dev/null | wc -l) files"
 	echo "packages: rpm $(basename "$ctld"): $(rpm -qlp "$ctld" 2>/dev/null | tr '\n' ' ')"
@@ -57,22 +57,22 @@ ddbg=$(ls "$b"/debbuild/loom*-dbgsym_*.deb 2>/dev/null | head -1)
 if [ -n "$dmain" ] && [ -n "$dctld" ]; then
 	dmain_files=$(dpkg-deb -c "$dmain")
 	dctld_files=$(dpkg-deb -c "$dctld")
-	echo "$dmain_files" | grep -q '\./usr/bin/loom$' || bad "loom deb lacks /usr/bin/loom"
-	echo "$dmain_files" | grep -q "$deb_pd/spank_ckpt.so\$" || bad "loom deb lacks spank_ckpt.so"
-	echo "$dctld_files" | grep -q "$deb_pd/select_topo.so\$" || bad "loom-slurmctld deb lacks select_topo.so"
-	echo "$dctld_files" | grep -q "$deb_pd/jobcomp_health.so\$" || bad "loom-slurmctld deb lacks jobcomp_health.so"
-	echo "$dmain_files" | grep -q "$deb_pd/spank_place.so\$" || bad "loom deb lacks spank_place.so"
+	echo "$dmain_files" | grep '\./usr/bin/loom$' >/dev/null || bad "loom deb lacks /usr/bin/loom"
+	echo "$dmain_files" | grep "$deb_pd/spank_ckpt.so\$" >/dev/null || bad "loom deb lacks spank_ckpt.so"
+	echo "$dctld_files" | grep "$deb_pd/select_topo.so\$" >/dev/null || bad "loom-slurmctld deb lacks select_topo.so"
+	echo "$dctld_files" | grep "$deb_pd/jobcomp_health.so\$" >/dev/null || bad "loom-slurmctld deb lacks jobcomp_health.so"
+	echo "$dmain_files" | grep "$deb_pd/spank_place.so\$" >/dev/null || bad "loom deb lacks spank_place.so"
 	if [ "$slurm_api" = 2505 ]; then
-		echo "$dctld_files" | grep -q "$deb_pd/select_topo_cons_tres.so -> select_topo.so\$" ||
+		echo "$dctld_files" | grep "$deb_pd/select_topo_cons_tres.so -> select_topo.so\$" >/dev/null ||
 			bad "loom-slurmctld deb lacks select_topo_cons_tres.so (25.05+)"
 	fi
 	case $(basename "$dmain") in *slurm${slurm_upstream}*) ;; *) bad "deb version does not carry Slurm $slurm_upstream: $(basename "$dmain")" ;; esac
-	echo "$dmain_files" | grep -q 'select_topo.so$' && bad "the loom deb holds select_topo.so (belongs in loom-slurmctld)"
-	printf "%s\n%s\n" "$dmain_files" "$dctld_files" | grep -q '\.la$' && bad "deb ships libtool .la files"
-	echo "$dmain_files" | grep -q '\./etc/slurm' && bad "deb writes into /etc/slurm"
+	echo "$dmain_files" | grep 'select_topo.so$' >/dev/null && bad "the loom deb holds select_topo.so (belongs in loom-slurmctld)"
+	printf "%s\n%s\n" "$dmain_files" "$dctld_files" | grep '\.la$' >/dev/null && bad "deb ships libtool .la files"
+	echo "$dmain_files" | grep '\./etc/slurm' >/dev/null && bad "deb writes into /etc/slurm"
 	dep=$(dpkg-deb -f "$dctld" Depends)
 	if [ "$slurm_prefix" = /usr ]; then
-		echo "$dep" | grep -qF "slurm-wlm-basic-plugins (>= $slurm_upstream), slurm-wlm-basic-plugins (<< $slurm_next)" ||
+		echo "$dep" | grep -F "slurm-wlm-basic-plugins (>= $slurm_upstream), slurm-wlm-basic-plugins (<< $slurm_next)" >/dev/null ||
 			bad "loom-slurmctld deb does not pin slurm-wlm-basic-plugins to $slurm_upstream: $dep"
 		# The pin must accept the installed Debian revision and nothing of another release.
 		inst=$(dpkg-query -W -f='${Version}' slurm-wlm-basic-plugins 2>/dev/null || true)

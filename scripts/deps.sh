@@ -28,7 +28,7 @@ pkgs=(
 missing=()
 for p in "${pkgs[@]}"; do
 	case $p in \#*) continue ;; esac
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null; then
 		missing+=("$p")
 	fi
 done
@@ -47,7 +47,7 @@ $SUDO apt-get update -q >/dev/null
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/loom-deps.log 2>&1 ||
 	{ tail -30 /tmp/loom-deps.log >&2; echo "deps: apt-get install failed (log: /tmp/loom-deps.log)" >&2; exit 1; }
 # slurm-wlm-emulator takes over the daemons' alternatives and cannot run a normal cluster.
-if dpkg-query -W -f='${Status}' slurm-wlm-emulator 2>/dev/null | grep -q "install ok installed"; then
+if dpkg-query -W -f='${Status}' slurm-wlm-emulator 2>/dev/null | grep "install ok installed" >/dev/null; then
 	$SUDO update-alternatives --set slurmctld /usr/sbin/slurmctld-wlm
 	$SUDO update-alternatives --set slurmd /usr/sbin/slurmd-wlm
 fi

@@ -29,7 +29,7 @@ SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 
 have_src_entries() {
-    apt-get indextargets --format '$(CREATED_BY)' 2>/dev/null | grep -q '^Sources$'
+    apt-get indextargets --format '$(CREATED_BY)' 2>/dev/null | grep '^Sources$' >/dev/null
 }
 if ! have_src_entries; then
     log "no deb-src entries: deriving them from the binary entries"

@@ -36,7 +36,7 @@ echo "crashed: $(echo "$out" | grep crashing)"
 "$py" "$src/sdk/python/loom_ckpt.py" ls "$work/run" | sed 's/^/  /'
 again=$(train "$work/run" 2>"$work/run.err") || { cat "$work/run.err" >&2; fail "restarted run failed"; }
 echo "restarted: $(echo "$again" | tail -1)"
-echo "$again" | grep -qE '^resumed from step (600|900)$' || fail "the restart did not resume from step 600 or 900: $again"
+echo "$again" | grep -E '^resumed from step (600|900)$' >/dev/null || fail "the restart did not resume from step 600 or 900: $again"
 [ "$(echo "$ref" | tail -1 | sed 's/ resumed_from=[0-9]*//')" = "$(echo "$again" | tail -1 | sed 's/ resumed_from=[0-9]*//')" ] ||
 	fail "the restarted run differs from the uninterrupted one"
 echo "sdk_torch: restarted run bitwise identical to the uninterrupted one"

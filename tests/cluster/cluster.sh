@@ -112,7 +112,7 @@ cluster_pids() {
 	for p in /proc/[0-9]*; do
 		p=${p#/proc/}
 		[ "$p" = $$ ] && continue
-		if { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qxF "LOOM_CLUSTER_DAEMON=$dir"; then
+		if { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -xF "LOOM_CLUSTER_DAEMON=$dir" >/dev/null; then
 			alive "$p" && echo "$p"
 		fi
 	done
@@ -159,7 +159,7 @@ pidfile_pids() {
 		p=$(cat "$f" 2>/dev/null || true)
 		case $p in ''|*[!0-9]*) continue ;; esac
 		# Only our daemons: the pid must still run slurmctld or slurmd.
-		if alive "$p" && { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -qE '(^|/)slurm(ctld|d)( |$)'; then
+		if alive "$p" && { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -E '(^|/)slurm(ctld|d)( |$)' >/dev/null; then
 			echo "$p"
 		fi
 	done

@@ -25,7 +25,7 @@ wait_state() {
 	deadline=$(( $(date +%s) + limit ))
 	while :; do
 		st=$(job_state "$job")
-		if [ -n "$st" ] && echo "$st" | grep -qxE "$want"; then
+		if [ -n "$st" ] && echo "$st" | grep -xE "$want" >/dev/null; then
 			return 0
 		fi
 		[ "$(date +%s)" -lt "$deadline" ] || fail "job $job: state ${st:-unknown} (reason $(job_field "$job" Reason 2>/dev/null || echo ?)) after ${limit}s, expected $want"

@@ -4,7 +4,7 @@
 
 # Free: no TCP socket of any state on it (a client's connection on a port
 # makes a daemon's bind fail as surely as a listener does).
-port_free() { ! ss -Htan "sport = :$1" 2>/dev/null | grep -q .; }
+port_free() { ! ss -Htan "sport = :$1" 2>/dev/null | grep . >/dev/null; }
 
 # A base port with $1 consecutive free ports, chosen from the cluster dir's
 # hash, below the kernel's ephemeral range (ip_local_port_range), where

@@ -135,7 +135,7 @@ topology() {
 	export SLURM_CONF=$d/etc/slurm.conf
 	"$sbin/slurmctld" -i >"$d/log/slurmctld.out" 2>&1
 	for i in $(seq 1 100); do
-		if scontrol ping 2>/dev/null | grep -q 'is UP'; then up=1; break; fi
+		if scontrol ping 2>/dev/null | grep 'is UP' >/dev/null; then up=1; break; fi
 		pid=$(cat "$d/run/slurmctld.pid" 2>/dev/null || true)
 		if [ "$i" -gt 10 ] && { [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; }; then break; fi
 		sleep 0.2

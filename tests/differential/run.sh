@@ -245,10 +245,10 @@ check_alloc() {
 		[ "$nn" -ge "$min" ] && [ "$nn" -le "$max" ] || echo "$nn nodes, asked for $min-$max"
 	fi
 	if [ -n "$w" ]; then
-		for h in $(nodes_of "$w"); do echo "$hosts" | grep -qx "$h" || echo "required node $h not in $nl"; done
+		for h in $(nodes_of "$w"); do echo "$hosts" | grep -x "$h" >/dev/null || echo "required node $h not in $nl"; done
 	fi
 	if [ -n "$x" ]; then
-		for h in $(nodes_of "$x"); do echo "$hosts" | grep -qx "$h" && echo "excluded node $h in $nl"; done
+		for h in $(nodes_of "$x"); do echo "$hosts" | grep -x "$h" >/dev/null && echo "excluded node $h in $nl"; done
 	fi
 	if [ -n "$ntpn" ]; then
 		echo "$tpn" | tr ',' '\n' | sed 's/(x[0-9]*)//' | grep -vx "$ntpn" >/dev/null &&

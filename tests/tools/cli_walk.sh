@@ -16,7 +16,7 @@ check() { # WORDS...: one command line
 	"$loom" "$@" --help >"$out/o" 2>"$out/e"
 	rc=$?
 	[ $rc = 0 ] || { echo "cli_walk: FAIL '$name --help' exits $rc, expected 0"; fail=1; }
-	head -1 "$out/o" | grep -q '^usage: ' || { echo "cli_walk: FAIL '$name --help' prints no usage on stdout"; fail=1; }
+	head -1 "$out/o" | grep '^usage: ' >/dev/null || { echo "cli_walk: FAIL '$name --help' prints no usage on stdout"; fail=1; }
 	[ ! -s "$out/e" ] || { echo "cli_walk: FAIL '$name --help' writes to stderr: $(head -1 "$out/e")"; fail=1; }
 	"$loom" "$@" --no-such-option >"$out/o" 2>"$out/e"
 	rc=$?

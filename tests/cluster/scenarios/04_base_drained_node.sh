@@ -15,7 +15,7 @@ while [ "$(squeue -h -t R -o %i | wc -l)" -lt 3 ]; do
 done
 sleep 3 # give the scheduler more cycles to (wrongly) use n2
 used=$(squeue -h -t R -o %N | xargs -n1 scontrol show hostnames | sort)
-echo "$used" | grep -qx n2 && fail "a job was started on drained node n2: $(squeue -h -o '%i %T %N')"
+echo "$used" | grep -x n2 >/dev/null && fail "a job was started on drained node n2: $(squeue -h -o '%i %T %N')"
 [ "$(squeue -h -t R -o %i | wc -l)" = 3 ] || fail "expected exactly 3 running jobs: $(squeue -h -o '%i %T %N')"
 [ "$(job_state "$big")" = PENDING ] || fail "4-node job $big is $(job_state "$big"), expected PENDING"
 state=$(sinfo -h -n n2 -o %T)

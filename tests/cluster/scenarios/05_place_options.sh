@@ -2,12 +2,12 @@
 # sbatch shows loom's placement options, refuses bad values naming the option
 # and the value, and accepts good ones.
 help=$(sbatch --help 2>&1)
-echo "$help" | grep -qF -- "--comm=heavy|normal|light" || fail "sbatch --help does not list --comm"
-echo "$help" | grep -qF -- "--locality=KIND" || fail "sbatch --help does not list --locality"
+echo "$help" | grep -F -- "--comm=heavy|normal|light" >/dev/null || fail "sbatch --help does not list --comm"
+echo "$help" | grep -F -- "--locality=KIND" >/dev/null || fail "sbatch --help does not list --locality"
 if out=$(sbatch -N1 --comm=sometimes --wrap true 2>&1); then
 	fail "sbatch accepted --comm=sometimes: $out"
 fi
-echo "$out" | grep -q "comm: bad value 'sometimes'" || fail "refusal does not name option and value: $out"
+echo "$out" | grep "comm: bad value 'sometimes'" >/dev/null || fail "refusal does not name option and value: $out"
 note "refused: $(echo "$out" | head -1)"
 if out=$(sbatch -N1 --locality='leaf;rm' --wrap true 2>&1); then
 	fail "sbatch accepted --locality='leaf;rm': $out"

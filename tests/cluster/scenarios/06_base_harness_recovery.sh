@@ -5,7 +5,7 @@
 daemons() { # count processes started by this cluster
 	local n=0 p
 	for p in /proc/[0-9]*; do
-		{ tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qxF "LOOM_CLUSTER_DAEMON=$LOOM_CLUSTER_DIR" && n=$((n + 1))
+		{ tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -xF "LOOM_CLUSTER_DAEMON=$LOOM_CLUSTER_DIR" >/dev/null && n=$((n + 1))
 	done
 	echo $n
 }
@@ -18,10 +18,10 @@ kill -9 "$(cat "$LOOM_CLUSTER_DIR/run/slurmctld.pid")" "$(cat "$LOOM_CLUSTER_DIR
 [ "$(pgrep -fc "slurmctld -i" || true)" -ge 1 ] || fail "no slurmctld after the second up"
 ctl=0
 for p in $(pgrep -x slurmctld); do
-	{ tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qxF "LOOM_CLUSTER_DAEMON=$LOOM_CLUSTER_DIR" && ctl=$((ctl + 1))
+	{ tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -xF "LOOM_CLUSTER_DAEMON=$LOOM_CLUSTER_DIR" >/dev/null && ctl=$((ctl + 1))
 done
 [ "$ctl" = 1 ] || fail "$ctl slurmctld processes of this cluster after the second up, expected 1"
-sinfo -h -t idle -o '%D' | grep -qx 4 || fail "not 4 idle nodes after the second up: $(sinfo -h -o '%D %T')"
+sinfo -h -t idle -o '%D' | grep -x 4 >/dev/null || fail "not 4 idle nodes after the second up: $(sinfo -h -o '%D %T')"
 note "processes before crash: $before; after a second up: $(daemons), 4 nodes idle"
 "$LOOM_SRCDIR/tests/cluster/cluster.sh" down --dir "$LOOM_CLUSTER_DIR" >/dev/null
 sleep 0.5

@@ -18,7 +18,7 @@ scontrol update nodename=n1 extra=loom:suspect:test || fail "scontrol update ext
 j=$(submit -N4 --gres=gpu:8 -o /dev/null --wrap 'sleep 600')
 wait_state "$j" RUNNING 30
 nodes=$(expand_hosts "$(job_field "$j" NodeList)")
-echo "$nodes" | grep -qx n1 && fail "job $j was placed on suspect n1: $(job_field "$j" NodeList)"
+echo "$nodes" | grep -x n1 >/dev/null && fail "job $j was placed on suspect n1: $(job_field "$j" NodeList)"
 note "n1 suspect: 4-node gang went to $(job_field "$j" NodeList)"
 scancel "$j"; wait_state "$j" "CANCELLED|COMPLETED" 30
 scontrol update nodename=n1 extra= >/dev/null 2>&1 || scontrol update nodename=n1 extra=none

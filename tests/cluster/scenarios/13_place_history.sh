@@ -33,7 +33,7 @@ write_stats() { # FAILURES_OF_n1-n4
 }
 wait_log() { # PATTERN: a new line in slurmctld.log after the mark
 	local deadline=$(( $(date +%s) + 20 ))
-	until tail -n +"$mark" "$log" | grep -q "$1"; do
+	until tail -n +"$mark" "$log" | grep "$1" >/dev/null; do
 		[ "$(date +%s)" -lt "$deadline" ] || fail "no '$1' in slurmctld.log: $(tail -n +"$mark" "$log" | grep select/topo | tail -3)"
 		sleep 0.3
 	done

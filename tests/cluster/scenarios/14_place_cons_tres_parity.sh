@@ -15,14 +15,14 @@ note "Slurm $(slurm_release), SelectType=$st"
 # tests the SelectType string.
 resv_out=$(scontrol create reservation ReservationName=corecnt StartTime=now Duration=10 Users=root CoreCnt=4 Nodes=n1 2>&1) || true
 if slurm_at_least 24.11; then
-	scontrol show reservation corecnt -o 2>/dev/null | grep -q 'CoreCnt=4' ||
+	scontrol show reservation corecnt -o 2>/dev/null | grep 'CoreCnt=4' >/dev/null ||
 		fail "CoreCnt reservation refused under $st: $resv_out"
 	j=$(submit --reservation=corecnt -n1 -o /dev/null --wrap true)
 	wait_state "$j" COMPLETED 30
 	note "CoreCnt=4 reservation on n1 made and used by job $j"
 	scontrol delete reservation=corecnt
 else
-	echo "$resv_out" | grep -q 'CoreCnt or CPUCnt is only supported' ||
+	echo "$resv_out" | grep 'CoreCnt or CPUCnt is only supported' >/dev/null ||
 		fail "22.05: expected scontrol's CoreCnt refusal, got: $resv_out"
 	note "22.05 (off, as documented): $resv_out"
 fi
@@ -31,7 +31,7 @@ if ! slurm_at_least 25.05; then
 	# Dynamic nodes are refused by slurmctld's SelectType test.
 	out=$(scontrol create nodename=n9 cpus=16 realmemory=8000 state=future 2>&1) &&
 		fail "node creation accepted under $st on $(slurm_release): documented as off"
-	echo "$out" | grep -q 'only compatible with select/cons_tres' || fail "unexpected node creation answer: $out"
+	echo "$out" | grep 'only compatible with select/cons_tres' >/dev/null || fail "unexpected node creation answer: $out"
 	note "dynamic nodes (off, as documented): $(echo "$out" | head -1)"
 	return 0
 fi
@@ -46,7 +46,7 @@ fi
 # A dynamic node: slurmd -Z registers it with its own configuration, under
 # leaf1 of the fabric; it gets a GPU job, then is deleted again.
 port=$(( $(sed -n 's/^SlurmctldPort=//p' "$SLURM_CONF") + 100 ))
-while ss -Hltn "sport = :$port" | grep -q .; do port=$((port + 1)); done
+while ss -Hltn "sport = :$port" | grep . >/dev/null; do port=$((port + 1)); done
 LOOM_CLUSTER_DAEMON=$LOOM_CLUSTER_DIR "$(dirname "$(command -v scontrol)")/../sbin/slurmd" -Z -N n9 \
 	--conf "CPUs=16 Sockets=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=8000 Gres=gpu:8 Feature=dyn,h100 Port=$port Topology=default:leaf1" ||
 	fail "slurmd -Z -N n9 did not start"
@@ -55,7 +55,7 @@ until [ "$(sinfo -h -n n9 -o %T 2>/dev/null)" = idle ]; do
 	[ "$(date +%s)" -lt "$deadline" ] || fail "dynamic node n9 not idle: $(scontrol show node n9 2>&1 | grep -E 'State|Reason')"
 	sleep 0.5
 done
-scontrol show node n9 | grep -q 'State=IDLE+DYNAMIC_NORM' || fail "n9 is not a dynamic node: $(scontrol show node n9 | grep State)"
+scontrol show node n9 | grep 'State=IDLE+DYNAMIC_NORM' >/dev/null || fail "n9 is not a dynamic node: $(scontrol show node n9 | grep State)"
 j=$(submit -p dyn -N1 --gres=gpu:8 -o "$(scratch)/dyn.out" --wrap 'echo "$(hostname -s) $CUDA_VISIBLE_DEVICES $SLURMD_NODENAME"')
 wait_state "$j" COMPLETED 30
 [ "$(job_field "$j" NodeList)" = n9 ] || fail "job $j ran on $(job_field "$j" NodeList), not the dynamic node"
@@ -66,5 +66,5 @@ pid=$(pgrep -f 'slurmd -Z -N n9' | head -1)
 [ -n "$pid" ] && kill "$pid"
 for _ in $(seq 1 50); do pgrep -f 'slurmd -Z -N n9' >/dev/null || break; sleep 0.2; done
 out=$(scontrol delete nodename=n9 2>&1) || fail "scontrol delete nodename=n9: $out"
-sinfo -h -n n9 -o %N 2>/dev/null | grep -q n9 && fail "n9 still listed after deletion"
+sinfo -h -n n9 -o %N 2>/dev/null | grep n9 >/dev/null && fail "n9 still listed after deletion"
 note "n9 deleted"

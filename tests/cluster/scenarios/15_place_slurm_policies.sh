@@ -33,7 +33,7 @@ scancel "$b"
 
 wait_gone() { # JOBID: no longer holding nodes
 	local deadline=$(( $(date +%s) + 30 ))
-	while squeue -h -j "$1" 2>/dev/null | grep -q .; do
+	while squeue -h -j "$1" 2>/dev/null | grep . >/dev/null; do
 		[ "$(date +%s)" -lt "$deadline" ] || fail "job $1 still in the queue after 30 s"
 		sleep 0.3
 	done
@@ -56,7 +56,7 @@ scontrol update nodename=n[1-8] weight=1 || fail "scontrol update weight refused
 j=$(submit -w n6 -N3 --gres=gpu:8 -o /dev/null --wrap true)
 wait_state "$j" COMPLETED 30
 got=$(expand_hosts "$(job_field "$j" NodeList)")
-echo "$got" | grep -qx n6 || fail "-w n6 job $j got $(job_field "$j" NodeList), without n6"
+echo "$got" | grep -x n6 >/dev/null || fail "-w n6 job $j got $(job_field "$j" NodeList), without n6"
 for h in $got; do [ "${h#n}" -ge 5 ] && [ "${h#n}" -le 8 ] || fail "-w n6 -N3 got $(job_field "$j" NodeList), outside n6's leaf n[5-8]"; done
 grep -q "JobId=$j placed on .*with required n6" "$log" || fail "placed line of job $j does not name the required node"
 note "-w n6 -N3: $(job_field "$j" NodeList) (n6's leaf)"

@@ -15,13 +15,13 @@ for bad in "$CK_ROOT/../outside" "/etc/loom-escape" "relative/dir"; do
 	if out=$(as_user sbatch --parsable --ckpt-dir="$bad" --wrap true 2>&1); then
 		fail "sbatch accepted --ckpt-dir=$bad (job $out)"
 	fi
-	echo "$out" | grep -qF -- "--ckpt-dir: '$bad'" || fail "refusal does not name the option and value: $out"
+	echo "$out" | grep -F -- "--ckpt-dir: '$bad'" >/dev/null || fail "refusal does not name the option and value: $out"
 	note "refused: $(echo "$out" | grep -F -- --ckpt-dir | head -1)"
 done
 if out=$(as_user sbatch --parsable --ckpt --ckpt-keep=0 --wrap true 2>&1); then
 	fail "sbatch accepted --ckpt-keep=0"
 fi
-echo "$out" | grep -qF -- "--ckpt-keep: '0'" || fail "refusal does not name --ckpt-keep: $out"
+echo "$out" | grep -F -- "--ckpt-keep: '0'" >/dev/null || fail "refusal does not name --ckpt-keep: $out"
 
 # The user plants <root>/nobody -> a directory outside the root.
 as_user ln -s "$outside" "$CK_ROOT/$user"

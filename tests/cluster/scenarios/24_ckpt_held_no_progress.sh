@@ -74,19 +74,19 @@ until grep -q "spank_ckpt: job $job: loom: failed again without a new checkpoint
 	sleep 0.5
 done
 logline=$(grep -h "spank_ckpt: job $job: loom: failed again" "$LOOM_CLUSTER_DIR"/log/slurmd-*.log | tail -1)
-echo "$logline" | grep -qF "failed again without a new checkpoint since restart 1 (newest step 1): holding the job" ||
+echo "$logline" | grep -F "failed again without a new checkpoint since restart 1 (newest step 1): holding the job" >/dev/null ||
 	fail "slurmd log line does not give the reason: $logline"
 note "slurmd: ${logline#*spank_ckpt: }"
 sleep 3 # held means it stays pending
 show=$(scontrol show job "$job")
-echo "$show" | grep -q 'JobState=PENDING ' || fail "job $job is not pending: $(echo "$show" | grep -o 'JobState=[^ ]*')"
-echo "$show" | grep -q ' Priority=0 ' || fail "job $job is not held (Priority=0): $show"
+echo "$show" | grep 'JobState=PENDING ' >/dev/null || fail "job $job is not pending: $(echo "$show" | grep -o 'JobState=[^ ]*')"
+echo "$show" | grep ' Priority=0 ' >/dev/null || fail "job $job is not held (Priority=0): $show"
 reason=$(job_field "$job" Reason)
 case $reason in
 job_requeued_in_held_state|JobHeldUser|JobHeldAdmin) ;;
 *) fail "job $job: Reason=$reason, expected a hold" ;;
 esac
-echo "$show" | grep -qF 'Comment=loom: failed again without a new checkpoint since restart 1 (newest step 1)' ||
+echo "$show" | grep -F 'Comment=loom: failed again without a new checkpoint since restart 1 (newest step 1)' >/dev/null ||
 	fail "Comment does not say why job $job is held: $(echo "$show" | grep -o 'Comment=.*')"
 note "scontrol show job: JobState=PENDING Priority=0 Reason=$reason $(echo "$show" | grep -o 'Comment=.*')"
 grep -q '^run restart=2' "$out" && fail "the held start ran the script: $(cat "$out")"

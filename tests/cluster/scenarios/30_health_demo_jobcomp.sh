@@ -42,7 +42,7 @@ case $reason in "loom: jobcomp: gpu_fault: job $g: "*) ;; *) fail "$culprit drai
 wait_state "$g" COMPLETED 90
 grep -q "resumed from checkpoint" "$out/gpu-$g.out" || fail "job $g did not resume: $(cat "$out/gpu-$g.out")"
 second=$(grep "restart=1" "$out/gpu-$g.out" | sed 's/.*nodes=//' | xargs scontrol show hostnames)
-echo "$second" | grep -qx "$culprit" && fail "job $g restarted on the drained node $culprit"
+echo "$second" | grep -x "$culprit" >/dev/null && fail "job $g restarted on the drained node $culprit"
 note "job $g: $culprit drained ('$reason'), requeued, resumed on $(echo $second)"
 
 # 3. Faults on three more nodes at once (jobs that may not be requeued): the cap (2 per hour, one used) lets one more drain.

@@ -30,7 +30,7 @@ for i in 1 2; do
 		--wrap 'echo "$SLURMD_NODENAME:77:78 [0] NCCL WARN Cuda failure: uncorrectable ECC error encountered"; exit 1')
 	wait_state "$j" FAILED 60
 	deadline=$(( $(date +%s) + 15 ))
-	until sinfo -h -n n1 -o %E | grep -q "^loom: jobcomp: gpu_fault: job $j"; do
+	until sinfo -h -n n1 -o %E | grep "^loom: jobcomp: gpu_fault: job $j" >/dev/null; do
 		[ "$(date +%s)" -lt "$deadline" ] || fail "n1 not drained after fault job $j ($(sinfo -h -n n1 -o '%T %E'))"
 		sleep 0.3
 	done
@@ -42,7 +42,7 @@ note "published: $(tr -d ' \n' <"$stats" | grep -o '"n1":{[^}]*' | cut -c1-120).
 
 wait_idle_node() { # NODE
 	local deadline=$(( $(date +%s) + 30 ))
-	until sinfo -h -n "$1" -o %T | grep -qx "idle"; do
+	until sinfo -h -n "$1" -o %T | grep -x "idle" >/dev/null; do
 		[ "$(date +%s)" -lt "$deadline" ] || fail "$1 not idle: $(sinfo -h -n "$1" -o %T)"
 		sleep 0.3
 	done
