@@ -28,6 +28,12 @@ if [ -n "$main" ] && [ -n "$ctld" ]; then
 	case $(basename "$main") in *slurm${slurm_upstream}*) ;; *) bad "rpm Release does not carry Slurm $slurm_upstream: $(basename "$main")" ;; esac
 	echo "$main_files" | grep -x /usr/bin/loom >/dev/null || bad "loom rpm lacks /usr/bin/loom"
 	echo "$main_files" | grep "$rpm_pd/spank_ckpt.so\$" >/dev/null || bad "loom rpm lacks spank_ckpt.so"
+	# spank_ckpt executes its helper from slurmstepd: same package, plain 0755, never set-id.
+	echo "$main_files" | grep -x /usr/libexec/loom/loom-ckpt-helper >/dev/null ||
+		bad "loom rpm lacks /usr/libexec/loom/loom-ckpt-helper (spank_ckpt's helper)"
+	helper_mode=$(rpm -qlvp "$main" 2>/dev/null | awk '$NF == "/usr/libexec/loom/loom-ckpt-helper" { print $1 }')
+	[ -z "$helper_mode" ] || [ "$helper_mode" = -rwxr-xr-x ] ||
+		bad "loom rpm: loom-ckpt-helper has mode $helper_mode, not -rwxr-xr-x (it must not be set-id)"
 	echo "$main_files" | grep "$rpm_pd/spank_place.so\$" >/dev/null || bad "loom rpm lacks spank_place.so"
 	echo "$main_files" | grep '^/usr/share/man/man1/loom.1' >/dev/null || bad "loom rpm lacks the loom(1) man page"
 	echo "$ctld_files" | grep "$rpm_pd/jobcomp_health.so\$" >/dev/null || bad "loom-slurmctld rpm lacks jobcomp_health.so"
@@ -59,6 +65,11 @@ if [ -n "$dmain" ] && [ -n "$dctld" ]; then
 	dctld_files=$(dpkg-deb -c "$dctld")
 	echo "$dmain_files" | grep '\./usr/bin/loom$' >/dev/null || bad "loom deb lacks /usr/bin/loom"
 	echo "$dmain_files" | grep "$deb_pd/spank_ckpt.so\$" >/dev/null || bad "loom deb lacks spank_ckpt.so"
+	echo "$dmain_files" | grep '\./usr/libexec/loom/loom-ckpt-helper$' >/dev/null ||
+		bad "loom deb lacks /usr/libexec/loom/loom-ckpt-helper (spank_ckpt's helper)"
+	dhelper_mode=$(echo "$dmain_files" | awk '$NF == "./usr/libexec/loom/loom-ckpt-helper" { print $1 }')
+	[ -z "$dhelper_mode" ] || [ "$dhelper_mode" = -rwxr-xr-x ] ||
+		bad "loom deb: loom-ckpt-helper has mode $dhelper_mode, not -rwxr-xr-x (it must not be set-id)"
 	echo "$dctld_files" | grep "$deb_pd/select_topo.so\$" >/dev/null || bad "loom-slurmctld deb lacks select_topo.so"
 	echo "$dctld_files" | grep "$deb_pd/jobcomp_health.so\$" >/dev/null || bad "loom-slurmctld deb lacks jobcomp_health.so"
 	echo "$dmain_files" | grep "$deb_pd/spank_place.so\$" >/dev/null || bad "loom deb lacks spank_place.so"

@@ -1,7 +1,10 @@
-// loom health check: gather, judge, report; with --drain, drain or resume the
-// node through scontrol (HealthCheckProgram). Exit 0 ok, 1 warn, 2 critical;
-// bad usage or a bad config also exits 2 after saying why (fail closed: a
-// health check that cannot judge must not look healthy).
+// loom health check: gather, judge, report; with --drain, act on the node in
+// Slurm (HealthCheckProgram): drain, resume, mark and clear suspect, through
+// lib/health/slurm_ops. Exit codes are Nagios's: 0 ok, 1 warning (suspect),
+// 2 critical (drain), 3 unknown (the check cannot judge: no GPU data where
+// GPUs are expected, a collector that cannot read, a bad config, no verdict
+// within the deadline). A check that cannot judge never looks healthy, and
+// --drain never drains on unknown.
 #include "tools/command.hpp"
 
 #include "lib/health/config.hpp"
@@ -10,17 +13,20 @@
 #include "lib/health/predictor.hpp"
 #include "lib/health/report.hpp"
 #include "lib/health/rules.hpp"
-#include "lib/health/subprocess.hpp"
+#include "lib/health/slurm_ops.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <getopt.h>
+#include <optional>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,15 +43,18 @@ void usage(FILE *out)
 	std::fprintf(out,
 		     "usage: loom health check [--config FILE] [--root DIR] [--json] [--prometheus FILE]\n"
 		     "                         [--node NAME] [--drain] [--state-dir DIR] [--hold-down DUR]\n"
-		     "                         [--nvidia-smi FILE] [--no-predict] [--quiet]\n\n"
+		     "                         [--nvidia-smi FILE] [--no-predict] [--timeout DUR] [--quiet]\n\n"
 		     "  --root DIR         read /sys, /proc and logs under DIR (replay a recorded node)\n"
 		     "  --json             print the verdict as JSON\n"
 		     "  --prometheus FILE  write a node_exporter textfile (atomically)\n"
 		     "  --node NAME        Slurm node name (default $SLURMD_NODENAME, then the host name)\n"
-		     "  --drain            drain through scontrol when critical; resume nodes loom drained\n"
-		     "                     once healthy for the hold-down time\n"
+		     "  --drain            act on the node in Slurm: drain when critical, mark it suspect\n"
+		     "                     (Extra=loom:suspect:...) when suspect or unknown; resume and\n"
+		     "                     clear what loom set once ok for the hold-down time\n"
 		     "  --state-dir DIR    hold-down state, predictor history and the suspect flag\n"
-		     "Exit: 0 ok, 1 warn (suspect), 2 critical (drain) or unusable configuration.\n");
+		     "  --timeout DUR      no verdict within DUR (default 60s) exits 3 (unknown)\n"
+		     "Exit: 0 ok, 1 warning (suspect), 2 critical (drain), 3 unknown (cannot judge,\n"
+		     "unusable configuration or usage: nothing is drained).\n");
 }
 
 std::string node_name(const std::string &given)
@@ -73,36 +82,40 @@ status ensure_dir(const std::string &dir)
 	return ok();
 }
 
-int drain_step(const HealthConfig &c, const std::string &node, const Verdict &v, HoldState &hold, bool quiet)
+// The deadline: a read that blocks in the kernel (a hung NFS mount, a
+// device) cannot be interrupted, so past the deadline the process says
+// which collector it was in and exits 3 (unknown), from the signal handler
+// (write and _exit only).
+void on_deadline(int)
 {
-	auto show = run_command({c.scontrol, "show", "node", node}, static_cast<int>(c.scontrol_timeout));
-	if (!show || show->exit_code != 0) {
-		std::fprintf(stderr, "loom health: cannot ask Slurm about %s: %s\n", node.c_str(),
-			     show ? show->output.c_str() : show.error().str().c_str());
-		return -1;
+	const char *stage = gather_stage();
+	const char head[] = "loom health check: unknown: no verdict within the deadline";
+	(void)!::write(2, head, sizeof(head) - 1);
+	if (stage && *stage) {
+		const char in[] = " (stuck in the ";
+		(void)!::write(2, in, sizeof(in) - 1);
+		(void)!::write(2, stage, std::strlen(stage));
+		const char tail[] = " collector)";
+		(void)!::write(2, tail, sizeof(tail) - 1);
 	}
-	auto st = parse_scontrol_node(show->output, node);
-	if (!st) {
-		std::fprintf(stderr, "loom health: %s\n", st.error().str().c_str());
-		return -1;
-	}
+	(void)!::write(2, "\n", 1);
+	::_exit(3);
+}
+
+int act_on_slurm(SlurmOps &slurm, const SlurmNode &st, const std::string &node, const Verdict &v, HoldState &hold,
+		 int64_t hold_down, bool quiet)
+{
 	int64_t now = static_cast<int64_t>(std::time(nullptr));
-	DrainDecision d = decide_drain(*st, v, hold, now, c.hold_down);
-	if (!quiet)
-		std::fprintf(stderr, "loom health: %s: %s: %s\n", node.c_str(), drain_step_name(d.step), d.why.c_str());
-	std::vector<std::string> cmd;
-	if (d.step == DrainStep::drain || d.step == DrainStep::update_reason)
-		cmd = {c.scontrol, "update", "nodename=" + node, "state=drain", "reason=" + d.reason};
-	else if (d.step == DrainStep::resume)
-		cmd = {c.scontrol, "update", "nodename=" + node, "state=resume"};
-	if (d.step == DrainStep::update_reason)
-		cmd = {c.scontrol, "update", "nodename=" + node, "reason=" + d.reason};
-	if (cmd.empty())
-		return 0;
-	auto r = run_command(cmd, static_cast<int>(c.scontrol_timeout));
-	if (!r || r->exit_code != 0) {
-		std::fprintf(stderr, "loom health: %s failed: %s\n", command_line(cmd).c_str(),
-			     r ? r->output.c_str() : r.error().str().c_str());
+	NodePlan plan = plan_node(st, v, hold, now, hold_down);
+	if (!quiet) {
+		std::string steps;
+		for (const auto &p : plan.steps)
+			steps += (steps.empty() ? "" : ", ") + std::string(node_step_name(p.step));
+		std::fprintf(stderr, "loom health: %s: %s: %s\n", node.c_str(), steps.empty() ? "none" : steps.c_str(),
+			     plan.why.c_str());
+	}
+	if (auto r = apply_plan(slurm, node, plan); !r) {
+		std::fprintf(stderr, "loom health: %s\n", r.error().str().c_str());
 		return -1;
 	}
 	return 0;
@@ -119,12 +132,12 @@ int loom_health_check_main(int argc, char **argv)
 		{"state-dir", required_argument, nullptr, 's'}, {"hold-down", required_argument, nullptr, 'H'},
 		{"nvidia-smi", required_argument, nullptr, 'N'}, {"no-predict", no_argument, nullptr, 'P'},
 		{"quiet", no_argument, nullptr, 'q'},         {"help", no_argument, nullptr, 'h'},
-		{nullptr, 0, nullptr, 0}};
-	std::string config_path, root = "/", prom, node_arg, state_dir, hold_down, smi;
+		{"timeout", required_argument, nullptr, 'T'}, {nullptr, 0, nullptr, 0}};
+	std::string config_path, root = "/", prom, node_arg, state_dir, hold_down, smi, timeout = "60s";
 	bool json = false, drain = false, quiet = false, predict = true, config_given = false;
 	optind = 1;
 	int o;
-	while ((o = getopt_long(argc, argv, "c:r:jp:n:ds:H:N:Pqh", opts, nullptr)) != -1) {
+	while ((o = getopt_long(argc, argv, "c:r:jp:n:ds:H:N:PqhT:", opts, nullptr)) != -1) {
 		switch (o) {
 		case 'c': config_path = optarg; config_given = true; break;
 		case 'r': root = optarg; break;
@@ -137,6 +150,7 @@ int loom_health_check_main(int argc, char **argv)
 		case 'N': smi = optarg; break;
 		case 'P': predict = false; break;
 		case 'q': quiet = true; break;
+		case 'T': timeout = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return tool::exit_usage;
 		}
@@ -148,7 +162,13 @@ int loom_health_check_main(int argc, char **argv)
 	struct stat root_st;
 	if (::stat(root.c_str(), &root_st) != 0 || !S_ISDIR(root_st.st_mode)) {
 		std::fprintf(stderr, "loom health check: --root %s: not a directory\n", root.c_str());
-		return 2;
+		return tool::exit_usage;
+	}
+	auto deadline = parse_duration(timeout);
+	if (!deadline || *deadline < 1) {
+		std::fprintf(stderr, "loom health check: --timeout '%s': %s\n", timeout.c_str(),
+			     deadline ? "must be at least 1s" : deadline.error().message.c_str());
+		return tool::exit_usage;
 	}
 	auto t0 = std::chrono::steady_clock::now();
 	HealthConfig c;
@@ -159,19 +179,22 @@ int loom_health_check_main(int argc, char **argv)
 	if (config_given) {
 		auto loaded = load_health_config(config_path);
 		if (!loaded) {
-			std::fprintf(stderr, "loom health check: %s\n", loaded.error().str().c_str());
-			return 2;
+			std::fprintf(stderr, "loom health check: unknown: %s\n", loaded.error().str().c_str());
+			return outcome_exit_code(Outcome::unknown);
 		}
 		c = std::move(*loaded);
 	}
 	if (!hold_down.empty()) {
 		auto d = parse_duration(hold_down);
 		if (!d) {
-			std::fprintf(stderr, "loom health check: --hold-down: %s\n", d.error().str().c_str());
-			return 2;
+			std::fprintf(stderr, "loom health check: --hold-down '%s': %s\n", hold_down.c_str(),
+				     d.error().message.c_str());
+			return tool::exit_usage;
 		}
 		c.hold_down = *d;
 	}
+	std::signal(SIGALRM, on_deadline);
+	::alarm(static_cast<unsigned>(*deadline));
 	bool use_state = drain || !state_dir.empty();
 	if (!state_dir.empty())
 		c.state_dir = state_dir;
@@ -180,14 +203,34 @@ int loom_health_check_main(int argc, char **argv)
 	HoldState hold;
 	if (use_state) {
 		if (auto st = ensure_dir(c.state_dir); !st) {
-			std::fprintf(stderr, "loom health check: state dir: %s\n", st.error().str().c_str());
-			return 2;
+			std::fprintf(stderr, "loom health check: unknown: state dir: %s\n", st.error().str().c_str());
+			return outcome_exit_code(Outcome::unknown);
 		}
 		auto h = load_hold_state(hold_path);
 		if (h)
 			hold = *h;
 		else
 			std::fprintf(stderr, "loom health check: %s (starting afresh)\n", h.error().str().c_str());
+	}
+	// What Slurm says about the node: its state for --drain, and its Gres
+	// (the GPUs it must show, unless health.conf says gpu_count). On a live
+	// node a plain check asks too; a replay (--root) only with --drain.
+	ScontrolOps slurm(c.scontrol, static_cast<int>(c.scontrol_timeout));
+	std::optional<SlurmNode> in_slurm;
+	std::string slurm_error;
+	if (drain || root == "/") {
+		auto got = slurm.show_nodes({node});
+		if (!got)
+			slurm_error = got.error().str();
+		else if (auto it = got->find(node); it != got->end())
+			in_slurm = it->second;
+		else
+			slurm_error = node + ": scontrol does not know this node";
+	}
+	std::string expected_from = "health.conf gpu_count";
+	if (c.gpu_count == 0 && in_slurm && in_slurm->gres_gpus > 0) {
+		c.gpu_count = in_slurm->gres_gpus;
+		expected_from = "the node's Gres in Slurm";
 	}
 	GatherOptions g;
 	g.root = root;
@@ -214,23 +257,33 @@ int loom_health_check_main(int argc, char **argv)
 			    v.reason().c_str());
 		for (const auto &f : v.findings)
 			std::printf("  %-8s %-18s %s\n", outcome_name(f.severity), f.check.c_str(), f.evidence.c_str());
-		std::printf("  (%zu GPUs from %s, %zu Xid events, %zu IB ports; %.1f ms)\n", sample.gpus.size(),
-			    sample.gpu_source.empty() ? "nowhere" : sample.gpu_source.c_str(), sample.xids.size(),
-			    sample.ib_ports.size(), ms);
+		std::printf("  (%zu GPUs from %s", sample.gpus.size(),
+			    sample.gpu_source.empty() ? "nowhere" : sample.gpu_source.c_str());
+		if (c.gpu_count > 0)
+			std::printf(", %lld expected by %s", static_cast<long long>(c.gpu_count), expected_from.c_str());
+		std::printf(", %zu Xid events, %zu IB ports; %.1f ms)\n", sample.xids.size(), sample.ib_ports.size(), ms);
 	}
 	int rc = v.exit_code();
 	if (!prom.empty()) {
 		if (auto st = write_file_atomic(prom, verdict_prometheus(node, sample, v)); !st) {
 			std::fprintf(stderr, "loom health check: --prometheus: %s\n", st.error().str().c_str());
-			rc = 2;
+			rc = outcome_exit_code(Outcome::unknown);
 		}
 	}
 	if (use_state) {
 		if (auto st = update_suspect_flag(c.state_dir, v); !st)
 			std::fprintf(stderr, "loom health check: suspect flag: %s\n", st.error().str().c_str());
 	}
-	if (drain && drain_step(c, node, v, hold, quiet) != 0)
-		rc = rc == 0 ? 1 : rc;
+	if (drain) {
+		if (!in_slurm) {
+			std::fprintf(stderr, "loom health: cannot ask Slurm about %s: %s: nothing done in Slurm\n", node.c_str(),
+				     slurm_error.c_str());
+			if (rc == 0)
+				rc = outcome_exit_code(Outcome::unknown);
+		} else if (act_on_slurm(slurm, *in_slurm, node, v, hold, c.hold_down, quiet) != 0 && rc == 0) {
+			rc = outcome_exit_code(Outcome::unknown);
+		}
+	}
 	if (use_state)
 		if (auto st = save_hold_state(hold_path, hold); !st)
 			std::fprintf(stderr, "loom health check: %s\n", st.error().str().c_str());

@@ -9,6 +9,7 @@ lib_libloom_la_SOURCES += \
 	lib/ckpt/catalog.hpp lib/ckpt/catalog.cpp \
 	lib/ckpt/policy.hpp lib/ckpt/policy.cpp \
 	lib/ckpt/options.hpp lib/ckpt/options.cpp \
+	lib/ckpt/job_env.hpp lib/ckpt/job_env.cpp \
 	lib/ckpt/safe_dir.hpp lib/ckpt/safe_dir.cpp \
 	lib/ckpt/restart.hpp lib/ckpt/restart.cpp \
 	lib/ckpt/coordinator.hpp lib/ckpt/coordinator.cpp \

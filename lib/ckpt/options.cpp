@@ -150,7 +150,8 @@ ConfigSchema SiteConfig::schema()
 		.string("suspect_flag", &suspect_flag, "per-node flag file pattern (%n node) that asks for a checkpoint")
 		.duration("poll", &poll_s, 1, 600, "coordinator poll period")
 		.boolean("requeue_on_time_limit", &requeue_on_time_limit,
-			 "requeue a job that checkpointed before its time limit");
+			 "requeue a job that checkpointed before its time limit")
+		.string("helper", &helper, "the program that works in checkpoint directories as the job's user");
 	return s;
 }
 
@@ -193,6 +194,9 @@ expected<SiteConfig> SiteConfig::from_args(int argc, char *const argv[], const s
 	if (!c.failure_stats.empty())
 		if (auto st = check_clean_path(c.failure_stats); !st)
 			return bad("failure_stats", c.failure_stats, st.error().message);
+	if (!c.helper.empty())
+		if (auto st = check_clean_path(c.helper); !st)
+			return bad("helper", c.helper, st.error().message);
 	if (!c.suspect_flag.empty()) {
 		auto f = expand_pattern(c.suspect_flag, probe);
 		if (!f)

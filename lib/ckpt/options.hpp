@@ -33,6 +33,7 @@ struct SiteConfig {
 	std::string suspect_flag;                     // per-node flag file pattern (%n = node), optional
 	int64_t poll_s = 2;                           // coordinator's poll period
 	bool requeue_on_time_limit = true;
+	std::string helper;                           // loom-ckpt-helper; empty: where it was installed
 
 	ConfigSchema schema();
 	// Parse plugin arguments into a fresh config; check the result as a whole.

@@ -1,7 +1,11 @@
 #include "lib/ckpt/safe_dir.hpp"
 
+#include "lib/ckpt/options.hpp"
+#include "lib/util/config.hpp"
+#include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -9,6 +13,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,10 +36,108 @@ std::vector<std::string> components(const std::string &rel)
 	return out;
 }
 
+std::string errno_text(const char *what, int e) { return std::string(what) + ": " + std::strerror(e); }
+
+// The descriptor moved to 3 or above (close-on-exec), so that the child's
+// dup2 onto 0, 1 and 2 cannot overwrite it (slurmstepd may run with one of
+// them closed).
+int above_stdio(int fd)
+{
+	if (fd < 0 || fd > 2)
+		return fd;
+	int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	::close(fd);
+	return moved;
+}
+
+// What a child said on its pipe before it ended or the deadline passed.
+struct ChildOutput {
+	std::string text;
+	bool timed_out = false;
+	int wstatus = 0;
+};
+
+// Read fd until EOF or timeout_s (then kill pid), then reap pid. Closes fd.
+// A child that has exited with nothing left in the pipe is done even without
+// EOF: another thread's fork may hold a copy of the write end until it execs.
+ChildOutput collect(pid_t pid, int fd, int timeout_s)
+{
+	ChildOutput out;
+	bool reaped = false;
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+	char buf[4096];
+	while (true) {
+		auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+		if (left.count() <= 0) {
+			out.timed_out = true;
+			break;
+		}
+		struct pollfd pfd = {fd, POLLIN, 0};
+		int r = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0) {
+			if (::waitpid(pid, &out.wstatus, WNOHANG) == pid) {
+				reaped = true;
+				break;
+			}
+			continue;
+		}
+		ssize_t n = ::read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		out.text.append(buf, static_cast<size_t>(n));
+	}
+	::close(fd);
+	if (out.timed_out)
+		::kill(pid, SIGKILL);
+	while (!reaped && ::waitpid(pid, &out.wstatus, 0) < 0 && errno == EINTR) {
+	}
+	return out;
+}
+
+// "O<text>" is the answer, "E<error>" the error (one trailing newline dropped).
+expected<std::string> answer(std::string text, const std::string &program)
+{
+	if (!text.empty() && text.back() == '\n')
+		text.pop_back();
+	if (!text.empty() && text[0] == 'O')
+		return text.substr(1);
+	if (text.size() > 1 && text[0] == 'E')
+		return unexpected(text.substr(1));
+	return unexpected(program, "unreadable answer '" + shown(text) + "'");
+}
+
+std::string how_it_ended(int wstatus)
+{
+	if (WIFSIGNALED(wstatus))
+		return strprintf("killed by signal %d", WTERMSIG(wstatus));
+	return strprintf("exit status %d", WEXITSTATUS(wstatus));
+}
+
+// More than one thread in this process (or no way to tell).
+bool multi_threaded()
+{
+	auto text = read_file("/proc/self/status", 1u << 20);
+	if (!text)
+		return true;
+	for (const auto &line : split_lines(*text))
+		if (line.compare(0, 8, "Threads:") == 0)
+			return trim(std::string_view(line).substr(8)) != "1";
+	return true;
+}
+
 } // namespace
 
 status make_checkpoint_dir(const std::string &root, const std::string &path)
 {
+	// '..' would climb out of the directory opened last: refused before anything is opened.
+	if (auto st = check_clean_path(root); !st)
+		return unexpected(root, st.error().message);
+	if (auto st = check_clean_path(path); !st)
+		return unexpected(path, st.error().message);
 	if (path != root && (path.size() <= root.size() || path.compare(0, root.size(), root) != 0 ||
 			     (root != "/" && path[root.size()] != '/')))
 		return unexpected(path, "is not below " + root);
@@ -80,36 +183,194 @@ status make_checkpoint_dir(const std::string &root, const std::string &path)
 	return ok();
 }
 
+status become(const Credentials &cred)
+{
+	auto refused = [&](const std::string &why) {
+		return unexpected(strprintf("cannot switch to uid %u", static_cast<unsigned>(cred.uid)), why);
+	};
+	uid_t ruid, euid, suid;
+	gid_t rgid, egid, sgid;
+	if (::getresuid(&ruid, &euid, &suid) != 0 || ::getresgid(&rgid, &egid, &sgid) != 0)
+		return refused(errno_text("getresuid", errno));
+	if (ruid == 0) {
+		// slurmstepd may have dropped only its effective uid: the real one is root's.
+		if (euid != 0 && ::seteuid(0) != 0)
+			return refused(errno_text("seteuid(0)", errno));
+		if (::setgroups(cred.groups.size(), cred.groups.data()) != 0)
+			return refused(errno_text("setgroups", errno));
+		if (::setresgid(cred.gid, cred.gid, cred.gid) != 0)
+			return refused(errno_text("setresgid", errno));
+		if (::setresuid(cred.uid, cred.uid, cred.uid) != 0)
+			return refused(errno_text("setresuid", errno));
+		if (cred.uid != 0 && ::setuid(0) == 0)
+			return refused("root could be taken back");
+		if (::getresuid(&ruid, &euid, &suid) != 0 || ruid != cred.uid || euid != cred.uid || suid != cred.uid ||
+		    ::getresgid(&rgid, &egid, &sgid) != 0 || rgid != cred.gid || egid != cred.gid || sgid != cred.gid)
+			return refused("the identity did not change");
+		return ok();
+	}
+	// Not root: try nothing, act only as oneself.
+	if (::getauxval(AT_SECURE) != 0)
+		return refused("started set-user-ID, set-group-ID or with file capabilities by uid " +
+			       std::to_string(ruid) + ": refused");
+	if (euid != ruid || suid != ruid || egid != rgid || sgid != rgid)
+		return refused("real, effective and saved ids differ (uid " + std::to_string(ruid) + "/" +
+			       std::to_string(euid) + "/" + std::to_string(suid) + "): refused");
+	if (cred.uid != ruid)
+		return refused("running as uid " + std::to_string(ruid) + ", not root: acts only as its caller");
+	return ok();
+}
+
+std::vector<std::string> credential_args(const Credentials &cred)
+{
+	std::vector<std::string> words = {"--uid=" + std::to_string(cred.uid), "--gid=" + std::to_string(cred.gid),
+					  "--groups="};
+	// One word holds at most 128 KiB (MAX_ARG_STRLEN): a long group list takes several.
+	size_t in_word = 0;
+	for (gid_t g : cred.groups) {
+		if (in_word == 1000) {
+			words.push_back("--groups=");
+			in_word = 0;
+		}
+		words.back() += (in_word++ ? "," : "") + std::to_string(g);
+	}
+	return words;
+}
+
+expected<HelperArgs> parse_helper_args(int argc, char *const argv[])
+{
+	HelperArgs h;
+	bool have_uid = false, have_gid = false;
+	const int64_t id_max = static_cast<int64_t>(static_cast<uid_t>(-1)) - 1; // (uid_t)-1 is "no id"
+	int i = 1;
+	for (; i < argc; i++) {
+		std::string_view a = argv[i];
+		auto id = [&](size_t skip) { return parse_int(a.substr(skip), 0, id_max); };
+		if (a.substr(0, 6) == "--uid=") {
+			auto v = id(6);
+			if (!v)
+				return unexpected(std::string(a), v.error().message);
+			h.cred.uid = static_cast<uid_t>(*v), have_uid = true;
+		} else if (a.substr(0, 6) == "--gid=") {
+			auto v = id(6);
+			if (!v)
+				return unexpected(std::string(a), v.error().message);
+			h.cred.gid = static_cast<gid_t>(*v), have_gid = true;
+		} else if (a.substr(0, 9) == "--groups=") { // adds to the groups of the words before
+			std::string_view list = a.substr(9);
+			while (!list.empty()) {
+				size_t comma = std::min(list.find(','), list.size());
+				auto v = parse_int(list.substr(0, comma), 0, id_max);
+				if (!v)
+					return unexpected(std::string(a), v.error().message);
+				h.cred.groups.push_back(static_cast<gid_t>(*v));
+				list.remove_prefix(std::min(comma + 1, list.size()));
+			}
+		} else {
+			break;
+		}
+	}
+	if (!have_uid || !have_gid)
+		return unexpected("--uid= and --gid= are required before the operation");
+	for (; i < argc; i++)
+		h.operation.emplace_back(argv[i]);
+	if (h.operation.empty())
+		return unexpected("no operation given");
+	return h;
+}
+
+expected<std::string> run_helper(const std::string &program, const Credentials &cred,
+				 const std::vector<std::string> &args, int timeout_s)
+{
+	if (program.empty() || program[0] != '/')
+		return unexpected(program, "the checkpoint helper must be an absolute path");
+	// Everything the child needs, allocated here: after fork it may not allocate.
+	std::vector<std::string> words = {program};
+	for (auto &w : credential_args(cred))
+		words.push_back(std::move(w));
+	words.insert(words.end(), args.begin(), args.end());
+	std::vector<char *> argv;
+	for (auto &w : words)
+		argv.push_back(w.data());
+	argv.push_back(nullptr);
+	std::string path_env = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+	char *envp[] = {path_env.data(), nullptr};
+
+	int out[2], err[2];
+	if (::pipe2(out, O_CLOEXEC) != 0)
+		return unexpected(program, errno_text("pipe", errno));
+	// Non-blocking: read once the child is gone, whoever else holds a copy of its write end.
+	if (::pipe2(err, O_CLOEXEC | O_NONBLOCK) != 0) {
+		int e = errno;
+		::close(out[0]);
+		::close(out[1]);
+		return unexpected(program, errno_text("pipe", e));
+	}
+	int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int *fd : {&out[0], &out[1], &err[0], &err[1], &null_fd})
+		*fd = above_stdio(*fd);
+	auto close_all = [&] {
+		for (int fd : {out[0], out[1], err[0], err[1], null_fd})
+			if (fd >= 0)
+				::close(fd);
+	};
+	if (std::min({out[0], out[1], err[0], err[1], null_fd}) < 0) {
+		int e = errno;
+		close_all();
+		return unexpected(program, errno_text("cannot set up the helper's descriptors", e));
+	}
+	pid_t pid = ::fork();
+	if (pid < 0) {
+		int e = errno;
+		close_all();
+		return unexpected(program, errno_text("fork", e));
+	}
+	if (pid == 0) {
+		// The child of a multi-threaded process: only async-signal-safe
+		// calls from here to execve. A lock another thread held at the fork
+		// (malloc, json-c, Slurm's log) stays held forever in this copy.
+		if (::dup2(null_fd, 0) >= 0 && ::dup2(out[1], 1) >= 0 && ::dup2(null_fd, 2) >= 0)
+			::execve(argv[0], argv.data(), envp);
+		int e = errno;
+		[[maybe_unused]] ssize_t w = ::write(err[1], &e, sizeof e);
+		::_exit(127);
+	}
+	::close(out[1]);
+	::close(err[1]);
+	::close(null_fd);
+	ChildOutput got = collect(pid, out[0], timeout_s);
+	int exec_errno = 0;
+	ssize_t n = ::read(err[0], &exec_errno, sizeof exec_errno);
+	::close(err[0]);
+	if (n == static_cast<ssize_t>(sizeof exec_errno))
+		return unexpected(program, errno_text("cannot execute the checkpoint helper", exec_errno));
+	if (got.timed_out)
+		return unexpected(program, "timed out after " + std::to_string(timeout_s) + " s: killed");
+	if (got.text.empty())
+		return unexpected(program, "ended without an answer (" + how_it_ended(got.wstatus) + ")");
+	return answer(std::move(got.text), program);
+}
+
 expected<std::string> run_as(const Credentials &cred, const std::function<expected<std::string>()> &fn,
 			     int timeout_s)
 {
+	if (multi_threaded())
+		return unexpected("run_as", "refused in a multi-threaded process (the child could deadlock): "
+					    "use run_helper");
 	int p[2];
 	if (::pipe2(p, O_CLOEXEC) != 0)
-		return unexpected("run_as", std::string("pipe: ") + std::strerror(errno));
+		return unexpected("run_as", errno_text("pipe", errno));
 	pid_t pid = ::fork();
 	if (pid < 0) {
 		::close(p[0]);
 		::close(p[1]);
-		return unexpected("run_as", std::string("fork: ") + std::strerror(errno));
+		return unexpected("run_as", errno_text("fork", errno));
 	}
 	if (pid == 0) {
 		::close(p[0]);
 		std::string out;
-		bool switched = true;
-		// slurmstepd may have dropped only its effective uid: take root back first.
-		if (::getuid() == 0 && ::geteuid() != 0 && ::seteuid(0) != 0)
-			switched = false;
-		if (switched && ::geteuid() == 0) {
-			switched = ::setgroups(cred.groups.size(), cred.groups.data()) == 0 &&
-				   ::setresgid(cred.gid, cred.gid, cred.gid) == 0 &&
-				   ::setresuid(cred.uid, cred.uid, cred.uid) == 0;
-			if (switched && cred.uid != 0 && ::setuid(0) == 0)
-				switched = false; // must not be able to return to root
-		} else if (::geteuid() != cred.uid) {
-			switched = false;
-		}
-		if (!switched) {
-			out = "E" + strprintf("cannot switch to uid %u", static_cast<unsigned>(cred.uid));
+		if (auto st = become(cred); !st) {
+			out = "E" + st.error().str();
 		} else {
 			try {
 				auto r = fn();
@@ -132,42 +393,14 @@ expected<std::string> run_as(const Credentials &cred, const std::function<expect
 		::_exit(0);
 	}
 	::close(p[1]);
-	std::string got;
-	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-	bool timed_out = false;
-	char buf[4096];
-	while (true) {
-		auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-		if (left.count() <= 0) {
-			timed_out = true;
-			break;
-		}
-		struct pollfd pfd = {p[0], POLLIN, 0};
-		int r = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0)
-			continue;
-		ssize_t n = ::read(p[0], buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got.append(buf, static_cast<size_t>(n));
-	}
-	::close(p[0]);
-	if (timed_out)
-		::kill(pid, SIGKILL);
-	int wstatus = 0;
-	while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-	}
-	if (timed_out)
+	ChildOutput got = collect(pid, p[0], timeout_s);
+	if (got.timed_out)
 		return unexpected("run_as", "timed out after " + std::to_string(timeout_s) + " s");
-	if (got.empty())
+	if (got.text.empty())
 		return unexpected("run_as", "the helper process died without an answer");
-	if (got[0] == 'O')
-		return got.substr(1);
-	return unexpected(got.substr(1));
+	if (got.text[0] == 'O')
+		return got.text.substr(1);
+	return unexpected(got.text.substr(1));
 }
 
 } // namespace loom::ckpt

@@ -35,13 +35,24 @@ FailureClass class_of_loom_reason(const std::string &reason)
 	return FailureClass::node_failure;
 }
 
-std::vector<std::string> hosts_of(const JobEnd &job, const JobLogScan &log, LogFinding kind)
+// The culprits the lines of one category name: the hosts of the lines whose
+// kind blames the node, among the job's nodes. A job on one node ran every
+// line there: when no blaming line names a host, that node is the culprit.
+std::vector<std::string> culprits_of(const JobEnd &job, const JobLogScan &log, LogFinding f)
 {
 	std::set<std::string> in_job(job.nodes.begin(), job.nodes.end()), seen;
 	std::vector<std::string> out;
-	for (const auto &l : log.lines)
-		if (l.kind == kind && in_job.count(l.host) && seen.insert(l.host).second)
+	bool blamed = false, named = false;
+	for (const auto &l : log.lines) {
+		if (l.kind != f || !error_kind_info(l.error).blames_node)
+			continue;
+		blamed = true;
+		named = named || !l.host.empty();
+		if (in_job.count(l.host) && seen.insert(l.host).second)
 			out.push_back(l.host);
+	}
+	if (blamed && !named && job.nodes.size() == 1)
+		out.push_back(job.nodes.front());
 	return out;
 }
 
@@ -59,6 +70,16 @@ std::string quote_line(const JobLogLine *l)
 		return {};
 	std::string t = l->text.substr(0, 120);
 	return strprintf(" (log line %d: %s)", l->line, t.c_str());
+}
+
+// The class of category f, its culprits and the evidence ("3 network error lines (log line 7: ...)").
+Classification from_log(const JobEnd &job, const JobLogScan &log, LogFinding f, int count, const char *what)
+{
+	Classification c;
+	c.cls = failure_class_of(f);
+	c.culprits = culprits_of(job, log, f);
+	c.evidence = strprintf("%d %s", count, what) + quote_line(first_line(log, f));
+	return c;
 }
 
 } // namespace
@@ -132,12 +153,8 @@ Classification classify_job(const JobEnd &job, const JobLogScan &log)
 		return c;
 	}
 	// 2. What the job's own output says, most specific first.
-	if (count(LogFinding::gpu_fault)) {
-		c.cls = FailureClass::gpu_fault;
-		c.culprits = hosts_of(job, log, LogFinding::gpu_fault);
-		c.evidence = strprintf("%d GPU fault lines", count(LogFinding::gpu_fault)) + quote_line(first_line(log, LogFinding::gpu_fault));
-		return c;
-	}
+	if (count(LogFinding::gpu_fault))
+		return from_log(job, log, LogFinding::gpu_fault, count(LogFinding::gpu_fault), "GPU fault lines");
 	if (job.state == "OUT_OF_MEMORY" || count(LogFinding::oom_host) || count(LogFinding::oom_gpu)) {
 		c.cls = FailureClass::oom;
 		const JobLogLine *l = first_line(log, LogFinding::oom_gpu);
@@ -145,19 +162,13 @@ Classification classify_job(const JobEnd &job, const JobLogScan &log)
 			     quote_line(l ? l : first_line(log, LogFinding::oom_host));
 		return c;
 	}
-	if (count(LogFinding::network)) {
-		c.cls = FailureClass::network_fault;
-		c.culprits = hosts_of(job, log, LogFinding::network);
-		c.evidence = strprintf("%d network error lines", count(LogFinding::network)) + quote_line(first_line(log, LogFinding::network));
-		return c;
-	}
-	if (count(LogFinding::nccl_timeout)) {
-		// Every rank of a hung collective times out: the lines do not name the
-		// culprit, so nothing is drained; the job is still the infrastructure's.
-		c.cls = FailureClass::nccl_timeout;
-		c.evidence = strprintf("%d NCCL timeout lines", count(LogFinding::nccl_timeout)) + quote_line(first_line(log, LogFinding::nccl_timeout));
-		return c;
-	}
+	if (count(LogFinding::network))
+		return from_log(job, log, LogFinding::network, count(LogFinding::network), "network error lines");
+	// Every rank of a hung collective times out: the lines do not name the
+	// culprit (the kind blames no node), so nothing is drained; the job is
+	// still the infrastructure's.
+	if (count(LogFinding::nccl_timeout))
+		return from_log(job, log, LogFinding::nccl_timeout, count(LogFinding::nccl_timeout), "NCCL timeout lines");
 	if (job.state == "TIMEOUT" || job.state == "DEADLINE") {
 		c.cls = FailureClass::user_error;
 		c.evidence = "reached its time limit";

@@ -3,7 +3,9 @@
 // and what its output files say (job_log.hpp).
 //
 // Classes: node failure, GPU fault, network fault, NCCL timeout, out of
-// memory, the user's own error (and "none" for a job that did not fail). The
+// memory, the user's own error (and "none" for a job that did not fail); the
+// class a log line points to, and whether it names a culprit, is the error
+// kind's (error_kinds.hpp). The
 // first four are the infrastructure's: jobcomp/health drains the culprit
 // nodes it can name and requeues the job when it is checkpoint-enabled or
 // requeueable. Out of memory and user errors never drain and never requeue:
@@ -19,7 +21,8 @@
 
 namespace loom::health {
 
-enum class FailureClass { none, node_failure, gpu_fault, network_fault, nccl_timeout, oom, user_error };
+// FailureClass (error_kinds.hpp): none, node_failure, gpu_fault,
+// network_fault, nccl_timeout, oom, user_error.
 const char *failure_class_name(FailureClass c);
 bool is_infrastructure(FailureClass c);
 

@@ -215,8 +215,8 @@ ConfigSchema schema(HealthConfig &c, std::shared_ptr<std::map<int, XidAction>> c
 			 "corrected memory errors per controller that make the node suspect (0: off)")
 		.boolean("edac_ue_drains", &c.edac_ue_drains, "an uncorrected memory error drains")
 		.boolean("mce_suspect", &c.mce_suspect, "a machine-check (Hardware Error) line makes the node suspect")
-		.choice("collector_error", &c.collector_error, {"ok", "suspect", "drain"},
-			"outcome when a collector cannot read its source")
+		.choice("collector_error", &c.collector_error, {"unknown", "suspect", "drain"},
+			"outcome when a collector cannot read its source (never ok)")
 		.duration("hold_down", &c.hold_down, 0, 30 * 86400,
 			  "how long a node loom drained must stay healthy before loom resumes it")
 		.string("state_dir", &c.state_dir, "directory for hold-down state, the suspect flag and history")

@@ -67,7 +67,7 @@ struct HealthConfig {
 	bool edac_ue_drains = true;
 	bool mce_suspect = true;
 	// What an unreadable collector means.
-	std::string collector_error = "suspect"; // ok, suspect, drain
+	std::string collector_error = "unknown"; // unknown, suspect, drain (never ok)
 	// loom health check --drain.
 	int64_t hold_down = 600;          // seconds healthy before loom resumes its own drain
 	std::string state_dir = "/var/lib/loom/health";

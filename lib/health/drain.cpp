@@ -11,39 +11,6 @@
 
 namespace loom::health {
 
-bool SlurmNodeState::drained() const
-{
-	return state.find("DRAIN") != std::string::npos;
-}
-
-expected<SlurmNodeState> parse_scontrol_node(std::string_view text, const std::string &node)
-{
-	SlurmNodeState st;
-	bool found = false;
-	for (const auto &raw : split_lines(text)) {
-		std::string_view line = trim(raw);
-		if (line.rfind("NodeName=", 0) == 0) {
-			std::string_view name = line.substr(9, line.find(' ') == std::string_view::npos ? std::string_view::npos : line.find(' ') - 9);
-			found = name == node;
-		}
-		if (line.rfind("State=", 0) == 0) {
-			size_t sp = line.find(' ');
-			st.state = std::string(line.substr(6, sp == std::string_view::npos ? std::string_view::npos : sp - 6));
-		} else if (line.rfind("Reason=", 0) == 0) {
-			std::string_view r = line.substr(7);
-			size_t tag = r.rfind(" [");
-			if (tag != std::string_view::npos && r.back() == ']')
-				r = r.substr(0, tag);
-			st.reason = std::string(r);
-		}
-	}
-	if (!found)
-		return unexpected(node, "scontrol does not know this node");
-	if (st.state.empty())
-		return unexpected(node, "no State= in scontrol output");
-	return st;
-}
-
 expected<HoldState> load_hold_state(const std::string &path)
 {
 	HoldState h;
@@ -76,67 +43,135 @@ status save_hold_state(const std::string &path, const HoldState &h)
 	return write_file_atomic(path, o.dump());
 }
 
-const char *drain_step_name(DrainStep s)
+const char *node_step_name(NodeStep s)
 {
 	switch (s) {
-	case DrainStep::none:
-		return "none";
-	case DrainStep::drain:
+	case NodeStep::drain:
 		return "drain";
-	case DrainStep::update_reason:
+	case NodeStep::update_reason:
 		return "update_reason";
-	case DrainStep::resume:
+	case NodeStep::resume:
 		return "resume";
+	case NodeStep::mark_suspect:
+		return "mark_suspect";
+	case NodeStep::clear_suspect:
+		return "clear_suspect";
 	}
 	return "?";
 }
 
-DrainDecision decide_drain(const SlurmNodeState &node, const Verdict &v, HoldState &hold, int64_t now,
-			   int64_t hold_down)
+namespace {
+
+// Where loom may write its mark: its own mark's field, else an empty Extra,
+// else an empty Comment; "" when both hold another's note.
+std::string mark_field(const SlurmNode &n)
 {
-	DrainDecision d;
-	if (v.outcome == Outcome::drain) {
+	if (std::string f = n.suspect_field(); !f.empty())
+		return f;
+	if (n.extra.empty())
+		return "extra";
+	if (n.comment.empty())
+		return "comment";
+	return {};
+}
+
+} // namespace
+
+NodePlan plan_node(const SlurmNode &node, const Verdict &v, HoldState &hold, int64_t now, int64_t hold_down)
+{
+	NodePlan p;
+	if (v.outcome == Outcome::ok) {
+		if (hold.healthy_since == 0 || hold.healthy_since > now)
+			hold.healthy_since = now;
+	} else {
 		hold.healthy_since = 0;
+	}
+	if (node.out_of_our_hands()) {
+		p.why = "node is " + node.state + ": left alone";
+		return p;
+	}
+	if (node.drained() && !node.drained_by_loom()) {
+		p.why = "drained by someone else (\"" + node.reason + "\"): left alone";
+		return p;
+	}
+	const Finding *w = v.worst();
+	if (v.outcome == Outcome::drain) {
 		std::string reason = v.reason();
 		if (!node.drained()) {
-			d.step = DrainStep::drain;
-			d.reason = reason;
-			d.why = "unhealthy: " + reason;
-		} else if (node.by_loom() && node.reason != reason) {
-			d.step = DrainStep::update_reason;
-			d.reason = reason;
-			d.why = "still unhealthy, new evidence";
+			p.steps.push_back({NodeStep::drain, "", reason});
+			p.why = "unhealthy: " + reason;
+		} else if (node.reason != reason) {
+			p.steps.push_back({NodeStep::update_reason, "", reason});
+			p.why = "still unhealthy, new evidence";
 		} else {
-			d.why = node.by_loom() ? "already drained by loom" : "already drained by someone else: left alone";
+			p.why = "already drained by loom";
 		}
-		return d;
+		return p;
 	}
-	if (!node.drained()) {
-		hold.healthy_since = 0;
-		d.why = "in service";
-		return d;
+	if (v.outcome == Outcome::suspect || v.outcome == Outcome::unknown) {
+		const char *what = v.outcome == Outcome::unknown ? "cannot judge" : "suspect";
+		if (node.drained()) {
+			p.why = std::string("drained by loom and not yet healthy (") + what + ")";
+			return p;
+		}
+		std::string mark = suspect_mark(w->check, w->evidence);
+		std::string field = mark_field(node);
+		if (field.empty()) {
+			p.why = std::string(what) + ", but Extra and Comment hold others' notes: not marked";
+		} else if (node.suspect_mark() == mark) {
+			p.why = std::string(what) + ": already marked";
+		} else {
+			p.steps.push_back({NodeStep::mark_suspect, field, mark});
+			p.why = std::string(what) + ": " + mark;
+		}
+		return p;
 	}
-	if (!node.by_loom()) {
-		d.why = "drained by someone else (\"" + node.reason + "\"): never resumed by loom";
-		return d;
+	// ok
+	bool ours_drained = node.drained_by_loom();
+	std::string marked = node.suspect_field();
+	if (!ours_drained && marked.empty()) {
+		p.why = "in service";
+		return p;
 	}
-	if (v.outcome != Outcome::ok) {
-		hold.healthy_since = 0;
-		d.why = "drained by loom and not yet healthy (suspect)";
-		return d;
-	}
-	if (hold.healthy_since == 0 || hold.healthy_since > now)
-		hold.healthy_since = now;
 	int64_t healthy_for = now - hold.healthy_since;
-	if (healthy_for >= hold_down) {
-		d.step = DrainStep::resume;
-		d.why = "healthy for " + std::to_string(healthy_for) + " s (hold-down " + std::to_string(hold_down) + " s)";
-		hold.healthy_since = 0;
-	} else {
-		d.why = "healthy for " + std::to_string(healthy_for) + " s of the " + std::to_string(hold_down) +
+	if (healthy_for < hold_down) {
+		p.why = "healthy for " + std::to_string(healthy_for) + " s of the " + std::to_string(hold_down) +
 			" s hold-down";
+		return p;
 	}
-	return d;
+	if (ours_drained)
+		p.steps.push_back({NodeStep::resume, "", ""});
+	if (!marked.empty())
+		p.steps.push_back({NodeStep::clear_suspect, marked, ""});
+	p.why = "healthy for " + std::to_string(healthy_for) + " s (hold-down " + std::to_string(hold_down) + " s)";
+	return p;
+}
+
+status apply_plan(SlurmOps &slurm, const std::string &node, const NodePlan &plan)
+{
+	for (const auto &s : plan.steps) {
+		status st = ok();
+		switch (s.step) {
+		case NodeStep::drain:
+			st = slurm.drain(node, s.text);
+			break;
+		case NodeStep::update_reason:
+			st = slurm.set_reason(node, s.text);
+			break;
+		case NodeStep::resume:
+			st = slurm.resume(node);
+			break;
+		case NodeStep::mark_suspect:
+			st = slurm.set_note(node, s.field, s.text);
+			break;
+		case NodeStep::clear_suspect:
+			st = slurm.set_note(node, s.field, "");
+			break;
+		}
+		if (!st)
+			return st;
+	}
+	return ok();
 }
 
 status update_suspect_flag(const std::string &state_dir, const Verdict &v)

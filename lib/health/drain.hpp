@@ -1,55 +1,65 @@
-// loom health: when `loom health check --drain` drains or resumes a node.
+// loom health: what `loom health check --drain` does to its node in Slurm.
 //
-// Own your drains (NHC): loom drains with a reason that starts "loom:", and
-// resumes a node only when (a) its current reason starts with "loom:", and
-// (b) every check since has been ok for the hold-down time. A node drained by
-// an admin (any other reason) is never touched. The decision is a pure
-// function; the state it needs between runs (since when the node has been
-// healthy) lives in a small JSON file under the state directory.
+// The verdict and what Slurm says about the node (lib/health/slurm_ops)
+// give a plan: drain, update loom's reason, resume, mark suspect, update or
+// clear loom's mark, or nothing. The rules (NHC's, see slurm_ops.hpp):
+//   - drain: a "drain" verdict drains a node in service with "loom: <check>:
+//     <evidence>"; a node loom drained gets the new evidence as its reason;
+//   - unknown (the check cannot judge) never drains; like suspect, it marks
+//     the node "loom:suspect:<check>:<evidence>" (Extra, or Comment when
+//     Extra holds another's note), so that placement steers away and running
+//     checkpointed jobs checkpoint;
+//   - ok: loom resumes its own drain and clears its own mark only after the
+//     node has been judged ok at every check for the hold-down time;
+//   - nodes drained by others, DOWN, not responding, rebooting, powering or
+//     in maintenance are never touched.
+// The plan is a pure function; the state it needs between runs (since when
+// the node has been ok, the kernel-log cursor) lives in a small JSON file
+// under the state directory.
 #pragma once
 
 #include "lib/health/rules.hpp"
+#include "lib/health/slurm_ops.hpp"
 #include "lib/util/expected.hpp"
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace loom::health {
 
-// What scontrol says about the node.
-struct SlurmNodeState {
-	std::string state;  // "IDLE+DRAIN", "MIXED", "DOWN*+DRAIN" ...
-	std::string reason; // without the " [user@time]" suffix
-	bool drained() const;  // DRAIN flag (draining or drained)
-	bool by_loom() const { return reason.rfind("loom:", 0) == 0; }
-};
-
-// `scontrol show node NAME` (multi-line form) -> state and reason.
-expected<SlurmNodeState> parse_scontrol_node(std::string_view text, const std::string &node);
-
 struct HoldState {
-	int64_t healthy_since = 0; // 0: not (yet) healthy since loom drained it
+	int64_t healthy_since = 0; // 0: not judged ok at the last check
 	uint64_t kmsg_cursor = 0;  // /dev/kmsg sequence judged so far
 };
 expected<HoldState> load_hold_state(const std::string &path); // missing file: defaults
 status save_hold_state(const std::string &path, const HoldState &h);
 
-enum class DrainStep { none, drain, update_reason, resume };
-const char *drain_step_name(DrainStep s);
+enum class NodeStep { drain, update_reason, resume, mark_suspect, clear_suspect };
+const char *node_step_name(NodeStep s);
 
-struct DrainDecision {
-	DrainStep step = DrainStep::none;
-	std::string reason; // for drain / update_reason
-	std::string why;    // one line for the log
+struct PlannedStep {
+	NodeStep step;
+	std::string field; // mark_suspect / clear_suspect: "extra" or "comment"
+	std::string text;  // the reason (drain, update_reason) or the mark (mark_suspect)
 };
 
-// Decide and update 'hold' (healthy_since) for the next run.
-DrainDecision decide_drain(const SlurmNodeState &node, const Verdict &v, HoldState &hold, int64_t now,
-			   int64_t hold_down);
+struct NodePlan {
+	std::vector<PlannedStep> steps; // in order
+	std::string why;                // one line for the log
+};
+
+// Decide, and update 'hold' (healthy_since) for the next run.
+NodePlan plan_node(const SlurmNode &node, const Verdict &v, HoldState &hold, int64_t now, int64_t hold_down);
+
+// Carry the plan out; the first step that fails stops it (its error names
+// the command and Slurm's answer).
+status apply_plan(SlurmOps &slurm, const std::string &node, const NodePlan &plan);
 
 // The suspect flag the checkpoint plugin watches: <state_dir>/suspect holds the
-// reason while the node is suspect or drained, and is removed when it is ok.
+// reason while the node is not ok (suspect, unknown or drained), and is
+// removed when it is ok.
 status update_suspect_flag(const std::string &state_dir, const Verdict &v);
 
 } // namespace loom::health

@@ -8,6 +8,7 @@
 #include "lib/health/nvml.hpp"
 #include "lib/util/fs.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <sys/stat.h>
 
@@ -20,11 +21,17 @@ bool exists(const std::string &p)
 	return ::stat(p.c_str(), &st) == 0;
 }
 
+std::atomic<const char *> stage{""};
+
 class Timer {
 public:
-	Timer(NodeSample &s, const char *name) : s_(s), name_(name), t0_(std::chrono::steady_clock::now()) {}
+	Timer(NodeSample &s, const char *name) : s_(s), name_(name), t0_(std::chrono::steady_clock::now())
+	{
+		stage.store(name, std::memory_order_relaxed);
+	}
 	~Timer()
 	{
+		stage.store("", std::memory_order_relaxed);
 		auto dt = std::chrono::steady_clock::now() - t0_;
 		s_.collect_ms[name_] += std::chrono::duration<double, std::milli>(dt).count();
 	}
@@ -37,6 +44,18 @@ private:
 
 void note(NodeSample &s, const char *collector, const Error &e) { s.errors.push_back({collector, e.str()}); }
 
+// Where GPUs are expected (a count from the config or Slurm's Gres, or the
+// NVIDIA driver loaded under the root), no GPU data is an error: the check
+// cannot judge the GPUs, and must not look healthy.
+std::string gpus_expected(const GatherOptions &opt)
+{
+	if (opt.expected_gpus > 0)
+		return std::to_string(opt.expected_gpus) + " GPUs expected";
+	if (exists(path_join(opt.root, "proc/driver/nvidia")))
+		return "the NVIDIA driver is loaded";
+	return {};
+}
+
 void gather_gpus(const GatherOptions &opt, NodeSample &s)
 {
 	Timer t(s, "gpu");
@@ -46,12 +65,13 @@ void gather_gpus(const GatherOptions &opt, NodeSample &s)
 		return;
 	if (src == "auto")
 		src = (!opt.nvidia_smi_file.empty() || !opt.live()) ? "nvidia-smi" : "nvml";
+	const std::string expected = gpus_expected(opt);
 	if (src == "nvml") {
 		auto session = NvmlSession::open(opt.nvml_library);
 		if (!session) {
-			// No NVML: an error only where GPUs are expected or the driver is loaded.
-			if (opt.expected_gpus > 0 || exists(path_join(opt.root, "proc/driver/nvidia")))
-				note(s, "gpu", session.error());
+			// No NVML: an error only where GPUs are expected.
+			if (!expected.empty())
+				note(s, "gpu", Error(session.error().str() + " (" + expected + ")"));
 			return;
 		}
 		auto gpus = (*session)->gpus();
@@ -59,13 +79,17 @@ void gather_gpus(const GatherOptions &opt, NodeSample &s)
 			note(s, "gpu", gpus.error());
 			return;
 		}
+		if (gpus->empty() && !expected.empty()) {
+			note(s, "gpu", Error("nvml", "NVML sees no GPU (" + expected + ")"));
+			return;
+		}
 		s.gpus = std::move(*gpus);
 		s.gpu_source = "nvml";
 		return;
 	}
 	if (!exists(smi)) {
-		if (opt.expected_gpus > 0)
-			note(s, "gpu", Error(smi, "no GPU data (expected " + std::to_string(opt.expected_gpus) + " GPUs)"));
+		if (!expected.empty())
+			note(s, "gpu", Error(smi, "no GPU data (" + expected + ")"));
 		return;
 	}
 	auto text = read_file(smi);
@@ -76,6 +100,12 @@ void gather_gpus(const GatherOptions &opt, NodeSample &s)
 	auto rep = parse_nvidia_smi_q(*text, smi);
 	if (!rep) {
 		note(s, "gpu", rep.error());
+		return;
+	}
+	if (rep->gpus.empty()) {
+		// An empty or binary file, or "No devices were found": no GPU data.
+		if (!expected.empty())
+			note(s, "gpu", Error(smi, "no GPU in the nvidia-smi -q output (" + expected + ")"));
 		return;
 	}
 	s.gpus = std::move(rep->gpus);
@@ -188,6 +218,8 @@ void gather_host(const GatherOptions &opt, NodeSample &s)
 }
 
 } // namespace
+
+const char *gather_stage() { return stage.load(std::memory_order_relaxed); }
 
 NodeSample gather(const GatherOptions &opt)
 {

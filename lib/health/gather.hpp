@@ -28,12 +28,19 @@ struct GatherOptions {
 	std::string gpu_source = "auto"; // auto, nvml, nvidia-smi, none
 	std::string nvidia_smi_file;     // explicit `nvidia-smi -q` text (overrides)
 	std::string nvml_library;        // dlopen name; empty: libnvidia-ml.so.1
-	int expected_gpus = 0;           // > 0: missing GPU data is an error
+	// > 0: GPUs the node must show (health.conf gpu_count, else the node's
+	// Gres in Slurm). Where GPUs are expected, or the NVIDIA driver is loaded
+	// (proc/driver/nvidia under the root), no GPU data is a collector error.
+	int expected_gpus = 0;
 	// /dev/kmsg sequence number already judged (updated); nullptr: read all.
 	uint64_t *kmsg_cursor = nullptr;
 	bool live() const { return root.empty() || root == "/"; }
 };
 
 NodeSample gather(const GatherOptions &opt);
+
+// The collector gather() is in now ("gpu", "kernel_log", "network", "host"),
+// "" outside; a static string, safe to read from a signal handler.
+const char *gather_stage();
 
 } // namespace loom::health

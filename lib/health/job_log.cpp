@@ -12,81 +12,38 @@
 namespace loom::health {
 namespace {
 
-struct Rule {
-	std::string_view needle;
-	LogFinding kind;
-};
-
-// Order matters: the first rule that matches a line decides its kind, so the
-// specific ones (ECC, OOM, timeout) come before the general ones (CUDA error).
-constexpr Rule rules[] = {
-	{"uncorrectable ECC error", LogFinding::gpu_fault},
-	{"CUDA_ERROR_ECC_UNCORRECTABLE", LogFinding::gpu_fault},
-	{"cudaErrorECCUncorrectable", LogFinding::gpu_fault},
-	{"GPU is lost", LogFinding::gpu_fault},
-	{"fallen off the bus", LogFinding::gpu_fault},
-	{"uncorrectable NVLink error", LogFinding::gpu_fault},
-	{"NVRM: Xid", LogFinding::gpu_fault},
-	{"CUDA out of memory", LogFinding::oom_gpu},
-	{"OutOfMemoryError", LogFinding::oom_gpu},
-	{"CUDA_ERROR_OUT_OF_MEMORY", LogFinding::oom_gpu},
-	{"cudaErrorMemoryAllocation", LogFinding::oom_gpu},
-	{"oom-kill event", LogFinding::oom_host},
-	{"oom_kill event", LogFinding::oom_host},
-	{"Out of memory: Kill", LogFinding::oom_host},
-	{"Watchdog caught collective operation timeout", LogFinding::nccl_timeout},
-	{"collective operation timeout", LogFinding::nccl_timeout},
-	{"NCCL timeout", LogFinding::nccl_timeout},
-	{"ncclTimeout", LogFinding::nccl_timeout},
-	{"IBV_WC_RETRY_EXC_ERR", LogFinding::network},
-	{"transport retry counter exceeded", LogFinding::network},
-	{"Got completion from peer", LogFinding::network},
-	{"NET/IB : Got completion", LogFinding::network},
-	{"remote process exited or there was a network error", LogFinding::network},
-	{"ibv_poll_cq", LogFinding::network},
-	{"device-side assert triggered", LogFinding::user_error},
-	{"ncclSystemError", LogFinding::nccl_error},
-	{"ncclInternalError", LogFinding::nccl_error},
-	{"ncclRemoteError", LogFinding::nccl_error},
-	{"ncclUnhandledCudaError", LogFinding::nccl_error},
-	{"NCCL WARN", LogFinding::nccl_error},
-	{"NCCL error", LogFinding::nccl_error},
-	{"CUDA error", LogFinding::cuda_error},
-	{"CUDA_ERROR_", LogFinding::cuda_error},
-	{"cudaError", LogFinding::cuda_error},
-	{"Traceback (most recent call last)", LogFinding::user_error},
-	{"ModuleNotFoundError", LogFinding::user_error},
-	{"SyntaxError", LogFinding::user_error},
-	{"command not found", LogFinding::user_error},
-	{"No such file or directory", LogFinding::user_error},
-};
-
 bool host_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_'; }
 
-} // namespace
-
-const char *finding_name(LogFinding f)
+// "Aug 17 06:18:01 n2 kernel: ..." -> "n2"; "" for any other line.
+std::string syslog_host(std::string_view line)
 {
-	switch (f) {
-	case LogFinding::gpu_fault:
-		return "gpu_fault";
-	case LogFinding::cuda_error:
-		return "cuda_error";
-	case LogFinding::nccl_timeout:
-		return "nccl_timeout";
-	case LogFinding::nccl_error:
-		return "nccl_error";
-	case LogFinding::network:
-		return "network";
-	case LogFinding::oom_gpu:
-		return "oom_gpu";
-	case LogFinding::oom_host:
-		return "oom_host";
-	case LogFinding::user_error:
-		return "user_error";
-	}
-	return "unknown";
+	if (line.size() < 16 || !std::isupper(static_cast<unsigned char>(line[0])) || line[3] != ' ')
+		return {};
+	std::string_view rest = line.substr(4);
+	size_t sp = rest.find_first_not_of(' ');
+	rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp);
+	size_t day = 0;
+	while (day < rest.size() && std::isdigit(static_cast<unsigned char>(rest[day])))
+		day++;
+	if (day == 0 || day > 2 || day + 10 > rest.size() || rest[day] != ' ')
+		return {};
+	std::string_view clock = rest.substr(day + 1, 8);
+	for (size_t i = 0; i < 8; i++)
+		if ((i == 2 || i == 5) ? clock[i] != ':' : !std::isdigit(static_cast<unsigned char>(clock[i])))
+			return {};
+	rest = rest.substr(day + 9);
+	if (rest.empty() || rest[0] != ' ')
+		return {};
+	rest.remove_prefix(1);
+	size_t e = 0;
+	while (e < rest.size() && host_char(rest[e]))
+		e++;
+	if (e == 0 || rest.substr(e, 9) != " kernel: ")
+		return {};
+	return std::string(rest.substr(0, e));
 }
+
+} // namespace
 
 std::string host_of_line(std::string_view line)
 {
@@ -110,6 +67,9 @@ std::string host_of_line(std::string_view line)
 		if (e > b)
 			return std::string(line.substr(b, e - b));
 	}
+	// syslog / journalctl: "Aug 17 06:18:01 n2 kernel: NVRM: Xid ..."
+	if (std::string host = syslog_host(line); !host.empty())
+		return host;
 	// srun: "srun: error: n3: task 5: Exited with exit code 1"
 	static constexpr std::string_view srun = "srun: error: ";
 	size_t s = line.find(srun);
@@ -123,7 +83,7 @@ std::string host_of_line(std::string_view line)
 	return {};
 }
 
-JobLogScan scan_job_log(std::string_view text, size_t max_findings)
+JobLogScan scan_job_log(std::string_view text, size_t max_findings, const XidTable &xids)
 {
 	JobLogScan scan;
 	int lineno = 0;
@@ -134,19 +94,21 @@ JobLogScan scan_job_log(std::string_view text, size_t max_findings)
 			text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
 		start = nl == std::string_view::npos ? text.size() : nl + 1;
 		lineno++;
-		for (const auto &r : rules) {
-			if (line.find(r.needle) == std::string_view::npos)
-				continue;
-			scan.counts[r.kind]++;
-			if (scan.lines.size() < max_findings)
-				scan.lines.push_back({r.kind, lineno, host_of_line(line), std::string(line.substr(0, 300))});
-			break;
-		}
+		if (!line.empty() && line.back() == '\r')
+			line.remove_suffix(1);
+		auto kind = error_kind_of_line(line, xids);
+		if (!kind)
+			continue;
+		LogFinding f = error_kind_info(*kind).finding;
+		scan.counts[f]++;
+		if (scan.lines.size() < max_findings)
+			scan.lines.push_back({f, *kind, lineno, host_of_line(line), std::string(line.substr(0, 300))});
 	}
 	return scan;
 }
 
-expected<JobLogScan> scan_job_log_file(const std::string &path, uint64_t max_bytes, size_t max_findings)
+expected<JobLogScan> scan_job_log_file(const std::string &path, uint64_t max_bytes, size_t max_findings,
+				       const XidTable &xids)
 {
 	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
@@ -175,7 +137,7 @@ expected<JobLogScan> scan_job_log_file(const std::string &path, uint64_t max_byt
 		size_t nl = text.find('\n');
 		text.erase(0, nl == std::string::npos ? text.size() : nl + 1);
 	}
-	JobLogScan scan = scan_job_log(text, max_findings);
+	JobLogScan scan = scan_job_log(text, max_findings, xids);
 	scan.cut = cut;
 	return scan;
 }

@@ -108,7 +108,7 @@ std::string job_record_json(const JobRecord &r)
 	o.set("array_task_id", Json::integer(r.array_task_id));
 	o.set("gpu_class", Json::string(r.gpu_class));
 	o.set("already_requeued", Json::boolean(r.already_requeued));
-	o.set("ckpt_from_comment", Json::boolean(r.ckpt_from_comment));
+	o.set("ckpt_max_restarts", Json::integer(r.ckpt_max_restarts));
 	return o.dump(false);
 }
 
@@ -141,7 +141,10 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	auto at = r.integer("array_task_id", 0, UINT32_MAX);
 	auto gc = r.str("gpu_class");
 	auto ar = r.boolean("already_requeued");
-	auto cc = r.boolean("ckpt_from_comment");
+	// ckpt_max_restarts: since the budget travels with the job; a backlog
+	// written before then has ckpt_from_comment instead (read, not used).
+	auto cc = r.integer_or("ckpt_max_restarts", -1, -1, 1000000);
+	auto old_comment = r.boolean_or("ckpt_from_comment", false);
 	for (const Error *err :
 	     {id ? nullptr : &id.error(), state ? nullptr : &state.error(), exit_code ? nullptr : &exit_code.error(),
 	      sig ? nullptr : &sig.error(), nodes ? nullptr : &nodes.error(), nstate ? nullptr : &nstate.error(),
@@ -150,7 +153,7 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	      uid ? nullptr : &uid.error(), user ? nullptr : &user.error(), name ? nullptr : &name.error(),
 	      wd ? nullptr : &wd.error(), so ? nullptr : &so.error(), se ? nullptr : &se.error(),
 	      aj ? nullptr : &aj.error(), at ? nullptr : &at.error(), gc ? nullptr : &gc.error(),
-	      ar ? nullptr : &ar.error(), cc ? nullptr : &cc.error()})
+	      ar ? nullptr : &ar.error(), cc ? nullptr : &cc.error(), old_comment ? nullptr : &old_comment.error()})
 		if (err)
 			return unexpected(*err);
 	if (auto fin = r.finish(); !fin)
@@ -180,26 +183,8 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	rec.array_task_id = static_cast<uint32_t>(*at);
 	rec.gpu_class = *gc;
 	rec.already_requeued = *ar;
-	rec.ckpt_from_comment = *cc;
+	rec.ckpt_max_restarts = *cc;
 	return rec;
-}
-
-bool environment_has_ckpt(std::string_view bytes)
-{
-	if (bytes.size() < 4)
-		return false;
-	std::string_view rest = bytes.substr(4);
-	size_t start = 0;
-	while (start < rest.size()) {
-		size_t nul = rest.find('\0', start);
-		std::string_view var = rest.substr(start, nul == std::string_view::npos ? std::string_view::npos : nul - start);
-		if (var == "LOOM_CKPT=1" || var == "LOOM_CKPT=yes")
-			return true;
-		if (nul == std::string_view::npos)
-			break;
-		start = nul + 1;
-	}
-	return false;
 }
 
 std::string gpu_class_of_request(std::string_view tres)
@@ -219,7 +204,6 @@ std::string gpu_class_of_request(std::string_view tres)
 	return numeric || type.empty() ? "gpu" : std::string(type);
 }
 
-bool comment_has_ckpt(std::string_view comment) { return comment.find("loom:ckpt") != std::string_view::npos; }
 
 void DrainLimiter::expire(int64_t now)
 {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "lib/health/classify.hpp"
+#include "lib/health/xid_table.hpp"
 #include "lib/util/expected.hpp"
 
 #include <cstdint>
@@ -30,6 +31,9 @@ struct JobcompOptions {
 	int64_t scontrol_timeout = 10;
 	uint64_t log_max_bytes = 8u << 20; // tail of each output file scanned
 	int64_t max_backlog = 10000;       // queued jobs kept; past it the oldest are dropped (logged)
+	// How Xid lines in job output are judged: NVIDIA's mapping, as health.conf's
+	// default (JobCompParams has no key for it; health.conf is not read here).
+	XidTable xids = XidTable::nvidia_default();
 };
 expected<JobcompOptions> parse_jobcomp_options(std::string_view words, const std::string &where);
 
@@ -41,21 +45,15 @@ struct JobRecord {
 	uint32_t array_job_id = 0, array_task_id = 0;
 	std::string gpu_class;        // from the job's GPU request ("h100"), "gpu", or ""
 	bool already_requeued = false; // Slurm requeued it itself (NODE_FAIL with JobRequeue)
-	bool ckpt_from_comment = false;
+	int64_t ckpt_max_restarts = -1; // LOOM_CKPT_MAX_RESTARTS of a --ckpt job (-1: none)
 };
 
 std::string job_record_json(const JobRecord &r);
 expected<JobRecord> job_record_from_json(json_object *o, const std::string &where);
 
-// "LOOM_CKPT=1" among the NUL-separated strings of Slurm's saved job
-// environment (StateSaveLocation/hash.N/job.ID/environment: a 32-bit count,
-// then the strings).
-bool environment_has_ckpt(std::string_view env_file_bytes);
 // The GPU type a job asked for: "gres:gpu:h100:8", "gres/gpu:h100=8" -> "h100";
 // "gres:gpu:8" -> "gpu"; no GPU request -> "".
 std::string gpu_class_of_request(std::string_view tres_per_node);
-// A --comment that asks for checkpointing: contains "loom:ckpt".
-bool comment_has_ckpt(std::string_view comment);
 
 // At most max drains in any window of 'window' seconds.
 class DrainLimiter {

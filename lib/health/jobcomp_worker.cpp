@@ -15,74 +15,6 @@
 
 namespace loom::health {
 
-std::map<std::string, SlurmNodeState> parse_scontrol_nodes(std::string_view text)
-{
-	std::map<std::string, SlurmNodeState> out;
-	std::string cur;
-	std::string block;
-	auto flush = [&]() {
-		if (!cur.empty())
-			if (auto st = parse_scontrol_node(block, cur))
-				out[cur] = *st;
-		block.clear();
-	};
-	for (const auto &line : split_lines(text)) {
-		std::string_view t = trim(line);
-		if (t.rfind("NodeName=", 0) == 0) {
-			flush();
-			size_t sp = t.find(' ');
-			cur = std::string(t.substr(9, sp == std::string_view::npos ? std::string_view::npos : sp - 9));
-		}
-		block += line;
-		block += '\n';
-	}
-	flush();
-	return out;
-}
-
-expected<CommandResult> ScontrolActions::run(const std::vector<std::string> &argv)
-{
-	auto r = run_command(argv, timeout_, cancel_ ? &cancel_->requested : nullptr);
-	if (!r && cancel_ && cancel_->requested.load(std::memory_order_acquire))
-		cancel_->cut.fetch_add(1);
-	return r;
-}
-
-expected<std::map<std::string, SlurmNodeState>> ScontrolActions::node_states(const std::vector<std::string> &nodes)
-{
-	std::string list;
-	for (const auto &n : nodes)
-		list += (list.empty() ? "" : ",") + n;
-	auto r = run({scontrol_, "show", "node", list});
-	if (!r)
-		return unexpected(r.error());
-	if (r->exit_code != 0)
-		return unexpected(scontrol_ + " show node", std::string(trim(r->output)));
-	return parse_scontrol_nodes(r->output);
-}
-
-status ScontrolActions::drain(const std::string &node, const std::string &reason)
-{
-	std::vector<std::string> cmd = {scontrol_, "update", "nodename=" + node, "state=drain", "reason=" + reason};
-	auto r = run(cmd);
-	if (!r)
-		return unexpected(r.error());
-	if (r->exit_code != 0)
-		return unexpected(command_line(cmd), std::string(trim(r->output)));
-	return ok();
-}
-
-status ScontrolActions::requeue(uint32_t job_id)
-{
-	std::vector<std::string> cmd = {scontrol_, "requeue", std::to_string(job_id)};
-	auto r = run(cmd);
-	if (!r)
-		return unexpected(r.error());
-	if (r->exit_code != 0)
-		return unexpected(command_line(cmd), std::string(trim(r->output)));
-	return ok();
-}
-
 namespace {
 
 std::string user_name(uint32_t uid, const std::string &known)
@@ -112,7 +44,7 @@ void scan_outputs(const JobRecord &rec, const JobcompOptions &opt, JobLogScan &a
 	for (const auto &p : paths) {
 		if (p == "/dev/null")
 			continue;
-		auto s = scan_job_log_file(p, opt.log_max_bytes);
+		auto s = scan_job_log_file(p, opt.log_max_bytes, 200, opt.xids);
 		if (!s) {
 			log_debug("job %u: %s", e.job_id, s.error().str().c_str());
 			continue;
@@ -126,24 +58,22 @@ void scan_outputs(const JobRecord &rec, const JobcompOptions &opt, JobLogScan &a
 
 } // namespace
 
-JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, const std::string &slurm_state_save,
-		      JobcompActions &slurm, DrainLimiter &limiter, FailureStats &stats, int64_t now)
+JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm, DrainLimiter &limiter,
+		      FailureStats &stats, int64_t now)
 {
 	JobOutcome out;
 	JobEnd &e = rec.end;
-	e.checkpointed = e.checkpointed || rec.ckpt_from_comment;
-	if (!e.checkpointed && !slurm_state_save.empty()) {
-		uint32_t id = rec.array_job_id ? rec.array_job_id : e.job_id;
-		std::string env = slurm_state_save + "/hash." + std::to_string(id % 10) + "/job." + std::to_string(id) +
-				  "/environment";
-		if (auto bytes = read_file(env, 64u << 20))
-			e.checkpointed = environment_has_ckpt(*bytes);
-	}
+	// One budget per job: the one a --ckpt job carries, else the site's.
+	int64_t budget = e.checkpointed && rec.ckpt_max_restarts >= 0 ? rec.ckpt_max_restarts : opt.restart_budget;
 	bool failed = !(e.state == "COMPLETED" && e.exit_code == 0 && e.signal == 0);
 	JobLogScan scan;
+	std::map<std::string, SlurmNode> nodes;
+	bool nodes_known = false;
 	if (failed && !e.nodes.empty()) {
-		if (auto st = slurm.node_states(e.nodes)) {
-			for (const auto &[n, s] : *st) {
+		if (auto st = slurm.show_nodes(e.nodes)) {
+			nodes = std::move(*st);
+			nodes_known = true;
+			for (const auto &[n, s] : nodes) {
 				e.node_state[n] = s.state;
 				if (!s.reason.empty())
 					e.node_reason[n] = s.reason;
@@ -154,12 +84,32 @@ JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, const std::strin
 		scan_outputs(rec, opt, scan);
 	}
 	out.cls = classify_job(e, scan);
-	out.decision = decide_job(e, out.cls, static_cast<uint32_t>(opt.restart_budget));
+	out.decision = decide_job(e, out.cls, static_cast<uint32_t>(budget));
+	if (is_infrastructure(out.cls.cls))
+		out.decision.why += e.checkpointed && rec.ckpt_max_restarts >= 0 ? " (the job's --ckpt-max-restarts)"
+					       : e.checkpointed ? " (a --ckpt job without its budget: restart_budget)"
+								: " (restart_budget)";
+	if (out.decision.requeue && !e.requeue_allowed) {
+		// Slurm refuses to requeue a job that may not be (--no-requeue,
+		// JobRequeue=0), checkpointed or not: say so instead of failing.
+		out.decision.requeue = false;
+		out.decision.why = "checkpointed, but the job may not be requeued (--no-requeue or JobRequeue=0)";
+	}
 	if (opt.drain)
 		for (const auto &n : out.decision.drain) {
-			auto st = e.node_state.find(n);
-			if (st != e.node_state.end() && st->second.find("DRAIN") != std::string::npos)
-				continue; // already out of service (the health check, or an admin)
+			// The ownership rules of slurm_ops.hpp: a node whose state is
+			// unknown is not drained on a guess (a drain would overwrite an
+			// admin's reason); one already drained (the health check, an
+			// admin), rebooting, or down with someone else's reason is left
+			// as it is.
+			auto it = nodes.find(n);
+			if (!nodes_known || it == nodes.end()) {
+				log_error("job %u: NOT draining %s: its state in Slurm is unknown (%s)", e.job_id, n.c_str(),
+					  out.decision.reason.c_str());
+				continue;
+			}
+			if (!it->second.may_drain_after_job_failure())
+				continue;
 			if (!limiter.allow(now)) {
 				out.capped.push_back(n);
 				log_error("job %u: drain cap reached (%lld in %lld s): NOT draining %s (%s)", e.job_id,
@@ -181,9 +131,9 @@ JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, const std::strin
 			log_error("job %u: requeue failed: %s", e.job_id, r.error().str().c_str());
 	}
 	if (failed)
-		log_info("job %u %s: %s: %s; drained [%zu] capped [%zu]; %s", e.job_id, e.state.c_str(),
-			 failure_class_name(out.cls.cls), out.cls.evidence.c_str(), out.drained.size(), out.capped.size(),
-			 out.requeued ? "requeued" : out.decision.why.c_str());
+		log_info("job %u %s%s: %s: %s; drained [%zu] capped [%zu]; %s%s", e.job_id, e.state.c_str(),
+			 e.checkpointed ? " (--ckpt)" : "", failure_class_name(out.cls.cls), out.cls.evidence.c_str(),
+			 out.drained.size(), out.capped.size(), out.requeued ? "requeued: " : "", out.decision.why.c_str());
 	std::map<std::string, std::string> classes;
 	for (const auto &n : e.nodes)
 		classes[n] = rec.gpu_class;
@@ -191,13 +141,20 @@ JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, const std::strin
 	return out;
 }
 
-JobcompWorker::JobcompWorker(JobcompOptions opt, std::string slurm_state_save, std::unique_ptr<JobcompActions> slurm)
-	: opt_(std::move(opt)), slurm_state_save_(std::move(slurm_state_save)), slurm_(std::move(slurm)),
+JobcompWorker::JobcompWorker(JobcompOptions opt, std::unique_ptr<SlurmOps> slurm)
+	: opt_(std::move(opt)), slurm_(std::move(slurm)),
 	  limiter_(opt_.max_drains, opt_.drain_window)
 {
 }
 
-JobcompWorker::~JobcompWorker() { stop(); }
+JobcompWorker::~JobcompWorker()
+{
+	if (stop())
+		return;
+	// Destroyed all the same: the thread uses these members, so wait for it.
+	std::unique_lock<std::mutex> lk(mu_);
+	idle_cv_.wait(lk, [this] { return exited_; });
+}
 
 std::string JobcompWorker::backlog_path() const { return path_join(opt_.state_dir, "loom-jobcomp-backlog.json"); }
 std::string JobcompWorker::stats_path() const { return path_join(opt_.state_dir, "loom-failure-stats.json"); }
@@ -224,8 +181,9 @@ status JobcompWorker::start()
 		limiter_.restore(b->drains);
 		stats_ = std::move(*s);
 		stopping_ = false;
+		exited_ = false;
 	}
-	cancel_.requested.store(false);
+	cancel_.store(false);
 	slurm_->set_cancel(&cancel_);
 	if (!b->pending.empty())
 		log_info("resuming %zu jobs from %s", b->pending.size(), backlog_path().c_str());
@@ -251,6 +209,8 @@ void JobcompWorker::enqueue(JobRecord r) noexcept
 
 void JobcompWorker::save_backlog_locked_copy()
 {
+	if (abandoned_.load())
+		return; // left behind by stop(): the next worker owns the files
 	Backlog b;
 	{
 		std::lock_guard<std::mutex> g(mu_);
@@ -277,9 +237,9 @@ void JobcompWorker::run()
 		try {
 			save_backlog_locked_copy(); // the job in hand is still in it
 			int64_t now = static_cast<int64_t>(std::time(nullptr));
-			uint64_t cut = cancel_.cut.load();
-			handle_job(rec, opt_, slurm_state_save_, *slurm_, limiter_, stats_, now);
-			if (cancel_.cut.load() != cut) {
+			uint64_t cut = slurm_->cancelled_calls();
+			handle_job(rec, opt_, *slurm_, limiter_, stats_, now);
+			if (slurm_->cancelled_calls() != cut) {
 				// A stop cut this job's scontrol calls short: it stays first in
 				// the backlog and is handled again at the next start; its
 				// statistics are not saved.
@@ -288,6 +248,8 @@ void JobcompWorker::run()
 				busy_ = false;
 				break;
 			}
+			if (abandoned_.load())
+				break;
 			if (auto st = save_failure_stats(stats_path(), stats_); !st)
 				log_error("failure statistics: %s", st.error().str().c_str());
 			if (!opt_.stats_publish.empty())
@@ -309,18 +271,32 @@ void JobcompWorker::run()
 		idle_cv_.notify_all();
 	}
 	save_backlog_locked_copy();
+	std::lock_guard<std::mutex> g(mu_);
+	exited_ = true;
+	idle_cv_.notify_all();
 }
 
-void JobcompWorker::stop()
+bool JobcompWorker::stop(int wait_ms)
 {
-	{
-		std::lock_guard<std::mutex> g(mu_);
-		stopping_ = true;
-		cancel_.requested.store(true, std::memory_order_release);
-		cv_.notify_all();
+	std::unique_lock<std::mutex> lk(mu_);
+	stopping_ = true;
+	cancel_.store(true, std::memory_order_release);
+	cv_.notify_all();
+	if (!thread_.joinable())
+		return true;
+	if (!idle_cv_.wait_for(lk, std::chrono::milliseconds(wait_ms), [this] { return exited_; })) {
+		abandoned_.store(true);
+		uint32_t job = !queue_.empty() ? queue_.front().end.job_id : 0;
+		lk.unlock();
+		log_error("worker did not stop within %d ms (job %u: a read of its output blocked?): left behind; "
+			  "it writes nothing more, the job stays in the backlog",
+			  wait_ms, job);
+		thread_.detach();
+		return false;
 	}
-	if (thread_.joinable())
-		thread_.join();
+	lk.unlock();
+	thread_.join();
+	return true;
 }
 
 size_t JobcompWorker::pending() const

@@ -5,14 +5,14 @@
 // the drain cap, requeues, and keeps the backlog and the failure statistics
 // files in the state directory up to date (both written atomically).
 //
-// Slurm is reached only through JobcompActions, so that the worker is tested
-// without a running Slurm; ScontrolActions runs scontrol with a deadline.
+// Slurm is reached only through SlurmOps (lib/health/slurm_ops), the same
+// module `loom health check --drain` uses, so that the worker is tested
+// without a running Slurm; ScontrolOps runs scontrol with a deadline.
 #pragma once
 
-#include "lib/health/drain.hpp"
 #include "lib/health/failure_stats.hpp"
 #include "lib/health/jobcomp.hpp"
-#include "lib/health/subprocess.hpp"
+#include "lib/health/slurm_ops.hpp"
 
 #include <atomic>
 #include <condition_variable>
@@ -26,41 +26,6 @@
 
 namespace loom::health {
 
-// A stop that cuts scontrol calls short (JobcompWorker::stop): 'requested'
-// makes calls give up at once; 'cut' counts the calls it cut short.
-struct Cancel {
-	std::atomic<bool> requested{false};
-	std::atomic<uint64_t> cut{0};
-};
-
-class JobcompActions {
-public:
-	virtual ~JobcompActions() = default;
-	virtual expected<std::map<std::string, SlurmNodeState>> node_states(const std::vector<std::string> &nodes) = 0;
-	virtual status drain(const std::string &node, const std::string &reason) = 0;
-	virtual status requeue(uint32_t job_id) = 0;
-	// While c->requested reads true, calls give up at once and count in c->cut.
-	virtual void set_cancel(Cancel *c) { (void)c; }
-};
-
-class ScontrolActions : public JobcompActions {
-public:
-	ScontrolActions(std::string scontrol, int timeout_s) : scontrol_(std::move(scontrol)), timeout_(timeout_s) {}
-	expected<std::map<std::string, SlurmNodeState>> node_states(const std::vector<std::string> &nodes) override;
-	status drain(const std::string &node, const std::string &reason) override;
-	status requeue(uint32_t job_id) override;
-	void set_cancel(Cancel *c) override { cancel_ = c; }
-
-private:
-	expected<CommandResult> run(const std::vector<std::string> &argv);
-	std::string scontrol_;
-	int timeout_;
-	Cancel *cancel_ = nullptr;
-};
-
-// Every "NodeName=" record of `scontrol show node` output.
-std::map<std::string, SlurmNodeState> parse_scontrol_nodes(std::string_view text);
-
 struct JobOutcome {
 	Classification cls;
 	JobDecision decision;
@@ -68,15 +33,15 @@ struct JobOutcome {
 	bool requeued = false;
 };
 
-// Handle one finished job. 'slurm_state_save' is StateSaveLocation (where
-// Slurm keeps the job's environment); logs are read from the job's files.
-JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, const std::string &slurm_state_save,
-		      JobcompActions &slurm, DrainLimiter &limiter, FailureStats &stats, int64_t now);
+// Handle one finished job; logs are read from the job's files. A job is
+// checkpointed when it carries LOOM_CKPT (lib/ckpt/job_env.hpp), and then its
+// restart budget is the one it carries; restart_budget is for the others.
+JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm, DrainLimiter &limiter, FailureStats &stats, int64_t now);
 
 class JobcompWorker {
 public:
 	// state_dir: where loom-jobcomp-backlog.json and failure-stats.json live.
-	JobcompWorker(JobcompOptions opt, std::string slurm_state_save, std::unique_ptr<JobcompActions> slurm);
+	JobcompWorker(JobcompOptions opt, std::unique_ptr<SlurmOps> slurm);
 	~JobcompWorker();
 
 	// Load the backlog and statistics, start the thread.
@@ -86,8 +51,12 @@ public:
 	// Stop at once: a scontrol call in flight is cancelled (slurmctld calls
 	// this at reconfigure and shutdown holding its locks, and could not answer
 	// it), the job in hand stays in the backlog and is handled again at the
-	// next start; save, join.
-	void stop();
+	// next start; save, join. A thread that does not end within wait_ms
+	// (a read of a job's output blocked on a hung file system cannot be
+	// interrupted) is left behind: stop() returns false, the thread writes
+	// nothing more, and the caller must not destroy this object (slurmctld
+	// must not block on it; the next worker owns the state directory).
+	bool stop(int wait_ms = 5000);
 	size_t pending() const;
 	// For tests: wait until the queue is empty (true) or timeout.
 	bool wait_idle(int timeout_ms) const;
@@ -100,15 +69,15 @@ private:
 	void save_backlog_locked_copy();
 
 	JobcompOptions opt_;
-	std::string slurm_state_save_;
-	std::unique_ptr<JobcompActions> slurm_;
+	std::unique_ptr<SlurmOps> slurm_;
 	DrainLimiter limiter_;
 	FailureStats stats_;
 	mutable std::mutex mu_;
 	mutable std::condition_variable cv_, idle_cv_;
 	std::deque<JobRecord> queue_;
-	bool stopping_ = false, busy_ = false, dirty_ = false;
-	Cancel cancel_;
+	bool stopping_ = false, busy_ = false, dirty_ = false, exited_ = false;
+	std::atomic<bool> abandoned_{false};
+	std::atomic<bool> cancel_{false};
 	std::thread thread_;
 };
 

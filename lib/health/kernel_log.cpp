@@ -1,13 +1,12 @@
 #include "lib/health/kernel_log.hpp"
 
+#include "lib/health/error_kinds.hpp"
 #include "lib/util/fs.hpp"
 
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace loom::health {
 namespace {
@@ -61,10 +60,12 @@ void scan_events(std::string_view line, KernelLog &log)
 	struct Pattern {
 		const char *needle, *kind;
 	};
+	// OOM kills: the patterns the job-log classifier uses (error_kinds.hpp).
+	if (size_t at = find_error_kind(line, ErrorKind::host_oom_kill); at != std::string_view::npos) {
+		log.events.push_back({"oom_kill", line_time(line, at), std::string(trim(line.substr(at)))});
+		return;
+	}
 	static const Pattern patterns[] = {
-		{"Out of memory: Kill", "oom_kill"},
-		{"oom-kill:", "oom_kill"},
-		{"Memory cgroup out of memory", "oom_kill"},
 		{"mce: [Hardware Error]", "mce"},
 		{" CE memory ", "edac_ce"},
 		{" UE memory ", "edac_ue"},
@@ -185,8 +186,14 @@ expected<std::string> read_kernel_log(const std::string &root, const std::string
 	struct stat st;
 	if (::stat(full.c_str(), &st) != 0)
 		return unexpected(full, std::string("cannot read kernel log: ") + std::strerror(errno));
+	ReadBounds b;
+	b.deadline_ms = kernel_log_deadline_ms;
 	if (!S_ISCHR(st.st_mode)) {
-		auto text = read_file(full, 1ull << 30);
+		// A file: its last max_bytes, from the first whole line. Anything
+		// else (a FIFO, a socket, a block device) read_file_bounded refuses.
+		b.max_bytes = max_bytes + 1;
+		b.over = ReadBounds::Over::keep_tail;
+		auto text = read_file_bounded(full, b);
 		if (!text)
 			return text;
 		if (text->size() > max_bytes) {
@@ -195,39 +202,39 @@ expected<std::string> read_kernel_log(const std::string &root, const std::string
 		}
 		return text;
 	}
-	// /dev/kmsg: one record per read(); EAGAIN at the end; EPIPE when a record
-	// was overwritten before we read it (skip on).
-	int fd = ::open(full.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return unexpected(full, std::string("cannot open: ") + std::strerror(errno));
+	// /dev/kmsg: what is there now, without blocking (read_file_bounded stops
+	// at EAGAIN and skips EPIPE, a record overwritten before we read it). One
+	// record per read(): "pri,seq,usec,flags;message\n", then " KEY=value"
+	// dictionary lines, which are left out.
+	b.max_bytes = max_bytes;
+	b.over = ReadBounds::Over::keep_head;
+	b.allow_char_device = true;
+	auto raw = read_file_bounded(full, b);
+	if (!raw)
+		return raw;
+	if (!raw->empty() && raw->back() != '\n') { // cut short by the cap: whole records only
+		size_t nl = raw->rfind('\n');
+		raw->erase(nl == std::string::npos ? 0 : nl + 1);
+	}
 	std::string out;
-	char buf[8192];
 	uint64_t last = cursor ? *cursor : 0;
-	for (int guard = 0; guard < 1000000 && out.size() < max_bytes; guard++) {
-		ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
-		if (n < 0 && errno == EPIPE)
+	for (std::string_view rec : split_lines(*raw)) {
+		if (rec.empty() || rec.front() == ' ')
 			continue;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		std::string_view rec(buf, static_cast<size_t>(n));
 		size_t c1 = rec.find(',');
 		uint64_t seq = 0;
 		if (c1 != std::string_view::npos) {
 			size_t used = 0;
 			std::string_view s = rec.substr(c1 + 1);
-			while (used < s.size() && std::isdigit(static_cast<unsigned char>(s[used])))
+			while (used < s.size() && used < 19 && std::isdigit(static_cast<unsigned char>(s[used])))
 				seq = seq * 10 + static_cast<uint64_t>(s[used++] - '0');
 		}
 		if (cursor && seq <= *cursor && *cursor != 0)
 			continue;
 		last = seq > last ? seq : last;
-		size_t end = rec.find('\n');
-		out.append(rec.substr(0, end));
+		out.append(rec);
 		out.push_back('\n');
 	}
-	::close(fd);
 	if (cursor)
 		*cursor = last;
 	return out;

@@ -35,10 +35,14 @@ KernelLog parse_kernel_log(std::string_view text);
 // GPU has keep -1. Returns how many events were mapped.
 size_t map_xids_to_gpus(std::vector<XidEvent> &xids, const std::vector<GpuState> &gpus);
 
-// Read the kernel log at path (relative to root unless root is empty):
-// /dev/kmsg as a character device is read record by record without blocking,
-// starting after sequence number *cursor when cursor is given (and updated);
-// any other file is read as text (the last max_bytes of it).
+// Read the kernel log at path (relative to root unless root is empty) with
+// read_file_bounded, within kernel_log_deadline_ms: /dev/kmsg as a character
+// device is read record by record without blocking, what is there now (at
+// most max_bytes of it), starting after sequence number *cursor when cursor
+// is given (and updated); a regular file is read as text (the last max_bytes
+// of it, from a line's start). A FIFO, a socket, a block device or a
+// directory is an error naming the path, never a wait. Errors name the path.
+inline constexpr uint32_t kernel_log_deadline_ms = 10000;
 expected<std::string> read_kernel_log(const std::string &root, const std::string &path,
 				      uint64_t *cursor = nullptr, uint64_t max_bytes = 16u << 20);
 

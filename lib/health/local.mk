@@ -9,6 +9,7 @@ lib_libloom_la_SOURCES += \
 	lib/health/nvml.hpp lib/health/nvml.cpp \
 	lib/health/infiniband.hpp lib/health/infiniband.cpp \
 	lib/health/host_sysfs.hpp lib/health/host_sysfs.cpp \
+	lib/health/error_kinds.hpp lib/health/error_kinds.cpp \
 	lib/health/job_log.hpp lib/health/job_log.cpp \
 	lib/health/gather.hpp lib/health/gather.cpp \
 	lib/health/xid_table.hpp lib/health/xid_table.cpp \
@@ -16,6 +17,7 @@ lib_libloom_la_SOURCES += \
 	lib/health/rules.hpp lib/health/rules.cpp lib/health/rules_gpu.cpp lib/health/rules_host.cpp \
 	lib/health/subprocess.hpp lib/health/subprocess.cpp \
 	lib/health/drain.hpp lib/health/drain.cpp \
+	lib/health/slurm_ops.hpp lib/health/slurm_ops.cpp \
 	lib/health/report.hpp lib/health/report.cpp \
 	lib/health/predictor.hpp lib/health/predictor.cpp \
 	lib/health/classify.hpp lib/health/classify.cpp \
@@ -34,6 +36,12 @@ TESTS += tests/unit/test_health_collectors
 tests_unit_test_health_collectors_SOURCES = tests/unit/test_health_collectors.cpp tests/unit/check_main.hpp
 tests_unit_test_health_collectors_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_health_collectors_LDADD = lib/libloom.la $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/test_health_bounded_reads
+TESTS += tests/unit/test_health_bounded_reads
+tests_unit_test_health_bounded_reads_SOURCES = tests/unit/test_health_bounded_reads.cpp tests/unit/check_main.hpp
+tests_unit_test_health_bounded_reads_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_health_bounded_reads_LDADD = lib/libloom.la $(CHECK_LIBS)
 
 check_PROGRAMS += tests/unit/test_health_rules
 TESTS += tests/unit/test_health_rules
@@ -58,6 +66,12 @@ TESTS += tests/unit/test_health_classify
 tests_unit_test_health_classify_SOURCES = tests/unit/test_health_classify.cpp tests/unit/check_main.hpp
 tests_unit_test_health_classify_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_health_classify_LDADD = lib/libloom.la $(CHECK_LIBS)
+
+check_PROGRAMS += tests/unit/test_health_joblogs
+TESTS += tests/unit/test_health_joblogs
+tests_unit_test_health_joblogs_SOURCES = tests/unit/test_health_joblogs.cpp tests/unit/check_main.hpp
+tests_unit_test_health_joblogs_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_health_joblogs_LDADD = lib/libloom.la $(CHECK_LIBS)
 
 check_PROGRAMS += tests/unit/test_health_jobcomp
 TESTS += tests/unit/test_health_jobcomp
@@ -99,5 +113,9 @@ check_PROGRAMS += tests/fuzz/replay_health_config
 tests_fuzz_replay_health_config_SOURCES = tests/fuzz/fuzz_health_config.cpp tests/fuzz/replay_main.cpp
 tests_fuzz_replay_health_config_LDADD = lib/libloom.la
 TESTS += tests/fuzz/replay_health_config.sh
+check_PROGRAMS += tests/fuzz/replay_health_sysfs
+tests_fuzz_replay_health_sysfs_SOURCES = tests/fuzz/fuzz_health_sysfs.cpp tests/fuzz/replay_main.cpp
+tests_fuzz_replay_health_sysfs_LDADD = lib/libloom.la
+TESTS += tests/fuzz/replay_health_sysfs.sh
 
 EXTRA_DIST += tests/data/health tests/health

@@ -1,5 +1,6 @@
 #include "lib/health/nvidia_smi.hpp"
 
+#include "lib/health/host_sysfs.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 
@@ -261,6 +262,22 @@ expected<size_t> parse_nvlink_status(std::string_view text, const std::string &s
 		}
 	}
 	return links;
+}
+
+expected<NvidiaSmiReport> read_nvidia_smi_q(const std::string &path)
+{
+	auto text = read_collector_file(path, nvidia_smi_max_bytes);
+	if (!text)
+		return unexpected(text.error());
+	return parse_nvidia_smi_q(*text, path);
+}
+
+expected<size_t> read_nvlink_status(const std::string &path, std::vector<GpuState> &gpus)
+{
+	auto text = read_collector_file(path, nvidia_smi_max_bytes);
+	if (!text)
+		return unexpected(text.error());
+	return parse_nvlink_status(*text, path, gpus);
 }
 
 } // namespace loom::health

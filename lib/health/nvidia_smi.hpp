@@ -10,6 +10,7 @@
 #include "lib/health/sample.hpp"
 #include "lib/util/expected.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,5 +31,12 @@ expected<NvidiaSmiReport> parse_nvidia_smi_q(std::string_view text, const std::s
 // inactive" line give inactive links; returns the number of links read.
 expected<size_t> parse_nvlink_status(std::string_view text, const std::string &source,
 				     std::vector<GpuState> &gpus);
+
+// The same from the files at path, read within nvidia_smi_max_bytes and the
+// collectors' deadline (read_collector_file: a FIFO or a device in their
+// place is an error naming the path, never a wait).
+inline constexpr uint64_t nvidia_smi_max_bytes = 64u << 20;
+expected<NvidiaSmiReport> read_nvidia_smi_q(const std::string &path);
+expected<size_t> read_nvlink_status(const std::string &path, std::vector<GpuState> &gpus);
 
 } // namespace loom::health

@@ -73,7 +73,7 @@ std::string verdict_prometheus(const std::string &node, const NodeSample &s, con
 {
 	std::string n = "node=\"" + esc(node) + "\"";
 	std::string out;
-	out += "# HELP loom_health_outcome Node health: 0 ok, 1 suspect, 2 drain.\n# TYPE loom_health_outcome gauge\n";
+	out += "# HELP loom_health_outcome Node health, as the exit code: 0 ok, 1 suspect, 2 drain, 3 unknown (cannot judge).\n# TYPE loom_health_outcome gauge\n";
 	out += strprintf("loom_health_outcome{%s} %d\n", n.c_str(), v.exit_code());
 	std::map<std::pair<std::string, std::string>, int> counts;
 	for (const auto &f : v.findings)

@@ -16,8 +16,14 @@
 
 namespace loom::health {
 
-enum class Outcome { ok = 0, suspect = 1, drain = 2 };
+// In order of weight: a drain finding outweighs a check that cannot judge
+// (what is seen is enough), which outweighs a suspect one (a node that cannot
+// be judged is never reported as merely suspect, let alone ok).
+enum class Outcome { ok = 0, suspect = 1, unknown = 2, drain = 3 };
 const char *outcome_name(Outcome o);
+// Nagios plugin codes, as `loom health check` exits: 0 ok, 1 warning
+// (suspect), 2 critical (drain), 3 unknown (cannot judge).
+int outcome_exit_code(Outcome o);
 
 struct Finding {
 	std::string check;    // gpu_ecc, gpu_xid, ib_port, link_flaps ...
@@ -32,8 +38,10 @@ struct Verdict {
 	// "loom: <check>: <evidence>" of the worst finding ("" when ok), at most
 	// max_len characters (Slurm keeps reasons short).
 	std::string reason(size_t max_len = 200) const;
-	// Exit code of `loom health check`: 0 ok, 1 warn (suspect), 2 critical (drain).
-	int exit_code() const { return static_cast<int>(outcome); }
+	// The worst finding (the first of the worst), nullptr when ok.
+	const Finding *worst() const;
+	// Exit code of `loom health check` (outcome_exit_code).
+	int exit_code() const { return outcome_exit_code(outcome); }
 };
 
 // The checks, grouped by what they look at.

@@ -28,7 +28,7 @@ std::string command_line(const std::vector<std::string> &argv)
 }
 
 expected<CommandResult> run_command(const std::vector<std::string> &argv, int timeout_seconds,
-				    const std::atomic<bool> *cancel)
+				    const std::atomic<bool> *cancel, size_t max_output)
 {
 	if (argv.empty())
 		return unexpected("run_command", "empty command");
@@ -91,8 +91,9 @@ expected<CommandResult> run_command(const std::vector<std::string> &argv, int ti
 			continue;
 		if (r <= 0)
 			break; // EOF: the child closed its output
-		if (res.output.size() < 65536)
-			res.output.append(buf, static_cast<size_t>(r));
+		size_t room = max_output > res.output.size() ? max_output - res.output.size() : 0;
+		res.output.append(buf, std::min(room, static_cast<size_t>(r)));
+		res.truncated |= static_cast<size_t>(r) > room;
 	}
 	::close(fds[0]);
 	int wst = 0;

@@ -16,7 +16,8 @@ namespace loom::health {
 
 struct CommandResult {
 	int exit_code = -1; // -1 when killed by a signal
-	std::string output; // stdout and stderr together, at most 64 KiB
+	std::string output; // stdout and stderr together, at most max_output bytes
+	bool truncated = false; // the command wrote more than max_output (the rest was read and dropped)
 };
 
 // 'cancel' (optional): once it reads true the child is killed within 0.1 s
@@ -24,7 +25,7 @@ struct CommandResult {
 // (jobcomp/health: slurmctld waits for its worker at reconfigure and
 // shutdown, and cannot answer the worker's scontrol meanwhile.)
 expected<CommandResult> run_command(const std::vector<std::string> &argv, int timeout_seconds,
-				    const std::atomic<bool> *cancel = nullptr);
+				    const std::atomic<bool> *cancel = nullptr, size_t max_output = 64u << 10);
 
 // "scontrol update nodename=n1 state=drain reason=..." as one line, for logs.
 std::string command_line(const std::vector<std::string> &argv);

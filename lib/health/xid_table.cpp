@@ -49,6 +49,28 @@ XidTable XidTable::nvidia_default()
 	return t;
 }
 
+const XidTable &nvidia_default_xids()
+{
+	static const XidTable table = XidTable::nvidia_default();
+	return table;
+}
+
+XidBlame xid_blame(XidAction a)
+{
+	switch (a) {
+	case XidAction::ignore:
+	case XidAction::restart_app:
+		return XidBlame::application;
+	case XidAction::suspect:
+		return XidBlame::suspect;
+	case XidAction::reset_gpu:
+	case XidAction::reboot:
+	case XidAction::drain:
+		return XidBlame::gpu;
+	}
+	return XidBlame::suspect;
+}
+
 XidAction XidTable::action(int xid) const
 {
 	auto it = actions_.find(xid);

@@ -41,4 +41,14 @@ private:
 	XidAction fallback_ = XidAction::suspect;
 };
 
+// NVIDIA's mapping built once, for callers that have no configuration.
+const XidTable &nvidia_default_xids();
+
+// Whose fault an Xid with this action is: the application's (ignore,
+// restart_app), perhaps the GPU's (suspect), or the GPU's (reset_gpu, reboot,
+// drain): how the job-log classifier reads an action, as the node checks'
+// severities do (rules_gpu.cpp: ok, suspect, drain).
+enum class XidBlame { application, suspect, gpu };
+XidBlame xid_blame(XidAction a);
+
 } // namespace loom::health

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
@@ -12,37 +13,125 @@
 
 namespace loom {
 
-expected<std::string> read_file(const std::string &path, uint64_t max_bytes)
+namespace {
+
+// Why a file of this type is not read, or nullptr when it is.
+const char *refusal(mode_t mode, bool allow_char_device)
 {
-	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return unexpected(path, std::string("cannot open: ") + std::strerror(errno));
-	struct stat st;
-	if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		::close(fd);
-		return unexpected(path, "is a directory");
-	}
-	std::string data;
+	if (S_ISREG(mode))
+		return nullptr;
+	if (S_ISDIR(mode))
+		return "is a directory";
+	if (S_ISFIFO(mode))
+		return "is a FIFO, not a file: refused";
+	if (S_ISSOCK(mode))
+		return "is a socket, not a file: refused";
+	if (S_ISCHR(mode))
+		return allow_char_device ? nullptr : "is a character device, not a file: refused";
+	if (S_ISBLK(mode))
+		return "is a block device, not a file: refused";
+	return "is not a regular file: refused";
+}
+
+std::string errno_text(const char *what, int e) { return std::string(what) + std::strerror(e); }
+
+// Reads fd within the bounds into data; an empty string or the reason it stopped short.
+std::string read_fd(int fd, const struct stat &st, const ReadBounds &b, std::string &data, int &errnum)
+{
+	using clock = std::chrono::steady_clock;
+	const bool device = !S_ISREG(st.st_mode);
+	const uint64_t cap = b.max_bytes;
+	// A device cannot be read from its end: keep_tail reads it like keep_head.
+	const auto over = device && b.over == ReadBounds::Over::keep_tail ? ReadBounds::Over::keep_head : b.over;
+	// The tail of a big file on disk: skip what would be thrown away. Files
+	// with no blocks (sysfs, procfs) report sizes that are not their length.
+	if (over == ReadBounds::Over::keep_tail && st.st_blocks > 0 && static_cast<uint64_t>(st.st_size) > cap)
+		(void)::lseek(fd, static_cast<off_t>(static_cast<uint64_t>(st.st_size) - cap), SEEK_SET);
+	const auto t0 = clock::now();
 	char buf[65536];
+	int epipes = 0;
 	while (true) {
+		if (b.deadline_ms > 0 && clock::now() - t0 > std::chrono::milliseconds(b.deadline_ms))
+			return "no end of file within " + std::to_string(b.deadline_ms) + " ms: refused";
 		ssize_t n = ::read(fd, buf, sizeof(buf));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			int e = errno;
-			::close(fd);
-			return unexpected(path, std::string("read error: ") + std::strerror(e));
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return {}; // what there is now, all read
+			if (errno == EPIPE && S_ISCHR(st.st_mode) && ++epipes < 65536)
+				continue;
+			errnum = errno;
+			return errno_text("read error: ", errno);
 		}
 		if (n == 0)
+			return {};
+		size_t got = static_cast<size_t>(n);
+		switch (over) {
+		case ReadBounds::Over::error:
+			if (data.size() + got > cap)
+				return "larger than the " + std::to_string(cap) + "-byte cap: refused";
+			data.append(buf, got);
 			break;
-		data.append(buf, static_cast<size_t>(n));
-		if (data.size() > max_bytes) {
-			::close(fd);
-			return unexpected(path, "larger than " + std::to_string(max_bytes) + " bytes");
+		case ReadBounds::Over::keep_head:
+			data.append(buf, std::min<uint64_t>(got, cap - data.size()));
+			if (data.size() >= cap)
+				return {};
+			break;
+		case ReadBounds::Over::keep_tail:
+			data.append(buf, got);
+			if (data.size() > 2 * cap + sizeof(buf))
+				data.erase(0, data.size() - cap);
+			break;
 		}
 	}
+}
+
+} // namespace
+
+expected<std::string> read_file_bounded(const std::string &path, const ReadBounds &bounds, int *errnum)
+{
+	int scratch = 0;
+	int &en = errnum ? *errnum : scratch;
+	en = 0;
+	// Refuse on stat() first, so that a FIFO or a device is never opened.
+	struct stat st;
+	if (::stat(path.c_str(), &st) != 0) {
+		en = errno;
+		return unexpected(path, errno_text("cannot open: ", errno));
+	}
+	if (const char *why = refusal(st.st_mode, bounds.allow_char_device))
+		return unexpected(path, why);
+	int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		en = errno;
+		return unexpected(path, errno_text("cannot open: ", errno));
+	}
+	// What was opened may not be what was stat()ed (a rename in between).
+	if (::fstat(fd, &st) != 0) {
+		en = errno;
+		::close(fd);
+		return unexpected(path, errno_text("cannot stat: ", en));
+	}
+	if (const char *why = refusal(st.st_mode, bounds.allow_char_device)) {
+		::close(fd);
+		return unexpected(path, why);
+	}
+	std::string data;
+	std::string why = read_fd(fd, st, bounds, data, en);
 	::close(fd);
+	if (!why.empty())
+		return unexpected(path, why);
+	if (bounds.over == ReadBounds::Over::keep_tail && data.size() > bounds.max_bytes)
+		data.erase(0, data.size() - bounds.max_bytes);
 	return data;
+}
+
+expected<std::string> read_file(const std::string &path, uint64_t max_bytes)
+{
+	ReadBounds b;
+	b.max_bytes = max_bytes;
+	return read_file_bounded(path, b);
 }
 
 status write_file_atomic(const std::string &path, std::string_view text, unsigned mode)
@@ -117,6 +206,31 @@ std::vector<std::string> list_dir(const std::string &dir)
 				out.emplace_back(e->d_name);
 		::closedir(d);
 	}
+	std::sort(out.begin(), out.end());
+	return out;
+}
+
+expected<std::vector<std::string>> list_dir_checked(const std::string &dir)
+{
+	std::vector<std::string> out;
+	DIR *d = ::opendir(dir.c_str());
+	if (!d) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return out;
+		return unexpected(dir, errno_text("cannot list: ", errno));
+	}
+	while (true) {
+		errno = 0;
+		struct dirent *e = ::readdir(d);
+		if (!e)
+			break;
+		if (e->d_name[0] != '.')
+			out.emplace_back(e->d_name);
+	}
+	int e = errno;
+	::closedir(d);
+	if (e != 0)
+		return unexpected(dir, errno_text("cannot list: ", e));
 	std::sort(out.begin(), out.end());
 	return out;
 }

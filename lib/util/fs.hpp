@@ -10,7 +10,47 @@
 
 namespace loom {
 
-// Whole file into memory; files larger than max_bytes are refused.
+// What read_file_bounded may read, and for how long.
+//
+// The file is stat()ed before it is opened (opening some devices has side
+// effects: /dev/watchdog arms, a tape rewinds), then opened with
+// O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_NOCTTY and fstat()ed again. Refused, with an
+// error naming the path: directories, FIFOs and sockets ("is a FIFO, not a
+// file: refused": a recorded kernel log that is a FIFO would block a reader
+// until a writer comes, that is forever), block devices, and character
+// devices unless allow_char_device. Regular files are read to EOF whatever
+// st_size says (sysfs reports 4096, procfs 0). A device is read without
+// blocking, what is there now, until EAGAIN or EOF (EAGAIN from a procfs file
+// ends its read the same way); EPIPE from a character device (/dev/kmsg: a
+// record overwritten before it was read) is skipped over. A device cannot be
+// read from its end: keep_tail keeps its head.
+//
+// Limitation: O_NONBLOCK does nothing for regular files. A read() of a file
+// on a hung NFS server (or a wedged disk) sleeps in the kernel and cannot be
+// interrupted from here, and neither can the stat() or open() of such a
+// path; the deadline is checked between read() calls only. Bounding those is
+// the caller's watchdog's job (loom health check has an overall --timeout).
+struct ReadBounds {
+	uint64_t max_bytes = 256ull << 20;
+	// Content longer than max_bytes: an error naming the path and the cap
+	// (the default), or keep its first or its last max_bytes.
+	enum class Over { error, keep_head, keep_tail } over = Over::error;
+	bool allow_char_device = false; // /dev/kmsg, read without blocking
+	// Zero: no deadline. Otherwise reading for longer is an error naming the
+	// path and the deadline (a device that does not stop, a crawling server).
+	// (Milliseconds as a number: <chrono> brings <ios>, whose fail() clashes
+	// with Check's macro in the unit tests.)
+	uint32_t deadline_ms = 0;
+};
+
+// The file's content within 'bounds'. On failure, *errnum (when given) is the
+// errno that caused it (ENOENT: no such file; EIO, ENODATA...: the driver
+// refused the read), 0 for a refusal of ours (a FIFO, the cap, the deadline).
+expected<std::string> read_file_bounded(const std::string &path, const ReadBounds &bounds,
+					int *errnum = nullptr);
+// Whole file into memory, by read_file_bounded's rules with no deadline and
+// no devices: files larger than max_bytes, FIFOs, sockets and devices are
+// refused, so that a configuration file that is a FIFO cannot hang a daemon.
 expected<std::string> read_file(const std::string &path, uint64_t max_bytes = 256ull << 20);
 // Write text to path atomically: a temporary file beside it, fsync, rename,
 // fsync of the directory. Readers see the old content or the new, never half.
@@ -20,6 +60,9 @@ std::string path_join(std::string_view a, std::string_view b);
 // Names in a directory, sorted, without '.'-prefixed entries; empty when the
 // directory cannot be read.
 std::vector<std::string> list_dir(const std::string &dir);
+// The same, but only a directory that is not there (ENOENT, ENOTDIR) is empty:
+// one that exists and cannot be read (EACCES, EIO) is an error naming it.
+expected<std::vector<std::string>> list_dir_checked(const std::string &dir);
 // Split text into lines (without the newline characters).
 std::vector<std::string> split_lines(std::string_view text);
 // Trim ASCII whitespace on both ends.

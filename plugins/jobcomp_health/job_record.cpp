@@ -1,6 +1,10 @@
 #include "plugins/jobcomp_health/job_record.hpp"
 
+#include "lib/ckpt/job_env.hpp"
 #include "plugins/common/slurm_internal.hpp"
+
+#include <string>
+#include <vector>
 
 #include <sys/wait.h>
 
@@ -38,7 +42,14 @@ health::JobRecord to_job_record(const job_record_t *job)
 	e.end_time = static_cast<int64_t>(job->end_time);
 	r.uid = job->user_id;
 	r.job_name = str(job->name);
-	r.ckpt_from_comment = health::comment_has_ckpt(str(job->comment));
+	// What sbatch --ckpt set in the job control environment (lib/ckpt/job_env.hpp).
+	std::vector<std::string> env;
+	for (uint32_t i = 0; job->spank_job_env && i < job->spank_job_env_size; i++)
+		if (job->spank_job_env[i])
+			env.emplace_back(job->spank_job_env[i]);
+	ckpt::CkptRequest ck = ckpt::ckpt_request_from_env(env);
+	e.checkpointed = ck.enabled;
+	r.ckpt_max_restarts = ck.max_restarts;
 	r.gpu_class = health::gpu_class_of_request(str(job->tres_per_node));
 	if (job->array_task_id != NO_VAL) {
 		r.array_job_id = job->array_job_id;

@@ -49,11 +49,14 @@ int start_worker(const char *location)
 	}
 	std::lock_guard<std::mutex> g(g_mu);
 	if (g_worker) {
-		g_worker->stop();
+		// A worker that would not stop (a blocked read) is left behind, not
+		// waited for: slurmctld holds its locks here.
+		if (!g_worker->stop())
+			(void)g_worker.release();
 		g_worker.reset();
 	}
-	auto actions = std::make_unique<loom::health::ScontrolActions>(opt->scontrol, static_cast<int>(opt->scontrol_timeout));
-	auto w = std::make_unique<loom::health::JobcompWorker>(*opt, save, std::move(actions));
+	auto actions = std::make_unique<loom::health::ScontrolOps>(opt->scontrol, static_cast<int>(opt->scontrol_timeout));
+	auto w = std::make_unique<loom::health::JobcompWorker>(*opt, std::move(actions));
 	if (auto st = w->start(); !st) {
 		error("jobcomp/health: %s", st.error().str().c_str());
 		return SLURM_ERROR;
@@ -95,7 +98,8 @@ int fini(void)
 	try {
 		std::lock_guard<std::mutex> g(g_mu);
 		if (g_worker) {
-			g_worker->stop();
+			if (!g_worker->stop())
+				(void)g_worker.release(); // left behind (see above)
 			g_worker.reset();
 		}
 	} catch (...) {

@@ -1,7 +1,5 @@
 #include "plugins/spank_ckpt/job.hpp"
 
-#include "lib/ckpt/catalog.hpp"
-#include "lib/ckpt/layout.hpp"
 #include "lib/ckpt/policy.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/json.hpp"
@@ -27,20 +25,11 @@ struct Newest {
 	std::string path;
 };
 
-// Runs as the job's user (in run_as): the newest checkpoint as a JSON line.
-expected<std::string> newest_as_json(const std::string &dir, ckpt::Verify level)
+// The helper that works in the user's directory as the user (run_helper):
+// the site's helper= argument, else where the build installed it.
+std::string helper_path(const ckpt::SiteConfig &site)
 {
-	Json o = Json::object();
-	auto l = ckpt::find_latest(dir, level);
-	if (!l)
-		return unexpected(l.error());
-	if (l->has_value()) {
-		const auto &e = (*l)->entry;
-		o.set("step", Json::integer(e.step)).set("path", Json::string(e.path));
-		o.set("created", Json::number(e.manifest->created));
-		o.set("write_s", Json::number(e.manifest->write_seconds));
-	}
-	return o.dump(false);
+	return site.helper.empty() ? std::string(LOOM_CKPT_HELPER) : site.helper;
 }
 
 expected<Newest> parse_newest(const std::string &text)
@@ -95,35 +84,14 @@ expected<JobSetup> prepare_job(const ckpt::SiteConfig &site, const ckpt::JobOpti
 		return unexpected(*dir, root.error().message);
 	s.dir = *dir;
 
-	// Everything in the user's directory happens with the user's identity.
-	int64_t restarts = facts.restart_count, budget = opts.max_restarts;
+	// Everything in the user's directory happens with the user's identity,
+	// in loom-ckpt-helper: nothing but an exec runs in the forked child.
 	bool batch = facts.batch_step;
-	std::string job = std::to_string(facts.job_id);
-	auto answer = ckpt::run_as(facts.cred, [&]() -> expected<std::string> {
-		if (auto st = ckpt::make_checkpoint_dir(*root, *dir); !st)
-			return unexpected(st.error());
-		auto newest = newest_as_json(*dir, ckpt::Verify::quick);
-		if (!newest)
-			return unexpected(newest.error());
-		if (!batch)
-			return *newest;
-		auto n = parse_newest(*newest);
-		std::vector<ckpt::StartRecord> before;
-		std::string starts_path = path_join(*dir, ckpt::starts_name);
-		if (auto text = read_file(starts_path, 16u << 20); text)
-			if (auto parsed = ckpt::parse_starts(*text, starts_path); parsed)
-				before = *parsed;
-		auto d = ckpt::decide_start(restarts, budget, n ? n->step : -1, before);
-		ckpt::StartRecord start{restarts, n ? n->step : -1, now_unix(), job,
-					d.verdict != ckpt::StartVerdict::run};
-		if (auto rec = ckpt::record_start(*dir, start); !rec)
-			return unexpected(rec.error());
-		Json o = Json::object();
-		o.set("newest", Json::string(*newest));
-		o.set("verdict", Json::integer(static_cast<int64_t>(d.verdict)));
-		o.set("reason", Json::string(d.reason));
-		return o.dump(false);
-	});
+	std::vector<std::string> op = {batch ? "start" : "prepare", *root, *dir};
+	if (batch)
+		op.insert(op.end(), {std::to_string(facts.restart_count), std::to_string(opts.max_restarts),
+				     std::to_string(facts.job_id)});
+	auto answer = ckpt::run_helper(helper_path(site), facts.cred, op);
 	if (!answer)
 		return unexpected(answer.error());
 	std::string newest_text = *answer;
@@ -185,6 +153,7 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 	uint32_t job_id = facts.job_id;
 	ckpt::Credentials cred = facts.cred;
 	std::string dir = setup.dir;
+	std::string helper = helper_path(site);
 	int sig = opts.signal;
 
 	ckpt::CoordinatorHooks h;
@@ -202,7 +171,7 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 			}
 		}
 		o.end_time = end->value;
-		auto answer = ckpt::run_as(cred, [&] { return newest_as_json(dir, ckpt::Verify::quick); }, 60);
+		auto answer = ckpt::run_helper(helper, cred, {"newest", dir}, 60);
 		if (answer) {
 			if (auto n = parse_newest(*answer); n) {
 				o.newest_step = n->step;

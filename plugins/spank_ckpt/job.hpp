@@ -1,9 +1,11 @@
 // spank_ckpt: what the plugin does for one job step in slurmstepd, free of
 // SPANK types. The plugin file gathers JobFacts from Slurm and calls these.
 //
-// prepare_job() creates the checkpoint directory as the job's user, finds
-// the newest complete checkpoint, applies the restart budget (batch step),
-// computes the interval and returns the LOOM_CKPT_* environment.
+// prepare_job() has loom-ckpt-helper (ckpt::run_helper) create the checkpoint
+// directory as the job's user, find the newest complete checkpoint and apply
+// the restart budget (batch step); it computes the interval and returns the
+// LOOM_CKPT_* environment. The coordinator reads the newest checkpoint
+// through the helper too: slurmstepd's forked children only exec.
 // JobCoordinator runs the coordinator of the batch step: it signals the
 // application, requeues after a checkpoint taken before the time limit, and
 // stops with the step.

@@ -6,10 +6,35 @@ plugins_spank_ckpt_spank_ckpt_la_SOURCES = \
 	plugins/spank_ckpt/signal_tasks.hpp plugins/spank_ckpt/signal_tasks.cpp \
 	plugins/spank_ckpt/slurm_api.hpp plugins/spank_ckpt/slurm_api.cpp \
 	plugins/common/slurm_log.hpp plugins/common/slurm_log.cpp
-plugins_spank_ckpt_spank_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) $(JSONC_CFLAGS)
+# Where the plugin finds loom-ckpt-helper (the site's helper= argument overrides it).
+SPANK_CKPT_HELPER_CPPFLAGS = -DLOOM_CKPT_HELPER='"$(pkglibexecdir)/loom-ckpt-helper"'
+plugins_spank_ckpt_spank_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) $(JSONC_CFLAGS) \
+	$(SPANK_CKPT_HELPER_CPPFLAGS)
 plugins_spank_ckpt_spank_ckpt_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)
 plugins_spank_ckpt_spank_ckpt_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(srcdir)/plugins/spank_ckpt/spank_ckpt.map
 plugins_spank_ckpt_spank_ckpt_la_LIBADD = lib/libloom.la
 EXTRA_plugins_spank_ckpt_spank_ckpt_la_DEPENDENCIES = plugins/spank_ckpt/spank_ckpt.map
 EXTRA_DIST += plugins/spank_ckpt/spank_ckpt.map
+
+# loom-ckpt-helper: the work in the job user's checkpoint directory, as that
+# user. slurmstepd is multi-threaded, so its forked child only executes this
+# program (ckpt::run_helper); the helper drops root itself. Not set-id.
+pkglibexec_PROGRAMS = plugins/spank_ckpt/loom-ckpt-helper
+plugins_spank_ckpt_loom_ckpt_helper_SOURCES = plugins/spank_ckpt/ckpt_helper.cpp
+plugins_spank_ckpt_loom_ckpt_helper_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+plugins_spank_ckpt_loom_ckpt_helper_LDADD = lib/libloom.la
+
+# The helper run as the test's user, and prepare_job() executing it (the
+# job.cpp of the plugin, with Slurm's client API looked up at run time).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_ckpt_helper
+TESTS += tests/unit/test_ckpt_helper
+tests_unit_test_ckpt_helper_SOURCES = tests/unit/test_ckpt_helper.cpp tests/unit/check_main.hpp \
+	plugins/spank_ckpt/job.hpp plugins/spank_ckpt/job.cpp \
+	plugins/spank_ckpt/signal_tasks.hpp plugins/spank_ckpt/signal_tasks.cpp \
+	plugins/spank_ckpt/slurm_api.hpp plugins/spank_ckpt/slurm_api.cpp
+tests_unit_test_ckpt_helper_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(SLURM_CPPFLAGS) $(JSONC_CFLAGS) \
+	$(SPANK_CKPT_HELPER_CPPFLAGS)
+tests_unit_test_ckpt_helper_LDADD = lib/libloom.la $(CHECK_LIBS)
+endif

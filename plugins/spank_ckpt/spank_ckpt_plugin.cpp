@@ -2,6 +2,7 @@
 // by context. Option values and plugin arguments go to lib/ckpt to be
 // judged; the remote side (slurmstepd) goes to job.cpp. Every hook catches
 // everything: no exception reaches Slurm.
+#include "lib/ckpt/job_env.hpp"
 #include "lib/ckpt/options.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/log.hpp"
@@ -10,6 +11,7 @@
 #include "plugins/spank_ckpt/slurm_api.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <grp.h>
@@ -148,7 +150,11 @@ status gather_facts(spank_t sp, sc::JobFacts &f)
 		f.user = pw.pw_name;
 	else
 		f.user = std::to_string(uid);
+	// The job's environment gets SLURMD_NODENAME only at task setup, after
+	// user_init; slurmstepd's own environment has it from its start.
 	f.node = getenv_job(sp, "SLURMD_NODENAME");
+	if (const char *n = std::getenv("SLURMD_NODENAME"); f.node.empty() && n)
+		f.node = n;
 	f.nodelist = getenv_job(sp, "SLURM_JOB_NODELIST");
 	return ok();
 }
@@ -190,8 +196,8 @@ int remote_user_init(spank_t sp)
 	for (const auto &[k, v] : setup->env)
 		if (spank_setenv(sp, k.c_str(), v.c_str(), 1) != ESPANK_SUCCESS)
 			slurm_error("%s: job %u: cannot set %s", prefix, g.facts.job_id, k.c_str());
-	slurm_info("%s: job %u: checkpoints in %s, %s, interval %llds, restart %lld of %lld", prefix,
-		   g.facts.job_id, setup->dir.c_str(),
+	slurm_info("%s: job %u on %s: checkpoints in %s, %s, interval %llds, restart %lld of %lld", prefix,
+		   g.facts.job_id, g.facts.node.empty() ? "(node unknown)" : g.facts.node.c_str(), setup->dir.c_str(),
 		   setup->latest.empty() ? "first start" : ("resuming from " + setup->latest).c_str(),
 		   static_cast<long long>(setup->interval_s), static_cast<long long>(g.facts.restart_count),
 		   static_cast<long long>(g.opts.max_restarts));
@@ -297,6 +303,13 @@ int slurm_spank_init_post_opt(spank_t sp, int, char **)
 			slurm_error("%s: %s", prefix, st.error().str().c_str());
 			return -1;
 		}
+		// sbatch/salloc/srun creating the job: the resolved request travels
+		// with the job (lib/ckpt/job_env.hpp), for jobcomp/health.
+		spank_context_t ctx = spank_context();
+		if (ctx == S_CTX_ALLOCATOR || (ctx == S_CTX_LOCAL && !std::getenv("SLURM_JOB_ID")))
+			for (const auto &[k, v] : ckpt::job_control_env(g.opts))
+				if (spank_job_control_setenv(sp, k.c_str(), v.c_str(), 1) != ESPANK_SUCCESS)
+					slurm_error("%s: cannot set %s for the job", prefix, k.c_str());
 		// slurmstepd runs this as root before it drops privileges: the
 		// one place before user_init where Slurm's client API may be used.
 		// Only a batch step restarts (one RPC per job start, not per step).

@@ -9,11 +9,13 @@ ckpt_site() {
 	CK_ROOT=$CK_SCRATCH/ckpt
 	mkdir -p "$CK_ROOT"
 	chmod 1777 "$CK_ROOT"
-	local conf=$LOOM_CLUSTER_DIR/etc/plugstack.conf so
+	local conf=$LOOM_CLUSTER_DIR/etc/plugstack.conf so helper
 	so=$(awk '$2 ~ /spank_ckpt\.so$/ { print $2 }' "$conf")
 	[ -n "$so" ] || fail "spank_ckpt.so is not in $conf (is it built in $LOOM_BUILDDIR?)"
+	# The cluster's helper= (the build tree's loom-ckpt-helper) stays.
+	helper=$(awk '$2 ~ /spank_ckpt\.so$/ { for (i = 3; i <= NF; i++) if ($i ~ /^helper=/) print $i }' "$conf")
 	grep -v 'spank_ckpt\.so' "$conf" >"$conf.new"
-	echo "required $so dir=$CK_ROOT/%u/%j roots=$CK_ROOT interval_min=2s margin_min=20s poll=1s $*" >>"$conf.new"
+	echo "required $so $helper dir=$CK_ROOT/%u/%j roots=$CK_ROOT interval_min=2s margin_min=20s poll=1s $*" >>"$conf.new"
 	mv "$conf.new" "$conf"
 	export TRAIN_STEPS=${TRAIN_STEPS:-6000}
 }

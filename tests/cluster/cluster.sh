@@ -276,7 +276,10 @@ JobCompLoc=$dir/state/loom-health"
 		echo "required $dir/plugins/spank_place.so" >>"$dir/etc/plugstack.conf"
 	fi
 	if [ -f "$dir/plugins/spank_ckpt.so" ]; then
-		echo "required $dir/plugins/spank_ckpt.so $plugstack_args" >>"$dir/etc/plugstack.conf"
+		# The checkpoint helper from the build tree, not the configured libexec.
+		local helper=
+		[ -x "$dir/plugins/loom-ckpt-helper" ] && helper="helper=$dir/plugins/loom-ckpt-helper"
+		echo "required $dir/plugins/spank_ckpt.so $helper $plugstack_args" >>"$dir/etc/plugstack.conf"
 	fi
 
 	cat >"$conf" <<EOF
@@ -379,6 +382,12 @@ install_plugins() {
 	for so in "$builddir/plugins/spank_ckpt/.libs/spank_ckpt.so" "$builddir/plugins/spank_place/.libs/spank_place.so"; do
 		[ -f "$so" ] && cp "$so" "$dir/plugins/"
 	done
+	# spank_ckpt executes its helper for the work in the user's directory.
+	if [ -f "$builddir/plugins/spank_ckpt/.libs/spank_ckpt.so" ]; then
+		[ -x "$builddir/plugins/spank_ckpt/loom-ckpt-helper" ] ||
+			die "$builddir/plugins/spank_ckpt/loom-ckpt-helper is not built (make)"
+		cp "$builddir/plugins/spank_ckpt/loom-ckpt-helper" "$dir/plugins/"
+	fi
 	so="$builddir/plugins/jobcomp_health/.libs/jobcomp_health.so"
 	[ -f "$so" ] && cp "$so" "$dir/plugins/"
 	return 0

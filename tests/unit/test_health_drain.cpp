@@ -1,9 +1,11 @@
 // Unit tests for `loom health check`'s parts outside the rules: reading
-// scontrol's node record, the drain/resume decision with its hold-down, the
+// scontrol's node records (recorded on each release), the plan (drain,
+// resume, mark and clear suspect) with its hold-down and ownership rules, the
 // hold-down state file, the suspect flag, the time-limited helper runner and
 // the JSON/Prometheus reports.
 #include "lib/health/drain.hpp"
 #include "lib/health/report.hpp"
+#include "lib/health/slurm_ops.hpp"
 #include "lib/health/subprocess.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/json.hpp"
@@ -13,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <vector>
 #include <unistd.h>
 
 #include "tests/unit/check_main.hpp"
@@ -22,20 +25,25 @@ using namespace loom::health;
 
 namespace {
 
-// `scontrol show node n1` of Slurm 22.05 (src/api/node_info.c prints these
-// lines in this order; the reason carries " [user@time]").
-const char *show_node = "NodeName=n1 Arch=x86_64 CoresPerSocket=8 \n"
-			"   CPUAlloc=0 CPUEfctv=16 CPUTot=16 CPULoad=0.31\n"
-			"   AvailableFeatures=(null)\n"
-			"   Gres=gpu:8\n"
-			"   NodeAddr=127.0.0.1 NodeHostName=vm Version=22.05.8\n"
-			"   RealMemory=8000 AllocMem=0 FreeMem=N/A Sockets=2 Boards=1\n"
-			"   State=IDLE+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n"
-			"   Partitions=debug \n"
-			"   CfgTRES=cpu=16,mem=8000M,billing=16,gres/gpu=8\n"
-			"   CurrentWatts=0 AveWatts=0\n"
-			"   ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s\n"
-			"   Reason=loom: gpu_xid: GPU 4 (0000:9b:00): Xid 119 x5: reset_gpu [root@2026-11-30T21:00:00]\n\n";
+// `scontrol show node` recorded on the test cluster of each release
+// (tests/data/health/PROVENANCE): n1 idle with loom's suspect mark in Extra
+// and a site note in Comment, n2 drained by an admin, n3 drained by loom, n4
+// running a job with a reboot requested; then n2 down; then n1's notes cleared.
+const char *releases[] = {"22.05.8", "24.11.5", "26.05.3"};
+
+std::string recorded(const char *release, const char *what)
+{
+	auto t = read_file(loom::test::data(std::string("health/scontrol/") + release + "/show-node-" + what + ".txt"));
+	ck_assert_msg(t.has_value(), "%s", t ? "" : t.error().str().c_str());
+	return *t;
+}
+
+SlurmNode node_in(const char *release, const char *what, const char *name)
+{
+	auto n = parse_show_node(recorded(release, what), name);
+	ck_assert_msg(n.has_value(), "%s %s %s: %s", release, what, name, n ? "" : n.error().str().c_str());
+	return *n;
+}
 
 Verdict verdict(Outcome o, const std::string &check = "gpu_xid", const std::string &ev = "GPU 4: Xid 119 x5")
 {
@@ -56,57 +64,177 @@ std::string temp_dir()
 
 } // namespace
 
-START_TEST(scontrol_node_record)
+START_TEST(scontrol_node_records_of_each_release)
 {
-	auto st = parse_scontrol_node(show_node, "n1");
-	ck_assert(st.has_value());
-	ck_assert_sstr_eq(st->state, "IDLE+DRAIN");
-	ck_assert_sstr_eq(st->reason, "loom: gpu_xid: GPU 4 (0000:9b:00): Xid 119 x5: reset_gpu");
-	ck_assert(st->drained() && st->by_loom());
-	ck_assert(!parse_scontrol_node(show_node, "n2"));
-	ck_assert(!parse_scontrol_node("Node n9 not found\n", "n9"));
+	for (const char *r : releases) {
+		auto all = parse_show_node(recorded(r, "all"));
+		ck_assert_msg(all.has_value(), "%s: %s", r, all ? "" : all.error().str().c_str());
+		ck_assert_uint_eq(all->size(), 4);
+		SlurmNode n1 = all->at("n1");
+		ck_assert_sstr_eq(n1.state, "IDLE");
+		ck_assert(!n1.drained() && !n1.out_of_our_hands());
+		ck_assert_sstr_eq(n1.extra, "loom:suspect:gpu_temp:GPU 3 at 82 C rising 0.4 C/s");
+		ck_assert_sstr_eq(n1.comment, "site: rack A09");
+		ck_assert_sstr_eq(n1.suspect_field(), "extra");
+		ck_assert_int_eq(n1.gres_gpus, 8); // Gres=gpu:8
+		SlurmNode n2 = all->at("n2");
+		ck_assert(n2.drained() && !n2.drained_by_loom());
+		ck_assert_sstr_eq(n2.reason, "admin: replacing DIMM");
+		ck_assert_sstr_eq(n2.reason_by, "root");
+		ck_assert(all->at("n3").drained_by_loom());
+		ck_assert_sstr_eq(all->at("n3").reason, "loom: gpu_xid: GPU 4 (0000:9b:00): Xid 119 x5: reset_gpu");
+		SlurmNode n4 = all->at("n4");
+		ck_assert_sstr_eq(n4.state, "MIXED+DRAIN+REBOOT_REQUESTED");
+		ck_assert_sstr_eq(n4.base, "MIXED");
+		ck_assert(n4.has("REBOOT_REQUESTED") && n4.out_of_our_hands());
+		// A list of two nodes, a down node, cleared notes.
+		auto list = parse_show_node(recorded(r, "list"));
+		ck_assert(list && list->size() == 2 && list->count("n2") && list->count("n3"));
+		SlurmNode down = node_in(r, "down", "n2");
+		ck_assert_sstr_eq(down.base, "DOWN");
+		ck_assert(down.out_of_our_hands());
+		ck_assert_sstr_eq(down.reason, "admin: PSU swap");
+		SlurmNode cleared = node_in(r, "cleared", "n1");
+		ck_assert(cleared.extra.empty() && cleared.comment.empty() && cleared.suspect_field().empty());
+		// "Node nosuch not found": not a record.
+		auto none = parse_show_node(recorded(r, "nosuch"));
+		ck_assert(!none.has_value());
+		ck_assert(!parse_show_node(recorded(r, "all"), "n9"));
+	}
 }
 END_TEST
 
-START_TEST(drain_when_critical_only_once)
+START_TEST(scontrol_records_edge_cases)
+{
+	// Typed and mixed Gres (slurm.conf(5) syntax as scontrol prints it).
+	auto n = parse_show_node("NodeName=g1 Arch=x86_64\n   Gres=gpu:h100:4(S:0),gpu:a100:4(S:1),nic:2\n"
+				 "   State=DOWN*+DRAIN ThreadsPerCore=1\n",
+				 "g1");
+	ck_assert(n.has_value());
+	ck_assert_int_eq(n->gres_gpus, 8);
+	ck_assert(n->not_responding && n->base == "DOWN" && n->drained());
+	auto none = parse_show_node("NodeName=c1 Arch=x86_64\n   Gres=(null)\n   State=IDLE\n", "c1");
+	ck_assert(none && none->gres_gpus == -1);
+	// A record without State= is refused, naming the node.
+	auto bad = parse_show_node("NodeName=c2 Arch=x86_64\n   Gres=gpu:8\n");
+	ck_assert(!bad.has_value());
+	ck_assert(bad.error().str().find("c2") != std::string::npos);
+	// The mark: one line, no quotes, bounded.
+	std::string m = suspect_mark("gpu_temp", "GPU 3 'hot'\nrising", 30);
+	ck_assert_sstr_eq(m, "loom:suspect:gpu_temp:GPU 3...");
+	ck_assert_sstr_eq(suspect_mark("gpu_temp", "GPU 3 'hot'\nrising"), "loom:suspect:gpu_temp:GPU 3  hot  rising");
+	ck_assert(is_loom_suspect_mark(m));
+}
+END_TEST
+
+namespace {
+std::vector<NodeStep> steps(const NodePlan &p)
+{
+	std::vector<NodeStep> out;
+	for (const auto &s : p.steps)
+		out.push_back(s.step);
+	return out;
+}
+SlurmNode node(const char *state, const char *reason = "", const char *extra = "", const char *comment = "")
+{
+	std::string text = std::string("NodeName=n1 Arch=x86_64\n   State=") + state + " ThreadsPerCore=1\n";
+	if (*comment)
+		text += std::string("   Comment=") + comment + "\n";
+	if (*extra)
+		text += std::string("   Extra=") + extra + "\n";
+	if (*reason)
+		text += std::string("   Reason=") + reason + " [root@2026-12-01T10:00:00]\n";
+	auto n = parse_show_node(text, "n1");
+	ck_assert(n.has_value());
+	return *n;
+}
+} // namespace
+
+START_TEST(plan_drain_when_critical_only_once)
 {
 	HoldState h;
-	SlurmNodeState up{"MIXED", ""};
-	DrainDecision d = decide_drain(up, verdict(Outcome::drain), h, 1000, 600);
-	ck_assert(d.step == DrainStep::drain);
-	ck_assert_sstr_eq(d.reason, "loom: gpu_xid: GPU 4: Xid 119 x5");
+	NodePlan p = plan_node(node("MIXED"), verdict(Outcome::drain), h, 1000, 600);
+	ck_assert(steps(p) == std::vector<NodeStep>{NodeStep::drain});
+	ck_assert_sstr_eq(p.steps[0].text, "loom: gpu_xid: GPU 4: Xid 119 x5");
 	// Already drained by loom with that reason: nothing to do.
-	SlurmNodeState drained{"MIXED+DRAIN", "loom: gpu_xid: GPU 4: Xid 119 x5"};
-	ck_assert(decide_drain(drained, verdict(Outcome::drain), h, 1010, 600).step == DrainStep::none);
+	SlurmNode drained = node("MIXED+DRAIN", "loom: gpu_xid: GPU 4: Xid 119 x5");
+	ck_assert(plan_node(drained, verdict(Outcome::drain), h, 1010, 600).steps.empty());
 	// New evidence: the reason is updated.
-	ck_assert(decide_drain(drained, verdict(Outcome::drain, "gpu_ecc", "GPU 1: 3 uncorrectable"), h, 1020, 600).step ==
-		  DrainStep::update_reason);
-	// Suspect never drains.
-	ck_assert(decide_drain(up, verdict(Outcome::suspect), h, 1030, 600).step == DrainStep::none);
+	ck_assert(steps(plan_node(drained, verdict(Outcome::drain, "gpu_ecc", "GPU 1: 3 uncorrectable"), h, 1020, 600)) ==
+		  std::vector<NodeStep>{NodeStep::update_reason});
+	// Unknown never drains: it marks.
+	NodePlan u = plan_node(node("IDLE"), verdict(Outcome::unknown, "collector_gpu", "no GPU data (8 GPUs expected)"), h,
+			       1030, 600);
+	ck_assert(steps(u) == std::vector<NodeStep>{NodeStep::mark_suspect});
+	ck_assert_sstr_eq(u.steps[0].field, "extra");
+	ck_assert_sstr_eq(u.steps[0].text, "loom:suspect:collector_gpu:no GPU data (8 GPUs expected)");
+	// Nor does it touch a node loom drained (not resumed either: cannot judge).
+	ck_assert(plan_node(drained, verdict(Outcome::unknown), h, 1040, 600).steps.empty());
 }
 END_TEST
 
-START_TEST(resume_after_hold_down_only_own_drains)
+START_TEST(plan_suspect_mark_keeps_others_notes)
 {
 	HoldState h;
-	SlurmNodeState ours{"IDLE+DRAIN", "loom: gpu_xid: GPU 4: Xid 119 x5"};
-	// First healthy check starts the hold-down clock.
-	ck_assert(decide_drain(ours, verdict(Outcome::ok), h, 1000, 600).step == DrainStep::none);
+	Verdict sv = verdict(Outcome::suspect, "predict", "GPU 3 temperature 80 C rising, 84 C in 600 s");
+	const std::string mark = "loom:suspect:predict:GPU 3 temperature 80 C rising, 84 C in 600 s";
+	NodePlan p = plan_node(node("IDLE"), sv, h, 1000, 600);
+	ck_assert(steps(p) == std::vector<NodeStep>{NodeStep::mark_suspect});
+	ck_assert_sstr_eq(p.steps[0].field, "extra");
+	ck_assert_sstr_eq(p.steps[0].text, mark);
+	// The same mark already there: nothing to do; a new one replaces loom's own.
+	ck_assert(plan_node(node("IDLE", "", mark.c_str()), sv, h, 1010, 600).steps.empty());
+	NodePlan again = plan_node(node("IDLE", "", "loom:suspect:gpu_temp:old"), sv, h, 1020, 600);
+	ck_assert(steps(again) == std::vector<NodeStep>{NodeStep::mark_suspect});
+	ck_assert_sstr_eq(again.steps[0].field, "extra");
+	// Extra holds a site's note: the mark goes to Comment; both taken: no mark.
+	NodePlan c = plan_node(node("IDLE", "", "{\"rack\":\"A09\"}"), sv, h, 1030, 600);
+	ck_assert(steps(c) == std::vector<NodeStep>{NodeStep::mark_suspect});
+	ck_assert_sstr_eq(c.steps[0].field, "comment");
+	NodePlan none = plan_node(node("IDLE", "", "{\"rack\":\"A09\"}", "site: warranty"), sv, h, 1040, 600);
+	ck_assert(none.steps.empty());
+	ck_assert(none.why.find("others' notes") != std::string::npos);
+	// Nodes out of loom's hands are never marked.
+	for (const char *st : {"DOWN+DRAIN", "IDLE*", "MIXED+DRAIN+REBOOT_REQUESTED", "IDLE+POWERED_DOWN", "IDLE+MAINTENANCE"})
+		ck_assert_msg(plan_node(node(st), sv, h, 1050, 600).steps.empty(), "%s", st);
+	// Nor one an admin drained.
+	ck_assert(plan_node(node("IDLE+DRAIN", "admin: DIMM"), sv, h, 1060, 600).steps.empty());
+}
+END_TEST
+
+START_TEST(plan_clears_only_its_own_after_hold_down)
+{
+	HoldState h;
+	const char *mark = "loom:suspect:predict:GPU 3 temperature rising";
+	SlurmNode marked = node("IDLE", "", mark, "site: rack A09");
+	// The first ok check starts the clock; the mark stays through the hold-down.
+	ck_assert(plan_node(marked, verdict(Outcome::ok), h, 1000, 600).steps.empty());
 	ck_assert_int_eq(h.healthy_since, 1000);
-	ck_assert(decide_drain(ours, verdict(Outcome::ok), h, 1599, 600).step == DrainStep::none);
-	// A suspect check in between restarts it.
-	ck_assert(decide_drain(ours, verdict(Outcome::suspect), h, 1300, 600).step == DrainStep::none);
+	ck_assert(plan_node(marked, verdict(Outcome::ok), h, 1599, 600).steps.empty());
+	// A suspect or unknown check in between restarts it.
+	(void)plan_node(marked, verdict(Outcome::unknown), h, 1300, 600);
 	ck_assert_int_eq(h.healthy_since, 0);
-	ck_assert(decide_drain(ours, verdict(Outcome::ok), h, 1400, 600).step == DrainStep::none);
-	ck_assert(decide_drain(ours, verdict(Outcome::ok), h, 1999, 600).step == DrainStep::none);
-	ck_assert(decide_drain(ours, verdict(Outcome::ok), h, 2000, 600).step == DrainStep::resume);
+	ck_assert(plan_node(marked, verdict(Outcome::ok), h, 1400, 600).steps.empty());
+	NodePlan clear = plan_node(marked, verdict(Outcome::ok), h, 2000, 600);
+	ck_assert(steps(clear) == std::vector<NodeStep>{NodeStep::clear_suspect});
+	ck_assert_sstr_eq(clear.steps[0].field, "extra");
+	// In Comment, cleared there; a site's Extra is never cleared.
+	HoldState h2{1, 0};
+	NodePlan cc = plan_node(node("IDLE", "", "{\"rack\":\"A09\"}", mark), verdict(Outcome::ok), h2, 5000, 600);
+	ck_assert(steps(cc) == std::vector<NodeStep>{NodeStep::clear_suspect});
+	ck_assert_sstr_eq(cc.steps[0].field, "comment");
+	ck_assert(plan_node(node("IDLE", "", "site: rack A09"), verdict(Outcome::ok), h2, 6000, 600).steps.empty());
+	// loom's own drain and mark: resumed and cleared together.
+	NodePlan both = plan_node(node("IDLE+DRAIN", "loom: gpu_xid: GPU 4: Xid 119 x5", mark), verdict(Outcome::ok), h2,
+				  7000, 600);
+	ck_assert(steps(both) == (std::vector<NodeStep>{NodeStep::resume, NodeStep::clear_suspect}));
 	// An admin's drain is never resumed, however long the node is healthy (nhc#134).
-	HoldState h2;
-	SlurmNodeState admin{"IDLE+DRAIN", "replacing DIMM B3"};
+	HoldState h3;
+	SlurmNode admin = node("IDLE+DRAIN", "replacing DIMM B3");
 	for (int64_t t = 0; t <= 100000; t += 10000)
-		ck_assert(decide_drain(admin, verdict(Outcome::ok), h2, t, 600).step == DrainStep::none);
+		ck_assert(plan_node(admin, verdict(Outcome::ok), h3, t, 600).steps.empty());
 	// Nor re-drained with loom's reason when it turns critical.
-	ck_assert(decide_drain(admin, verdict(Outcome::drain), h2, 200000, 600).step == DrainStep::none);
+	ck_assert(plan_node(admin, verdict(Outcome::drain), h3, 200000, 600).steps.empty());
 }
 END_TEST
 
@@ -210,9 +338,11 @@ static Suite *make_suite()
 	Suite *s = suite_create("health_drain");
 	TCase *tc = tcase_create("drain");
 	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, scontrol_node_record);
-	tcase_add_test(tc, drain_when_critical_only_once);
-	tcase_add_test(tc, resume_after_hold_down_only_own_drains);
+	tcase_add_test(tc, scontrol_node_records_of_each_release);
+	tcase_add_test(tc, scontrol_records_edge_cases);
+	tcase_add_test(tc, plan_drain_when_critical_only_once);
+	tcase_add_test(tc, plan_suspect_mark_keeps_others_notes);
+	tcase_add_test(tc, plan_clears_only_its_own_after_hold_down);
 	tcase_add_test(tc, hold_state_and_suspect_flag_files);
 	tcase_add_test(tc, helper_commands_have_a_deadline);
 	tcase_add_test(tc, json_and_prometheus_reports);

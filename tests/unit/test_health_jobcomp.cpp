@@ -1,5 +1,6 @@
 // Unit tests for jobcomp/health's worker without Slurm: a fake Slurm records
 // drains and requeues. Job logs from tests/health/joblogs.
+#include "lib/ckpt/job_env.hpp"
 #include "lib/ckpt/policy.hpp"
 #include "lib/health/jobcomp.hpp"
 #include "lib/health/jobcomp_worker.hpp"
@@ -23,29 +24,44 @@ using namespace loom::health;
 
 namespace {
 
-struct FakeSlurm : JobcompActions {
+// A node as scontrol prints it (through the one parser).
+SlurmNode slurm_node(const std::string &name, const std::string &state, const std::string &reason = "")
+{
+	std::string text = "NodeName=" + name + " Arch=x86_64\n   State=" + state + " ThreadsPerCore=1\n";
+	if (!reason.empty())
+		text += "   Reason=" + reason + " [slurm@2026-12-01T10:00:00]\n";
+	auto n = parse_show_node(text, name);
+	ck_assert(n.has_value());
+	return *n;
+}
+
+struct FakeSlurm : SlurmOps {
 	std::mutex mu;
-	std::map<std::string, SlurmNodeState> nodes;
+	std::map<std::string, SlurmNode> nodes;
 	std::vector<std::string> drained;
 	std::vector<uint32_t> requeued;
 	int delay_ms = 0;
-	expected<std::map<std::string, SlurmNodeState>> node_states(const std::vector<std::string> &want) override
+	expected<std::map<std::string, SlurmNode>> show_nodes(const std::vector<std::string> &want) override
 	{
 		if (delay_ms)
 			std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
 		std::lock_guard<std::mutex> g(mu);
-		std::map<std::string, SlurmNodeState> out;
+		std::map<std::string, SlurmNode> out;
 		for (const auto &n : want)
-			out[n] = nodes.count(n) ? nodes[n] : SlurmNodeState{"ALLOCATED", ""};
+			out[n] = nodes.count(n) ? nodes[n] : slurm_node(n, "ALLOCATED");
 		return out;
 	}
 	status drain(const std::string &node, const std::string &reason) override
 	{
 		std::lock_guard<std::mutex> g(mu);
 		drained.push_back(node);
-		nodes[node] = {"MIXED+DRAIN", reason};
+		nodes[node] = slurm_node(node, "MIXED+DRAIN", reason);
 		return ok();
 	}
+	status set_reason(const std::string &, const std::string &) override { return ok(); }
+	status resume(const std::string &) override { return ok(); }
+	status set_note(const std::string &, const std::string &, const std::string &) override { return ok(); }
+	status hold(uint32_t) override { return ok(); }
 	status requeue(uint32_t id) override
 	{
 		std::lock_guard<std::mutex> g(mu);
@@ -115,8 +131,9 @@ START_TEST(gpu_fault_drains_culprit_and_requeues_checkpointed)
 	DrainLimiter lim(opt.max_drains, opt.drain_window);
 	FailureStats stats;
 	JobRecord r = job(101, "gpu-ecc.out", {"n1", "n2", "n3", "n4"});
-	r.ckpt_from_comment = comment_has_ckpt("run 7 loom:ckpt");
-	JobOutcome out = handle_job(r, opt, "", slurm, lim, stats, 5000);
+	r.end.checkpointed = true; // sbatch --ckpt (LOOM_CKPT=1 in the job control environment)
+	r.end.requeue_allowed = true;
+	JobOutcome out = handle_job(r, opt, slurm, lim, stats, 5000);
 	ck_assert(out.cls.cls == FailureClass::gpu_fault);
 	ck_assert_int_eq(slurm.drained.size(), 1);
 	ck_assert_sstr_eq(slurm.drained[0], "n3"); // the NCCL WARN line's host
@@ -127,7 +144,7 @@ START_TEST(gpu_fault_drains_culprit_and_requeues_checkpointed)
 	ck_assert(stats.nodes["n1"].exposure_s == 1000);
 	// The same job, not checkpointed and not requeueable: drained, not requeued.
 	FakeSlurm s2;
-	handle_job(job(102, "gpu-ecc.out", {"n3"}), opt, "", s2, lim, stats, 5001);
+	handle_job(job(102, "gpu-ecc.out", {"n3"}), opt, s2, lim, stats, 5001);
 	ck_assert_int_eq(s2.drained.size(), 1);
 	ck_assert_int_eq(s2.requeued.size(), 0);
 }
@@ -142,13 +159,13 @@ START_TEST(user_error_never_drains_nor_requeues)
 	for (const char *log : {"user-error.out", "device-assert.out", "cuda-oom.out", "no-such-file.out"}) {
 		JobRecord r = job(200, log, {"n1", "n2"});
 		r.end.checkpointed = r.end.requeue_allowed = true;
-		JobOutcome out = handle_job(r, opt, "", slurm, lim, stats, 6000);
+		JobOutcome out = handle_job(r, opt, slurm, lim, stats, 6000);
 		ck_assert(!is_infrastructure(out.cls.cls));
 	}
 	ck_assert(slurm.drained.empty());
 	ck_assert(slurm.requeued.empty());
 	// A job that succeeded: nothing at all, not even a node query.
-	JobOutcome ok_out = handle_job(job(201, "gpu-ecc.out", {"n1"}, 0), opt, "", slurm, lim, stats, 6001);
+	JobOutcome ok_out = handle_job(job(201, "gpu-ecc.out", {"n1"}, 0), opt, slurm, lim, stats, 6001);
 	ck_assert(ok_out.cls.cls == FailureClass::none);
 	ck_assert(slurm.drained.empty());
 }
@@ -168,49 +185,87 @@ START_TEST(drain_cap_holds_and_budget)
 		std::string n = "n" + std::to_string(i);
 		JobRecord r = job(300 + i, "user-error.out", {n});
 		r.end.state = "NODE_FAIL";
-		slurm.nodes[n] = {"DOWN*", "Not responding"};
-		capped += static_cast<int>(handle_job(r, opt, "", slurm, lim, stats, 7000 + i).capped.size());
+		slurm.nodes[n] = slurm_node(n, "DOWN*", "Not responding");
+		capped += static_cast<int>(handle_job(r, opt, slurm, lim, stats, 7000 + i).capped.size());
 	}
 	ck_assert_int_eq(slurm.drained.size(), 2);
 	ck_assert_int_eq(capped, 3);
 	// An hour later the window has room again.
-	slurm.nodes["n9"] = {"DOWN*", "Not responding"};
+	slurm.nodes["n9"] = slurm_node("n9", "DOWN*", "Not responding");
 	JobRecord late = job(399, "user-error.out", {"n9"});
 	late.end.state = "NODE_FAIL";
-	handle_job(late, opt, "", slurm, lim, stats, 7002 + 3600);
+	handle_job(late, opt, slurm, lim, stats, 7002 + 3600);
 	ck_assert_int_eq(slurm.drained.size(), 3);
 	// Restart budget: the third restart of a checkpointed job is the last.
 	JobRecord r = job(400, "nccl-timeout.out", {"n1", "n2"});
-	r.end.checkpointed = true;
+	r.end.checkpointed = r.end.requeue_allowed = true;
 	r.end.restart_count = 2;
-	ck_assert(handle_job(r, opt, "", slurm, lim, stats, 9000).requeued);
+	ck_assert(handle_job(r, opt, slurm, lim, stats, 9000).requeued);
 	r.end.restart_count = 3;
-	ck_assert(!handle_job(r, opt, "", slurm, lim, stats, 9001).requeued);
+	ck_assert(!handle_job(r, opt, slurm, lim, stats, 9001).requeued);
 	// Slurm requeued it already (NODE_FAIL with JobRequeue): not twice.
 	r.end.restart_count = 0;
 	r.already_requeued = true;
-	ck_assert(!handle_job(r, opt, "", slurm, lim, stats, 9002).requeued);
+	ck_assert(!handle_job(r, opt, slurm, lim, stats, 9002).requeued);
 }
 END_TEST
 
-START_TEST(checkpoint_flag_from_saved_environment)
+START_TEST(ckpt_job_carries_its_budget)
 {
-	std::string dir = temp_dir();
-	std::string env = std::string("\x02\x00\x00\x00", 4) + std::string("PATH=/bin\0LOOM_CKPT=1\0", 22);
-	ck_assert(environment_has_ckpt(env));
-	ck_assert(!environment_has_ckpt(std::string("\x01\x00\x00\x00", 4) + std::string("LOOM_CKPT=10\0", 13)));
-	ck_assert(!environment_has_ckpt("ab"));
-	std::string cmd = "mkdir -p '" + dir + "/hash.1/job.501'";
-	ck_assert_int_eq(std::system(cmd.c_str()), 0);
-	ck_assert(write_file_atomic(dir + "/hash.1/job.501/environment", env).has_value());
+	// What spank_ckpt sets in sbatch is what jobcomp/health reads back.
+	ckpt::JobOptions o;
+	o.enabled = true;
+	o.max_restarts = 1;
+	std::vector<std::string> env = {"SLURM_SPANK_x=y"};
+	for (const auto &[k, v] : ckpt::job_control_env(o))
+		env.push_back(k + "=" + v);
+	ckpt::CkptRequest req = ckpt::ckpt_request_from_env(env);
+	ck_assert(req.enabled);
+	ck_assert_int_eq(req.max_restarts, 1);
+	ck_assert(!ckpt::ckpt_request_from_env({"LOOM_CKPT=0", "LOOM_CKPT_MAX_RESTARTS=x9"}).enabled);
+	ck_assert_int_eq(ckpt::ckpt_request_from_env({"LOOM_CKPT_MAX_RESTARTS=x9"}).max_restarts, -1);
+	ckpt::JobOptions off;
+	ck_assert(ckpt::job_control_env(off).empty());
+	// A --ckpt job with --ckpt-max-restarts=1, jobcomp's restart_budget 3:
+	// requeued once, on the job's budget, then not.
 	FakeSlurm slurm;
 	JobcompOptions opt;
+	opt.restart_budget = 3;
 	DrainLimiter lim(4, 3600);
 	FailureStats stats;
-	JobOutcome out = handle_job(job(501, "nccl-timeout.out", {"n1", "n2"}), opt, dir, slurm, lim, stats, 100);
-	ck_assert(out.requeued); // checkpoint-enabled through LOOM_CKPT=1
+	JobRecord r = job(501, "nccl-timeout.out", {"n1", "n2"});
+	r.end.checkpointed = req.enabled;
+	r.ckpt_max_restarts = req.max_restarts;
+	r.end.requeue_allowed = true;
+	JobOutcome first = handle_job(r, opt, slurm, lim, stats, 100);
+	ck_assert(first.requeued);
+	ck_assert_msg(first.decision.why == "requeue (restart 1 of 1) (the job's --ckpt-max-restarts)", "%s",
+		      first.decision.why.c_str());
 	ck_assert(slurm.drained.empty()); // a NCCL timeout names no culprit
-	rm(dir);
+	r.end.restart_count = 1;
+	JobOutcome second = handle_job(r, opt, slurm, lim, stats, 200);
+	ck_assert(!second.requeued);
+	ck_assert(second.decision.why.find("restart budget spent (1 of 1)") == 0);
+	// Not checkpointed: the site's budget.
+	JobRecord plain = job(502, "nccl-timeout.out", {"n1", "n2"});
+	plain.end.requeue_allowed = true;
+	plain.end.restart_count = 1;
+	JobOutcome p = handle_job(plain, opt, slurm, lim, stats, 300);
+	ck_assert(p.requeued);
+	ck_assert(p.decision.why.find("(restart_budget)") != std::string::npos);
+	// Checkpointed, but --no-requeue: Slurm would refuse; not tried.
+	r.end.restart_count = 0;
+	r.end.requeue_allowed = false;
+	JobOutcome nr = handle_job(r, opt, slurm, lim, stats, 400);
+	ck_assert(!nr.requeued);
+	ck_assert(nr.decision.why.find("may not be requeued") != std::string::npos);
+	ck_assert_int_eq(slurm.requeued.size(), 2);
+	// The backlog keeps the budget.
+	auto parsed = json_parse(job_record_json(r), "t");
+	ck_assert(parsed.has_value());
+	auto back = job_record_from_json(parsed->get(), "t");
+	ck_assert(back.has_value());
+	ck_assert_int_eq(back->ckpt_max_restarts, 1);
 }
 END_TEST
 
@@ -225,7 +280,7 @@ START_TEST(backlog_survives_a_restart)
 	slow->delay_ms = 300;
 	FakeSlurm *first = slow.get();
 	{
-		JobcompWorker w(opt, "", std::move(slow));
+		JobcompWorker w(opt, std::move(slow));
 		ck_assert(w.start().has_value());
 		for (uint32_t id = 601; id <= 603; id++) {
 			JobRecord r = job(id, "gpu-ecc.out", {"n3"});
@@ -244,7 +299,7 @@ START_TEST(backlog_survives_a_restart)
 	ck_assert_int_eq(b->drains.size(), 1); // the drain cap remembers the first drain
 	auto fresh = std::make_unique<FakeSlurm>();
 	FakeSlurm *second = fresh.get();
-	JobcompWorker w2(opt, "", std::move(fresh));
+	JobcompWorker w2(opt, std::move(fresh));
 	ck_assert(w2.start().has_value());
 	ck_assert(w2.wait_idle(5000));
 	w2.stop();
@@ -266,7 +321,7 @@ START_TEST(backlog_survives_a_restart)
 	ck_assert(std::fabs(ckpt::job_mtbf(*ck, {"n9"}, 30 * 86400.0) - 30 * 86400.0) < 1e-6);
 	// A corrupt backlog is refused with its path, not silently emptied.
 	ck_assert(write_file_atomic(dir + "/loom-jobcomp-backlog.json", "{\"version\": 1}").has_value());
-	JobcompWorker w3(opt, "", std::make_unique<FakeSlurm>());
+	JobcompWorker w3(opt, std::make_unique<FakeSlurm>());
 	auto st = w3.start();
 	ck_assert(!st);
 	ck_assert(st.error().str().find("loom-jobcomp-backlog.json") != std::string::npos);
@@ -286,7 +341,7 @@ START_TEST(stop_cuts_scontrol_short_and_keeps_the_job)
 	opt.state_dir = dir;
 	opt.scontrol = hang;
 	{
-		JobcompWorker w(opt, "", std::make_unique<ScontrolActions>(hang, 20));
+		JobcompWorker w(opt, std::make_unique<ScontrolOps>(hang, 20));
 		ck_assert(w.start().has_value());
 		JobRecord r = job(701, "gpu-ecc.out", {"n3"});
 		r.end.requeue_allowed = true;
@@ -306,7 +361,7 @@ START_TEST(stop_cuts_scontrol_short_and_keeps_the_job)
 	ck_assert_int_eq(stats->nodes["n3"].failures, 0); // not counted for a job not yet handled
 	auto fake = std::make_unique<FakeSlurm>();
 	FakeSlurm *f = fake.get();
-	JobcompWorker w2(opt, "", std::move(fake));
+	JobcompWorker w2(opt, std::move(fake));
 	ck_assert(w2.start().has_value());
 	ck_assert(w2.wait_idle(5000));
 	w2.stop();
@@ -318,15 +373,78 @@ START_TEST(stop_cuts_scontrol_short_and_keeps_the_job)
 }
 END_TEST
 
-START_TEST(scontrol_records)
+START_TEST(stop_leaves_a_blocked_worker_behind)
 {
-	const char *text = "NodeName=n1 Arch=x86_64 CoresPerSocket=8\n   State=IDLE ThreadsPerCore=1\n\n"
-			   "NodeName=n2 Arch=x86_64 CoresPerSocket=8\n   State=MIXED+DRAIN ThreadsPerCore=1\n"
-			   "   Reason=loom: gpu_xid: GPU 0: Xid 79 x1: reboot [root@2026-11-30T21:00:00]\n\n";
-	auto m = parse_scontrol_nodes(text);
-	ck_assert_int_eq(m.size(), 2);
-	ck_assert_sstr_eq(m["n1"].state, "IDLE");
-	ck_assert(m["n2"].by_loom() && m["n2"].drained());
+	// A read that blocks past the stop (a hung NFS mount under the job's
+	// output): stop() returns within its wait, the thread writes nothing
+	// more, and the next worker owns the state directory.
+	std::string dir = temp_dir();
+	JobcompOptions opt;
+	opt.state_dir = dir;
+	struct Stuck : FakeSlurm {
+		expected<std::map<std::string, SlurmNode>> show_nodes(const std::vector<std::string> &want) override
+		{
+			std::this_thread::sleep_for(std::chrono::milliseconds(1500)); // deaf to the cancel
+			return FakeSlurm::show_nodes(want);
+		}
+	};
+	std::string backlog = dir + "/loom-jobcomp-backlog.json";
+	{
+		JobcompWorker w(opt, std::make_unique<Stuck>());
+		ck_assert(w.start().has_value());
+		w.enqueue(job(950, "gpu-ecc.out", {"n3"}));
+		std::this_thread::sleep_for(std::chrono::milliseconds(200));
+		auto t0 = std::chrono::steady_clock::now();
+		ck_assert(!w.stop(300));
+		double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+		ck_assert_msg(s < 1.0, "stop(300) took %.2f s", s);
+		// The next worker's file: the one left behind must not overwrite it.
+		ck_assert(write_file_atomic(backlog, "{\"pending\": [], \"drains\": []}\n").has_value());
+	} // the destructor waits for the thread (its members go away)
+	auto after = read_file(backlog);
+	ck_assert(after.has_value());
+	ck_assert_sstr_eq(*after, "{\"pending\": [], \"drains\": []}\n");
+	rm(dir);
+}
+END_TEST
+
+START_TEST(drains_only_what_is_loom_to_drain)
+{
+	// The culprit of a GPU fault, in each state scontrol may report it in.
+	struct Case {
+		const char *state, *reason;
+		bool drained;
+	} cases[] = {
+		{"ALLOCATED", "", true},
+		{"DOWN*", "Not responding", true},           // Slurm's own: drained, kept out when slurmd returns
+		{"IDLE+DRAIN", "admin: replacing DIMM", false}, // someone else's drain
+		{"DOWN", "admin: PSU swap", false},          // someone else's down
+		{"MIXED+DRAIN+REBOOT_REQUESTED", "loom: reboot", false},
+		{"IDLE+POWERED_DOWN", "", false},
+	};
+	uint32_t id = 800;
+	for (const auto &c : cases) {
+		FakeSlurm slurm;
+		slurm.nodes["n3"] = slurm_node("n3", c.state, c.reason);
+		JobcompOptions opt;
+		DrainLimiter lim(opt.max_drains, opt.drain_window);
+		FailureStats stats;
+		JobOutcome o = handle_job(job(id++, "gpu-ecc.out", {"n3"}), opt, slurm, lim, stats, 5000);
+		ck_assert_msg(o.drained.empty() != c.drained, "%s (%s): drained %zu", c.state, c.reason, o.drained.size());
+	}
+	// Node states unknown (scontrol failed): nothing is drained on a guess.
+	struct Blind : FakeSlurm {
+		expected<std::map<std::string, SlurmNode>> show_nodes(const std::vector<std::string> &) override
+		{
+			return unexpected("scontrol show node", "Unable to contact slurm controller");
+		}
+	} blind;
+	JobcompOptions opt;
+	DrainLimiter lim(opt.max_drains, opt.drain_window);
+	FailureStats stats;
+	JobOutcome o = handle_job(job(900, "gpu-ecc.out", {"n3"}), opt, blind, lim, stats, 5000);
+	ck_assert_int_eq(o.drained.size(), 0);
+	ck_assert_int_eq(blind.drained.size(), 0);
 }
 END_TEST
 
@@ -339,10 +457,11 @@ static Suite *make_suite()
 	tcase_add_test(tc, gpu_fault_drains_culprit_and_requeues_checkpointed);
 	tcase_add_test(tc, user_error_never_drains_nor_requeues);
 	tcase_add_test(tc, drain_cap_holds_and_budget);
-	tcase_add_test(tc, checkpoint_flag_from_saved_environment);
+	tcase_add_test(tc, ckpt_job_carries_its_budget);
 	tcase_add_test(tc, backlog_survives_a_restart);
 	tcase_add_test(tc, stop_cuts_scontrol_short_and_keeps_the_job);
-	tcase_add_test(tc, scontrol_records);
+	tcase_add_test(tc, drains_only_what_is_loom_to_drain);
+	tcase_add_test(tc, stop_leaves_a_blocked_worker_behind);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -428,12 +428,20 @@ START_TEST(collector_errors_and_reason_text)
 {
 	NodeSample s;
 	s.errors.push_back({"gpu", "nvidia-smi-q.txt: cut short: 8 GPUs attached but 1 described"});
+	// A check that cannot judge: unknown (exit 3), never ok; the node is
+	// marked suspect and checkpointed, never drained on it.
 	Verdict v = judge(s, *parse_health_config("", "t"));
-	ck_assert(v.outcome == Outcome::suspect);
-	ck_assert_int_eq(v.exit_code(), 1);
-	ck_assert(has_action(v, "suspect") && has_action(v, "checkpoint"));
+	ck_assert(v.outcome == Outcome::unknown);
+	ck_assert_int_eq(v.exit_code(), 3);
+	ck_assert(has_action(v, "suspect") && has_action(v, "checkpoint") && !has_action(v, "drain"));
+	ck_assert(judge(s, *parse_health_config("collector_error=suspect\n", "t")).exit_code() == 1);
 	ck_assert(judge(s, *parse_health_config("collector_error=drain\n", "t")).outcome == Outcome::drain);
-	ck_assert(judge(s, *parse_health_config("collector_error=ok\n", "t")).outcome == Outcome::ok);
+	auto hide = parse_health_config("collector_error=ok\n", "t");
+	ck_assert(!hide.has_value()); // an unreadable collector cannot be declared healthy
+	ck_assert(hide.error().str().find("collector_error") != std::string::npos);
+	// A drain finding outweighs one that cannot judge; that outweighs a suspect one.
+	ck_assert(std::max(Outcome::unknown, Outcome::suspect) == Outcome::unknown);
+	ck_assert(std::max(Outcome::unknown, Outcome::drain) == Outcome::drain);
 	// Quotes and newlines never reach a scontrol reason; long reasons are cut.
 	Verdict q;
 	q.findings.push_back({"x", Outcome::drain, std::string("a\"b'c\nd") + std::string(300, 'z')});

@@ -5,6 +5,8 @@
 # uncorrectable ECC error gets that node drained with a loom: reason and is
 # requeued, and resumes on healthy nodes; faults on more nodes than the drain
 # cap allows drain only up to the cap.
+source "$LOOM_SRCDIR/tests/ckpt/scenario_lib.sh"
+ckpt_site # a checkpoint root for the --ckpt job below
 out=$(scratch)
 drained() { sinfo -h -N -t drain,drained,draining -o %N | sort -u; }
 
@@ -28,7 +30,10 @@ if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then
 fi
 echo "resumed from checkpoint"
 JOB
-g=$(submit -N4 --gres=gpu:8 --requeue --comment "loom:ckpt" -o "$out/gpu-%j.out" --open-mode=append "$out/gpu.sh")
+# --ckpt with a budget of its own (1 restart; jobcomp's restart_budget is 3):
+# jobcomp/health must know the job as checkpointed from what sbatch --ckpt
+# set, and requeue it on the job's budget.
+g=$(submit -N4 --gres=gpu:8 --requeue --ckpt --ckpt-max-restarts=1 -o "$out/gpu-%j.out" --open-mode=append "$out/gpu.sh")
 wait_file "$out/gpu-$g.out" 30
 deadline=$(( $(date +%s) + 30 ))
 until [ -n "$(drained)" ]; do
@@ -44,6 +49,10 @@ grep -q "resumed from checkpoint" "$out/gpu-$g.out" || fail "job $g did not resu
 second=$(grep "restart=1" "$out/gpu-$g.out" | sed 's/.*nodes=//' | xargs scontrol show hostnames)
 echo "$second" | grep -x "$culprit" >/dev/null && fail "job $g restarted on the drained node $culprit"
 note "job $g: $culprit drained ('$reason'), requeued, resumed on $(echo $second)"
+line=$(grep -F "job $g FAILED (--ckpt): gpu_fault:" "$LOOM_CLUSTER_DIR/log/slurmctld.log" | head -1)
+[ -n "$line" ] || fail "jobcomp/health did not know job $g as a --ckpt job: $(grep -F "job $g " "$LOOM_CLUSTER_DIR/log/slurmctld.log" | tail -3)"
+case $line in *"requeued: requeue (restart 1 of 1) (the job's --ckpt-max-restarts)"*) ;; *) fail "job $g not requeued on its own budget: $line" ;; esac
+note "jobcomp/health: ${line#*jobcomp/health: }"
 
 # 3. Faults on three more nodes at once (jobs that may not be requeued): the cap (2 per hour, one used) lets one more drain.
 jobs=()
