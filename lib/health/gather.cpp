@@ -92,12 +92,7 @@ void gather_gpus(const GatherOptions &opt, NodeSample &s)
 			note(s, "gpu", Error(smi, "no GPU data (" + expected + ")"));
 		return;
 	}
-	auto text = read_file(smi);
-	if (!text) {
-		note(s, "gpu", text.error());
-		return;
-	}
-	auto rep = parse_nvidia_smi_q(*text, smi);
+	auto rep = read_nvidia_smi_q(smi);
 	if (!rep) {
 		note(s, "gpu", rep.error());
 		return;
@@ -111,19 +106,15 @@ void gather_gpus(const GatherOptions &opt, NodeSample &s)
 	s.gpus = std::move(rep->gpus);
 	s.gpu_source = "nvidia-smi";
 	std::string nvl = path_join(opt.root, "nvidia-smi-nvlink-status.txt");
-	if (exists(nvl)) {
-		auto t2 = read_file(nvl);
-		if (!t2)
-			note(s, "gpu", t2.error());
-		else if (auto n = parse_nvlink_status(*t2, nvl, s.gpus); !n)
+	if (exists(nvl))
+		if (auto n = read_nvlink_status(nvl, s.gpus); !n)
 			note(s, "gpu", n.error());
-	}
 }
 
 // GPU index of a bus id from the driver's proc file, when no GPU list has it.
 int minor_from_proc(const std::string &root, const std::string &bus)
 {
-	auto text = read_file(path_join(root, "proc/driver/nvidia/gpus/" + bus + ".0/information"), 1 << 16);
+	auto text = read_collector_file(path_join(root, "proc/driver/nvidia/gpus/" + bus + ".0/information"), 1 << 16);
 	if (!text)
 		return -1;
 	for (const auto &line : split_lines(*text)) {
@@ -187,34 +178,35 @@ void gather_network(const GatherOptions &opt, NodeSample &s)
 	std::string ib = path_join(opt.root, "sys/class/infiniband");
 	std::string ibstat = path_join(opt.root, "ibstat.txt");
 	if (!exists(ib) && exists(ibstat)) {
-		auto text = read_file(ibstat);
-		auto ports = text ? parse_ibstat(*text, ibstat) : expected<std::vector<IbPort>>(unexpected(text.error()));
+		auto ports = read_ibstat(ibstat);
 		if (ports)
 			s.ib_ports = std::move(*ports);
 		else
 			note(s, "infiniband", ports.error());
-	} else if (auto ports = read_ib_sysfs(ib)) {
-		s.ib_ports = std::move(*ports);
 	} else {
-		note(s, "infiniband", ports.error());
+		// Every problem is named; the ports read cleanly are kept.
+		std::vector<Error> problems;
+		s.ib_ports = read_ib_sysfs(ib, problems);
+		for (const auto &e : problems)
+			note(s, "infiniband", e);
 	}
-	if (auto net = read_net(path_join(opt.root, "sys/class/net")))
-		s.net = std::move(*net);
-	else
-		note(s, "net", net.error());
+	std::vector<Error> problems;
+	s.net = read_net(path_join(opt.root, "sys/class/net"), {"lo"}, problems);
+	for (const auto &e : problems)
+		note(s, "net", e);
 }
 
 void gather_host(const GatherOptions &opt, NodeSample &s)
 {
 	Timer t(s, "host");
-	if (auto h = read_hwmon(path_join(opt.root, "sys/class/hwmon")))
-		s.hwmon = std::move(*h);
-	else
-		note(s, "hwmon", h.error());
-	if (auto e = read_edac(path_join(opt.root, "sys/devices/system/edac/mc")))
-		s.edac = std::move(*e);
-	else
-		note(s, "edac", e.error());
+	std::vector<Error> problems;
+	s.hwmon = read_hwmon(path_join(opt.root, "sys/class/hwmon"), problems);
+	for (const auto &e : problems)
+		note(s, "hwmon", e);
+	problems.clear();
+	s.edac = read_edac(path_join(opt.root, "sys/devices/system/edac/mc"), problems);
+	for (const auto &e : problems)
+		note(s, "edac", e);
 }
 
 } // namespace

@@ -129,27 +129,25 @@ void judge_xids(const NodeSample &s, const HealthConfig &c, std::vector<Finding>
 		std::string ev = strprintf("%s: Xid %d x%d: %s", where.c_str(), x.xid, e.count, xid_action_name(a));
 		if (!msg.empty())
 			ev += " (" + msg + ")";
+		// The one mapping of an action to whom it blames (xid_table.hpp),
+		// as job logs are judged: the application's is informational, a
+		// suspect one suspect, the GPU's drains (with the hint the action names).
 		Outcome sev = Outcome::ok;
-		switch (a) {
-		case XidAction::ignore:
-		case XidAction::restart_app:
-			sev = Outcome::ok; // the application's problem, not the node's
+		switch (xid_blame(a)) {
+		case XidBlame::application:
+			sev = Outcome::ok;
 			break;
-		case XidAction::suspect:
+		case XidBlame::suspect:
 			sev = Outcome::suspect;
 			break;
-		case XidAction::reset_gpu:
-			sev = Outcome::drain;
-			actions.push_back(x.gpu_index >= 0 ? "reset_gpu " + std::to_string(x.gpu_index) : "reset_gpu");
-			break;
-		case XidAction::reboot:
-			sev = Outcome::drain;
-			actions.push_back("reboot");
-			break;
-		case XidAction::drain:
+		case XidBlame::gpu:
 			sev = Outcome::drain;
 			break;
 		}
+		if (a == XidAction::reset_gpu)
+			actions.push_back(x.gpu_index >= 0 ? "reset_gpu " + std::to_string(x.gpu_index) : "reset_gpu");
+		else if (a == XidAction::reboot)
+			actions.push_back("reboot");
 		out.push_back({"gpu_xid", sev, ev});
 	}
 }
