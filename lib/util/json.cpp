@@ -47,7 +47,19 @@ Json Json::string(std::string_view s)
 	return Json(json_object_new_string_len(s.data(), static_cast<int>(s.size())));
 }
 Json Json::integer(int64_t v) { return Json(json_object_new_int64(v)); }
-Json Json::number(double v) { return Json(json_object_new_double(v)); }
+Json Json::number(double v)
+{
+	// 15 significant digits: every digit a double holds for certain, none of
+	// the binary noise json-c's "%.17g" prints (0.0021719999999999999 for
+	// 0.002172). A whole number keeps ".0": it reads back as a number.
+	if (!std::isfinite(v))
+		return Json(json_object_new_double(v));
+	char buf[40];
+	std::snprintf(buf, sizeof buf, "%.15g", v);
+	if (!std::strpbrk(buf, ".eE"))
+		std::strncat(buf, ".0", sizeof buf - std::strlen(buf) - 1);
+	return Json(json_object_new_double_s(v, buf));
+}
 Json Json::boolean(bool v) { return Json(json_object_new_boolean(v)); }
 
 Json &Json::set(const char *key, Json value)

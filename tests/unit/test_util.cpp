@@ -191,6 +191,14 @@ START_TEST(json_build_and_dump)
 	ck_assert_sstr_eq(s, "{\"version\":1,\"name\":\"a/b\",\"list\":[true]}\n");
 	Json copy = o;
 	ck_assert_ptr_eq(copy.get(), o.get());
+	// Numbers as a person would write them, and read back the same.
+	Json n = Json::object();
+	n.set("ms", Json::number(0.002172)).set("gbps", Json::number(400)).set("t", Json::number(1796159131.25));
+	ck_assert_sstr_eq(n.dump(false), "{\"ms\":0.002172,\"gbps\":400.0,\"t\":1796159131.25}\n");
+	auto back = json_parse(n.dump(false), "t");
+	ck_assert(back.has_value());
+	ObjectReader r(back->get(), "$");
+	ck_assert(*r.number("ms") == 0.002172 && *r.number("gbps") == 400 && *r.number("t") == 1796159131.25);
 }
 END_TEST
 
