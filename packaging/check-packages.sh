@@ -36,6 +36,7 @@ if [ -n "$main" ] && [ -n "$ctld" ]; then
 		bad "loom rpm: loom-ckpt-helper has mode $helper_mode, not -rwxr-xr-x (it must not be set-id)"
 	echo "$main_files" | grep "$rpm_pd/spank_place.so\$" >/dev/null || bad "loom rpm lacks spank_place.so"
 	echo "$main_files" | grep '^/usr/share/man/man1/loom.1' >/dev/null || bad "loom rpm lacks the loom(1) man page"
+	echo "$main_files" | grep -x /usr/share/bash-completion/completions/loom >/dev/null || bad "loom rpm lacks the bash completion"
 	echo "$ctld_files" | grep "$rpm_pd/jobcomp_health.so\$" >/dev/null || bad "loom-slurmctld rpm lacks jobcomp_health.so"
 	echo "$ctld_files" | grep "$rpm_pd/select_topo.so\$" >/dev/null || bad "loom-slurmctld rpm lacks select_topo.so"
 	if [ "$slurm_api" = 2505 ]; then
@@ -64,6 +65,7 @@ if [ -n "$dmain" ] && [ -n "$dctld" ]; then
 	dmain_files=$(dpkg-deb -c "$dmain")
 	dctld_files=$(dpkg-deb -c "$dctld")
 	echo "$dmain_files" | grep '\./usr/bin/loom$' >/dev/null || bad "loom deb lacks /usr/bin/loom"
+	echo "$dmain_files" | grep '\./usr/share/bash-completion/completions/loom$' >/dev/null || bad "loom deb lacks the bash completion"
 	echo "$dmain_files" | grep "$deb_pd/spank_ckpt.so\$" >/dev/null || bad "loom deb lacks spank_ckpt.so"
 	echo "$dmain_files" | grep '\./usr/libexec/loom/loom-ckpt-helper$' >/dev/null ||
 		bad "loom deb lacks /usr/libexec/loom/loom-ckpt-helper (spank_ckpt's helper)"

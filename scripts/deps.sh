@@ -16,6 +16,8 @@ pkgs=(
 	iproute2 python3 clang libclang-rt-14-dev procps
 	# hwloc's own tools (lstopo, hwloc-calc): the consumers tier checks the hwloc reader against them
 	hwloc
+	# tmux: bash completion is tested in a bash session it drives (tests/tools/completion.sh)
+	tmux
 	# one compiler cache for every build tree; http-parser (and libyaml) for
 	# the Slurm releases built from source (scripts/slurm.sh)
 	ccache libhttp-parser-dev

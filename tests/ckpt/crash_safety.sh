@@ -16,12 +16,16 @@ out=$dir.out
 trap 'rm -rf "$dir" "$out"' EXIT
 RANDOM=4242
 restored_max=-1
+window=60 # ms
 start=$SECONDS
 for ((i = 1; i <= kills; i++)); do
     "$writer" "$dir" > "$out" 2> "$dir.err" &
     pid=$!
     # 0 to 60 ms: inside a write, a fsync, a rename, the pointer or retention.
-    sleep "0.0$(printf '%02d' $((RANDOM % 60)))"
+    # On a loaded machine the writer may not reach its first commit that
+    # soon: while nothing is committed the window doubles every 10 kills.
+    ms=$((RANDOM % window))
+    sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
     kill -9 "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
     if [ -s "$dir.err" ]; then
@@ -35,7 +39,10 @@ for ((i = 1; i <= kills; i++)); do
         exit 1
     fi
     [ -n "$got" ] && restored_max=$got
+    if [ "$restored_max" -le 0 ] && [ $((i % 10)) = 0 ] && [ "$window" -lt 2000 ]; then
+        window=$((window * 2))
+    fi
 done
 rm -f "$dir.err"
-echo "crash_safety: $kills kills, every restore whole and newest; reached step $restored_max in $((SECONDS - start)) s"
+echo "crash_safety: $kills kills, every restore whole and newest; reached step $restored_max in $((SECONDS - start)) s (kill window up to $window ms)"
 [ "$restored_max" -gt 0 ] || { echo "crash_safety: the writer never committed anything" >&2; exit 1; }
