@@ -1,5 +1,9 @@
 #include "tools/command.hpp"
 
+#include "lib/util/fs.hpp"
+
+#include <cstdio>
+
 #include <algorithm>
 
 namespace loom::tool {
@@ -22,6 +26,12 @@ Command::Command(const char *n, const char *s, Main f) : name(n), summary(s), fn
 }
 
 const std::vector<const Command *> &commands() { return registry(); }
+
+int bad_value(const std::string &cmd, const std::string &option, const std::string &value, const std::string &why)
+{
+	std::fprintf(stderr, "%s: %s '%s': %s\n", cmd.c_str(), option.c_str(), shown(value).c_str(), why.c_str());
+	return exit_usage;
+}
 
 bool asks_help(int argc, char **argv)
 {

@@ -36,6 +36,10 @@ bool asks_help(int argc, char **argv);
 const std::vector<const Command *> &commands();
 const Command *find_command(const std::string &name);
 
+// A bad option value, said one way everywhere: "loom CMD: --opt 'VALUE': why"
+// on stderr (the value quoted safely, see shown()); returns exit_usage.
+int bad_value(const std::string &cmd, const std::string &option, const std::string &value, const std::string &why);
+
 // Built-in features, for `loom --version`.
 std::string features();
 

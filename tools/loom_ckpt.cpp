@@ -161,11 +161,8 @@ int ckpt_main(int argc, char **argv)
 		else if ((a == "--keep" || a.rfind("--keep=", 0) == 0) && sub == "prune") {
 			std::string v = a == "--keep" ? (i + 1 < argc ? argv[++i] : "") : a.substr(7);
 			auto k = parse_int(v, 1, 100000);
-			if (!k) {
-				std::fprintf(stderr, "loom ckpt prune: --keep: '%s': %s\n", v.c_str(),
-					     k.error().message.c_str());
-				return tool::exit_usage;
-			}
+			if (!k)
+				return tool::bad_value("loom ckpt prune", "--keep", v, k.error().message);
 			keep = static_cast<int>(*k);
 		} else if (!a.empty() && a[0] != '-' && dir.empty())
 			dir = a;

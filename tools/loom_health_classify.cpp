@@ -108,8 +108,11 @@ int loom_health_classify_main(int argc, char **argv)
 		default: usage(stderr); return tool::exit_usage;
 		}
 		if (!n) {
-			std::fprintf(stderr, "loom health classify: %s: %s\n", argv[optind - 1], n.error().str().c_str());
-			return tool::exit_usage;
+			std::string name = "-?";
+			for (const struct option *p = opts; p->name; p++)
+				if (p->val == o)
+					name = std::string("--") + p->name;
+			return tool::bad_value("loom health classify", name, optarg, n.error().message);
 		}
 	}
 	if (job.state.empty() || optind != argc) {
@@ -296,14 +299,23 @@ int loom_health_probe_main(int argc, char **argv)
 		case 'g': {
 			char *end = nullptr;
 			min_gbps = std::strtod(optarg, &end);
-			if (!end || *end || !*optarg || !(min_gbps >= 0)) {
-				std::fprintf(stderr, "loom health probe: --min-gbps wants a number\n");
-				return tool::exit_usage;
-			}
+			if (!end || *end || !*optarg || !(min_gbps >= 0))
+				return tool::bad_value("loom health probe", "--min-gbps", optarg, "expected a number, 0 or more");
 			break;
 		}
-		case 'b': min_busbw_arg = optarg; break;
-		case 's': size_arg = optarg; break;
+		case 'b': {
+			char *end = nullptr;
+			double b = std::strtod(optarg, &end);
+			if (!end || *end || !*optarg || !(b >= 0))
+				return tool::bad_value("loom health probe", "--min-busbw", optarg, "expected a number, 0 or more");
+			min_busbw_arg = optarg;
+			break;
+		}
+		case 's':
+			if (auto sz = parse_size(optarg); !sz)
+				return tool::bad_value("loom health probe", "--size", optarg, sz.error().message);
+			size_arg = optarg;
+			break;
 		case 'j': json = true; break;
 		case 'h': probe_usage(stdout); return 0;
 		default: probe_usage(stderr); return tool::exit_usage;

@@ -67,10 +67,8 @@ int place_main(int argc, char **argv)
 		} else if (a == "--weights" && value(weights_file)) {
 		} else if (a == "--candidates" && value(v)) {
 			auto n = parse_int(v, 1, 100);
-			if (!n) {
-				std::fprintf(stderr, "loom place: --candidates: %s\n", n.error().str().c_str());
-				return tool::exit_usage;
-			}
+			if (!n)
+				return tool::bad_value("loom place", "--candidates", v, n.error().message);
 			candidates = *n;
 		} else {
 			std::fprintf(stderr, "loom place: unknown or incomplete option '%s'\n", a.c_str());

@@ -6,6 +6,7 @@
 #include "lib/topo/formats.hpp"
 #include "lib/topo/nccl_xml.hpp"
 #include "lib/topo/slurm_conf.hpp"
+#include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/json.hpp"
 
@@ -244,6 +245,14 @@ int convert(int argc, char **argv)
 	       {});
 	if (!a.error.empty() || !a.pos.empty())
 		return bad_usage(a.error.empty() ? "convert takes options only" : a.error);
+	// Values first: a bad one is named even when something else is missing.
+	int64_t gpus_per_node = 0;
+	if (a.has("--gpus-per-node")) {
+		auto n = parse_int(a.get("--gpus-per-node"), 0, static_cast<int64_t>(max_gpus_per_node));
+		if (!n)
+			return tool::bad_value("loom topo convert", "--gpus-per-node", a.get("--gpus-per-node"), n.error().message);
+		gpus_per_node = *n;
+	}
 	if (!a.has("--from") || !a.has("--to"))
 		return bad_usage("convert needs --from FILE and --to FORMAT");
 	Format from = parse_format_name(a.get("--from-format"));
@@ -264,13 +273,8 @@ int convert(int argc, char **argv)
 	if (!note.empty())
 		std::fprintf(stderr, "loom topo convert: %s\n", note.c_str());
 	NodeFacts fallback;
-	if (a.has("--gpus-per-node")) {
-		char *end = nullptr;
-		long n = std::strtol(a.get("--gpus-per-node").c_str(), &end, 10);
-		if (*end || n < 0 || n > static_cast<long>(max_gpus_per_node))
-			return bad_usage("--gpus-per-node: expected 0 to 1024");
-		fallback.gpus = static_cast<int>(n);
-	}
+	if (a.has("--gpus-per-node"))
+		fallback.gpus = static_cast<int>(gpus_per_node);
 	fallback.gpu_model = a.get("--gpu-model");
 	std::map<std::string, NodeFacts> facts;
 	if (a.has("--node-features")) {

@@ -4,6 +4,7 @@
 #include "lib/topo/check.hpp"
 #include "lib/topo/cluster_json.hpp"
 #include "lib/topo/ibnetdiscover.hpp"
+#include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/json.hpp"
 
@@ -66,8 +67,12 @@ int topo_show(int argc, char **argv)
 		std::string a = argv[i];
 		if (a == "--json")
 			json = true;
-		else if (a == "--depth" && i + 1 < argc)
-			depth = std::atoi(argv[++i]);
+		else if (a == "--depth" && i + 1 < argc) {
+			auto d = parse_int(argv[++i], 0, 64);
+			if (!d)
+				return loom::tool::bad_value("loom topo show", "--depth", argv[i], d.error().message);
+			depth = static_cast<int>(*d);
+		}
 		else if (a[0] != '-' && path.empty())
 			path = a;
 		else {

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Every loom command and subcommand, as a script calls it: `--help` prints the
 # usage on stdout, nothing on stderr, and exits 0; a bad option exits 2 (bad
-# usage) and the first line on stderr names the command in full and the option.
+# usage) and the first line on stderr names the command in full and the option;
+# a bad value for each option its usage says takes a number, a duration or a
+# size exits 2 with "loom CMD: --option 'VALUE': why" as the first line.
 #   cli_walk.sh [LOOM]      (default $LOOM_BUILDDIR/tools/loom)
 set -uo pipefail
 loom=${1:-${LOOM_BUILDDIR:-.}/tools/loom}
@@ -9,7 +11,33 @@ loom=${1:-${LOOM_BUILDDIR:-.}/tools/loom}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0
-n=0
+n=0 nv=0
+# The usage lines of "loom CMD SUB" in a help that may show several commands.
+usage_block() { # HELP_FILE HEAD
+	if [ "$(grep -oE '^(usage:)? +loom [a-z]+ [a-z][a-z-]*' "$1" | awk '{ print $NF }' | sort -u | wc -l)" -le 1 ]; then
+		cat "$1"
+		return
+	fi
+	awk -v head="$2" '
+		/^(usage:)? +loom [a-z]+ [a-z][a-z-]*/ { on = index($0 " ", head " ") > 0; if (on) print; next }
+		on && /^ +[^ ]/ { print; next }
+		{ on = 0 }' "$1"
+}
+bad_values() { # WORDS...: every option taking N, DUR or BYTES, given a bad value
+	local name="loom $*" opt rc first
+	"$loom" "$@" --help >"$out/h" 2>/dev/null
+	for opt in $(usage_block "$out/h" "$name" | grep -oE -- '--[a-z][a-z0-9-]*[ =](N|DUR|BYTES)\b' | sed -E 's/[ =].*//' | sort -u); do
+		nv=$((nv + 1))
+		"$loom" "$@" "$opt" "x7y" >"$out/o" 2>"$out/e"
+		rc=$?
+		first=$(head -1 "$out/e")
+		[ $rc = 2 ] || { echo "cli_walk: FAIL '$name $opt x7y' exits $rc, expected 2"; fail=1; }
+		case $first in
+		"$name: $opt 'x7y': "?*) ;;
+		*) echo "cli_walk: FAIL '$name $opt x7y': first line of stderr '$first' is not \"$name: $opt 'x7y': why\""; fail=1 ;;
+		esac
+	done
+}
 check() { # WORDS...: one command line
 	local name="loom $*" rc first
 	n=$((n + 1))
@@ -26,6 +54,7 @@ check() { # WORDS...: one command line
 	"$name: "*--no-such-option*) ;;
 	*) echo "cli_walk: FAIL '$name --no-such-option': first line of stderr '$first' does not name '$name' and the option"; fail=1 ;;
 	esac
+	bad_values "$@"
 }
 # The commands loom lists, and each one's subcommands from its usage.
 check_cmd_help() { # CMD: `loom CMD --help` exits 0 with usage
@@ -44,5 +73,8 @@ for c in $cmds; do
 	esac
 done
 "$loom" --version >/dev/null || { echo "cli_walk: FAIL 'loom --version' exits $?"; fail=1; }
-[ $fail = 0 ] && echo "cli_walk: ok ($n command lines, each with --help and a bad option)"
+# The walk must have found the valued options (a usage format change must not
+# make it find none and pass).
+[ "$nv" -ge 10 ] || { echo "cli_walk: FAIL only $nv options with a N, DUR or BYTES value found in the usages"; fail=1; }
+[ $fail = 0 ] && echo "cli_walk: ok ($n command lines, each with --help and a bad option; $nv bad values)"
 exit $fail
