@@ -14,6 +14,7 @@
 #include "lib/util/log.hpp"
 
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <getopt.h>
@@ -171,6 +172,12 @@ int loom_health_stats_main(int argc, char **argv)
 		std::fprintf(stderr, "loom health stats: %s\nusage: loom health stats FILE (failure-stats.json)\n",
 			     why.c_str());
 		return tool::exit_usage;
+	}
+	// A missing file is no statistics to print, not an empty table (the
+	// worker's own reader takes a missing file as a fresh start).
+	if (::access(argv[1], F_OK) != 0) {
+		std::fprintf(stderr, "loom health stats: %s: %s\n", argv[1], std::strerror(errno));
+		return tool::exit_problems;
 	}
 	auto s = load_failure_stats(argv[1]);
 	if (!s) {
