@@ -212,13 +212,15 @@ int loom_health_check_main(int argc, char **argv)
 		else
 			std::fprintf(stderr, "loom health check: %s (starting afresh)\n", h.error().str().c_str());
 	}
-	// What Slurm says about the node: its state for --drain, and its Gres
-	// (the GPUs it must show, unless health.conf says gpu_count). On a live
-	// node a plain check asks too; a replay (--root) only with --drain.
+	// What Slurm says about the node, with --drain only (HealthCheckProgram):
+	// its state, and its Gres (the GPUs it must show, unless health.conf says
+	// gpu_count), kept in the hold-down state for the checks without --drain
+	// (a prolog or epilog must not call Slurm: one RPC per job start).
 	ScontrolOps slurm(c.scontrol, static_cast<int>(c.scontrol_timeout));
 	std::optional<SlurmNode> in_slurm;
 	std::string slurm_error;
-	if (drain || root == "/") {
+	int64_t gres_gpus = -1;
+	if (drain) {
 		auto got = slurm.show_nodes({node});
 		if (!got)
 			slurm_error = got.error().str();
@@ -226,11 +228,15 @@ int loom_health_check_main(int argc, char **argv)
 			in_slurm = it->second;
 		else
 			slurm_error = node + ": scontrol does not know this node";
+		if (in_slurm)
+			hold.gres_gpus = gres_gpus = in_slurm->gres_gpus;
+	} else if (auto h = load_hold_state(hold_path); h) {
+		gres_gpus = h->gres_gpus;
 	}
 	std::string expected_from = "health.conf gpu_count";
-	if (c.gpu_count == 0 && in_slurm && in_slurm->gres_gpus > 0) {
-		c.gpu_count = in_slurm->gres_gpus;
-		expected_from = "the node's Gres in Slurm";
+	if (c.gpu_count == 0 && gres_gpus > 0) {
+		c.gpu_count = gres_gpus;
+		expected_from = in_slurm ? "the node's Gres in Slurm" : "the node's Gres at the last --drain check";
 	}
 	GatherOptions g;
 	g.root = root;

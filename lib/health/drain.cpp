@@ -24,14 +24,18 @@ expected<HoldState> load_hold_state(const std::string &path)
 		return unexpected(r.error().within(path));
 	auto since = r.integer_or("healthy_since", 0, 0);
 	auto cursor = r.integer_or("kmsg_cursor", 0, 0);
+	auto gres = r.integer_or("gres_gpus", -1, -1, 1 << 20);
 	if (!since)
 		return unexpected(since.error().within(path));
 	if (!cursor)
 		return unexpected(cursor.error().within(path));
+	if (!gres)
+		return unexpected(gres.error().within(path));
 	if (auto st = r.finish(); !st)
 		return unexpected(st.error().within(path));
 	h.healthy_since = *since;
 	h.kmsg_cursor = static_cast<uint64_t>(*cursor);
+	h.gres_gpus = *gres;
 	return h;
 }
 
@@ -40,6 +44,7 @@ status save_hold_state(const std::string &path, const HoldState &h)
 	Json o = Json::object();
 	o.set("healthy_since", Json::integer(h.healthy_since));
 	o.set("kmsg_cursor", Json::integer(static_cast<int64_t>(h.kmsg_cursor)));
+	o.set("gres_gpus", Json::integer(h.gres_gpus));
 	return write_file_atomic(path, o.dump());
 }
 

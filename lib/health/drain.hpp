@@ -32,6 +32,10 @@ namespace loom::health {
 struct HoldState {
 	int64_t healthy_since = 0; // 0: not judged ok at the last check
 	uint64_t kmsg_cursor = 0;  // /dev/kmsg sequence judged so far
+	// GPUs in the node's Gres as Slurm said at the last --drain check (-1:
+	// never asked): a check without --drain (prolog, epilog, by hand) expects
+	// them without asking slurmctld itself.
+	int64_t gres_gpus = -1;
 };
 expected<HoldState> load_hold_state(const std::string &path); // missing file: defaults
 status save_hold_state(const std::string &path, const HoldState &h);

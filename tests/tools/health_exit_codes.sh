@@ -72,6 +72,7 @@ rc=$?
 rec=$data/scontrol/26.05.3/show-node-cleared.txt
 cat >"$t/scontrol" <<EOF
 #!/bin/bash
+echo "\$*" >>"$t/calls"
 case "\$1" in
 show) cat "$rec" ;;
 update) echo "\$*" >>"$t/updates" ;;
@@ -107,6 +108,16 @@ awk '/^GPU [0-9A-Fa-f]+:/{g++} g<=4' "$smi" | sed 's/^Attached GPUs *: 8/Attache
 drain 2 four-gpus "$four"
 grep -q 'reason=loom: gpu_count: 4 GPUs visible, 8 expected' "$t/updates" ||
 	bad "4 of the 8 GPUs of Gres=gpu:8 did not drain with gpu_count: $(cat "$t/updates") $(head -2 "$t/err")"
+
+# Without --drain (a prolog, an epilog, by hand) Slurm is never called; the
+# Gres the last --drain check was told is still the expected count.
+: >"$t/calls"
+n=$((n + 1))
+"$loom" health check --node n1 --quiet --no-predict --root "$four" --config "$t/drain.conf" \
+	--state-dir "$t/state-four-gpus" >/dev/null 2>"$t/err"
+rc=$?
+[ "$rc" = 2 ] || bad "without --drain, 4 of the 8 GPUs of the last known Gres: exit $rc, expected 2: $(head -2 "$t/err")"
+[ -s "$t/calls" ] && bad "a check without --drain called scontrol: $(cat "$t/calls")"
 
 [ "$fail" = 0 ] || { echo "health_exit_codes: FAIL ($n cases)"; exit 1; }
 echo "health_exit_codes: ok, $n cases"
