@@ -1,7 +1,8 @@
 # Packages: `make rpm` and `make deb` build from the `make dist` tarball.
 EXTRA_DIST += packaging/loom.spec.in packaging/debian packaging/check-packages.sh LICENSE
 
-rpm: dist
+# packaging/loom.spec: config.status remakes it when loom.spec.in is newer.
+rpm: dist packaging/loom.spec
 	rm -rf $(abs_builddir)/rpmbuild
 	mkdir -p $(abs_builddir)/rpmbuild/SOURCES $(abs_builddir)/rpmbuild/SPECS
 	cp $(DIST_ARCHIVES) $(abs_builddir)/rpmbuild/SOURCES/
