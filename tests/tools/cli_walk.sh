@@ -12,17 +12,13 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0
 n=0 nv=0
-# The usage lines of "loom CMD SUB" in a help that may show several commands.
-usage_block() { # HELP_FILE HEAD
-	if [ "$(grep -oE '^(usage:)? +loom [a-z]+ [a-z][a-z-]*' "$1" | awk '{ print $NF }' | sort -u | wc -l)" -le 1 ]; then
-		cat "$1"
-		return
-	fi
-	awk -v head="$2" '
-		/^(usage:)? +loom [a-z]+ [a-z][a-z-]*/ { on = index($0 " ", head " ") > 0; if (on) print; next }
-		on && /^ +[^ ]/ { print; next }
-		{ on = 0 }' "$1"
-}
+# The usage lines of "loom CMD SUB" in a help that may show several
+# commands: the completion's own reader (one reading of the usage text).
+comp=${LOOM_SRCDIR:-.}/etc/bash-completion/loom
+[ -f "$comp" ] || { echo "cli_walk: no $comp"; exit 1; }
+# shellcheck source=/dev/null
+source "$comp"
+usage_block() { _loom_usage_block "$(cat "$1")" "$2"; } # HELP_FILE HEAD
 bad_values() { # WORDS...: every option taking N, DUR or BYTES, given a bad value
 	local name="loom $*" opt rc first
 	"$loom" "$@" --help >"$out/h" 2>/dev/null
