@@ -3,4 +3,4 @@ LOOM_BENCHES += bench/bench_ckpt
 EXTRA_PROGRAMS += bench/bench_ckpt
 bench_bench_ckpt_SOURCES = bench/bench_ckpt.cpp
 bench_bench_ckpt_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
-bench_bench_ckpt_LDADD = lib/libloom.la
+bench_bench_ckpt_LDADD = $(LOOM_LIBS)

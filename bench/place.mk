@@ -2,4 +2,4 @@
 LOOM_BENCHES += bench/bench_place
 EXTRA_PROGRAMS += bench/bench_place
 bench_bench_place_SOURCES = bench/bench_place.cpp
-bench_bench_place_LDADD = lib/libloom.la
+bench_bench_place_LDADD = $(LOOM_LIBS)

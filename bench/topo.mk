@@ -6,4 +6,4 @@ tools_loom_SOURCES += tools/loom_topo.cpp tools/loom_topo_check.cpp
 LOOM_BENCHES += bench/bench_topo
 EXTRA_PROGRAMS += bench/bench_topo
 bench_bench_topo_SOURCES = bench/bench_topo.cpp
-bench_bench_topo_LDADD = lib/libloom.la
+bench_bench_topo_LDADD = $(LOOM_LIBS)

@@ -11,5 +11,5 @@ include plugins/jobcomp_health/local.mk
 
 # Plugin-load tier, static half: undefined symbols resolvable inside Slurm,
 # exports exactly what Slurm looks up.
-TESTS += tests/plugins/check_symbols.sh
-EXTRA_DIST += tests/plugins/check_symbols.sh
+TESTS += tests/plugins/check_symbols.sh tests/plugins/link_weight.sh
+EXTRA_DIST += tests/plugins/check_symbols.sh tests/plugins/link_weight.sh

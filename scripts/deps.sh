@@ -9,7 +9,7 @@ pkgs=(
 	# nm and readelf for the plugin-load checks (tests/plugins/check_symbols.sh)
 	binutils
 	# libraries loom builds against (libyaml: Slurm's topology.yaml)
-	libjson-c-dev libhwloc-dev libyaml-dev libibverbs-dev check
+	libjson-c-dev libssl-dev libhwloc-dev libyaml-dev libibverbs-dev check
 	# Slurm 22.05 (daemons, clients, headers) and munge; dpkg-dev for `apt-get source`
 	slurmctld slurmd slurm-client munge libslurm-dev libmunge-dev dpkg-dev
 	# test tools: ss (iproute2), python3 (SDK, training program), clang + runtime (libFuzzer)

@@ -7,7 +7,7 @@ sdk_libloom_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 sdk_libloom_ckpt_la_CXXFLAGS = $(AM_CXXFLAGS) $(LOOM_VISIBILITY_FLAGS)
 # 1:0:1: Checkpointer::reserve() added (interfaces added, none removed: still .so.0).
 sdk_libloom_ckpt_la_LDFLAGS = -version-info 1:0:1 -no-undefined
-sdk_libloom_ckpt_la_LIBADD = lib/libloom.la
+sdk_libloom_ckpt_la_LIBADD = $(LOOM_CKPT_LIBS)
 loom_sdk_includedir = $(includedir)/loom
 loom_sdk_include_HEADERS = sdk/cpp/loom/ckpt.hpp
 
@@ -24,7 +24,7 @@ tests_ckpt_crash_writer_SOURCES = tests/ckpt/crash_writer.cpp tests/ckpt/crash_p
 tests_ckpt_crash_writer_LDADD = sdk/libloom_ckpt.la
 tests_ckpt_crash_check_SOURCES = tests/ckpt/crash_check.cpp tests/ckpt/crash_pattern.hpp
 tests_ckpt_crash_check_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
-tests_ckpt_crash_check_LDADD = lib/libloom.la
+tests_ckpt_crash_check_LDADD = $(LOOM_CKPT_LIBS)
 TESTS += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/sdk_torch.sh
 EXTRA_DIST += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/test_sdk_python.py \
 	tests/ckpt/train.py tests/ckpt/scenario_lib.sh tests/ckpt/sdk_torch.sh tests/ckpt/train_torch.py

@@ -4,7 +4,7 @@
 bin_PROGRAMS += tools/loom
 tools_loom_SOURCES = tools/loom.cpp tools/command.hpp tools/command.cpp
 tools_loom_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS)
-tools_loom_LDADD = lib/libloom.la
+tools_loom_LDADD = $(LOOM_LIBS)
 
 # Every command and subcommand: --help exits 0 with its usage, a bad option 2.
 TESTS += tests/tools/cli_walk.sh tests/tools/shell_pipes.sh tests/tools/health_exit_codes.sh tests/tools/completion.sh

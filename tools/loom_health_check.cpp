@@ -70,17 +70,6 @@ std::string node_name(const std::string &given)
 	return h.substr(0, h.find('.'));
 }
 
-status ensure_dir(const std::string &dir)
-{
-	size_t pos = 0;
-	while (pos != std::string::npos) {
-		pos = dir.find('/', pos + 1);
-		std::string part = dir.substr(0, pos);
-		if (!part.empty() && ::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST)
-			return unexpected(part, std::string("cannot create: ") + std::strerror(errno));
-	}
-	return ok();
-}
 
 // The deadline: a read that blocks in the kernel (a hung NFS mount, a
 // device) cannot be interrupted, so past the deadline the process says
@@ -202,7 +191,7 @@ int loom_health_check_main(int argc, char **argv)
 	std::string hold_path = path_join(c.state_dir, "hold-" + node + ".json");
 	HoldState hold;
 	if (use_state) {
-		if (auto st = ensure_dir(c.state_dir); !st) {
+		if (auto st = make_dirs(c.state_dir); !st) {
 			std::fprintf(stderr, "loom health check: unknown: state dir: %s\n", st.error().str().c_str());
 			return outcome_exit_code(Outcome::unknown);
 		}

@@ -232,7 +232,7 @@ status AsyncWriter::reserve(const std::vector<BufferView> &buffers)
 	return reserve(sizes);
 }
 
-expected<SaveReport> AsyncWriter::write_snapshot(int64_t step) const
+expected<SaveReport> AsyncWriter::write_checkpoint(int64_t step, const std::vector<BufferView> &files) const
 {
 	auto t0 = std::chrono::steady_clock::now();
 	auto staging = Staging::begin(s_.dir, step);
@@ -240,8 +240,8 @@ expected<SaveReport> AsyncWriter::write_snapshot(int64_t step) const
 		return unexpected(staging.error());
 	SaveReport r;
 	r.step = step;
-	for (const auto &b : snapshot_) {
-		auto e = staging->write_file(b.name, memory_.data() + b.offset, b.size);
+	for (const auto &b : files) {
+		auto e = staging->write_file(b.name, b.data, b.size);
 		if (!e)
 			return unexpected(e.error());
 		r.bytes += b.size;
@@ -257,10 +257,20 @@ expected<SaveReport> AsyncWriter::write_snapshot(int64_t step) const
 		return unexpected(path.error());
 	r.path = *path;
 	r.write_s = seconds_since(t0);
+	// The checkpoint is committed: a retention failure is told, not the save's.
 	if (s_.keep > 0)
 		if (auto p = prune(s_.dir, s_.keep); !p)
 			log_warning("checkpoint retention: %s", p.error().str().c_str());
 	return r;
+}
+
+expected<SaveReport> AsyncWriter::write_snapshot(int64_t step) const
+{
+	std::vector<BufferView> files;
+	files.reserve(snapshot_.size());
+	for (const auto &b : snapshot_)
+		files.push_back({b.name, memory_.data() + b.offset, b.size});
+	return write_checkpoint(step, files);
 }
 
 status AsyncWriter::save_async(int64_t step, const std::vector<BufferView> &buffers)
@@ -311,31 +321,10 @@ expected<SaveReport> AsyncWriter::save(int64_t step, const std::vector<BufferVie
 {
 	if (worker_.joinable())
 		worker_.join();
-	auto t0 = std::chrono::steady_clock::now();
-	auto staging = Staging::begin(s_.dir, step);
-	if (!staging)
-		return unexpected(staging.error());
-	SaveReport r;
-	r.step = step;
-	for (const auto &b : buffers) {
-		auto e = staging->write_file(b.name, b.data, b.size);
-		if (!e)
-			return unexpected(e.error());
-		r.bytes += b.size;
-	}
-	Manifest m;
-	m.world_size = s_.world_size;
-	m.restart_count = s_.restart_count;
-	m.job_id = s_.job_id;
-	m.writer = s_.writer;
-	m.write_seconds = seconds_since(t0);
-	auto path = staging->commit(std::move(m));
-	if (!path)
-		return unexpected(path.error());
-	r.path = *path;
-	r.write_s = r.stall_s = seconds_since(t0);
-	if (s_.keep > 0)
-		(void)prune(s_.dir, s_.keep);
+	auto r = write_checkpoint(step, buffers);
+	if (!r)
+		return r; // the caller is told; wait() still reports the last good save
+	r->stall_s = r->write_s;
 	std::lock_guard<std::mutex> lock(mu_);
 	last_ = r;
 	return r;

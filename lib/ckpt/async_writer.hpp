@@ -135,6 +135,8 @@ private:
 		std::string name;
 		size_t offset = 0, size = 0;
 	};
+	// Stage, write, commit and prune: the one commit path of save() and save_async().
+	expected<SaveReport> write_checkpoint(int64_t step, const std::vector<BufferView> &files) const;
 	expected<SaveReport> write_snapshot(int64_t step) const;
 	status ensure_memory(uint64_t bytes, bool prefault);
 	void join_worker(); // the save in flight; a reserve in flight is cut short

@@ -1,7 +1,7 @@
 # lib/ckpt: the checkpoint protocol (layout, manifest, commit, catalog,
 # verification, retention, interval policy, restart budget, coordinator,
 # async writer) and the job options of spank_ckpt.
-lib_libloom_la_SOURCES += \
+lib_libloom_ckpt_la_SOURCES += \
 	lib/ckpt/sha256.hpp lib/ckpt/sha256.cpp \
 	lib/ckpt/layout.hpp lib/ckpt/layout.cpp \
 	lib/ckpt/manifest.hpp lib/ckpt/manifest.cpp \
@@ -20,18 +20,18 @@ check_PROGRAMS += tests/unit/test_ckpt_protocol tests/unit/test_ckpt_policy test
 TESTS += tests/unit/test_ckpt_protocol tests/unit/test_ckpt_policy tests/unit/test_ckpt_options
 tests_unit_test_ckpt_protocol_SOURCES = tests/unit/test_ckpt_protocol.cpp tests/unit/check_main.hpp
 tests_unit_test_ckpt_protocol_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
-tests_unit_test_ckpt_protocol_LDADD = lib/libloom.la $(CHECK_LIBS)
+tests_unit_test_ckpt_protocol_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 tests_unit_test_ckpt_policy_SOURCES = tests/unit/test_ckpt_policy.cpp tests/unit/check_main.hpp
 tests_unit_test_ckpt_policy_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
-tests_unit_test_ckpt_policy_LDADD = lib/libloom.la $(CHECK_LIBS)
+tests_unit_test_ckpt_policy_LDADD = lib/libloom_health.la $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 tests_unit_test_ckpt_options_SOURCES = tests/unit/test_ckpt_options.cpp tests/unit/check_main.hpp
 tests_unit_test_ckpt_options_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
-tests_unit_test_ckpt_options_LDADD = lib/libloom.la $(CHECK_LIBS)
+tests_unit_test_ckpt_options_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 endif
 
 # Replay of the manifest fuzz target's seed corpus (tests/fuzz/run.sh fuzzes it).
 check_PROGRAMS += tests/fuzz/replay_ckpt_manifest
 tests_fuzz_replay_ckpt_manifest_SOURCES = tests/fuzz/fuzz_ckpt_manifest.cpp tests/fuzz/replay_main.cpp
 tests_fuzz_replay_ckpt_manifest_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
-tests_fuzz_replay_ckpt_manifest_LDADD = lib/libloom.la
+tests_fuzz_replay_ckpt_manifest_LDADD = $(LOOM_CKPT_LIBS)
 TESTS += tests/fuzz/replay_ckpt_manifest.sh

@@ -4,6 +4,7 @@
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
+#include "lib/util/subprocess.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -38,66 +39,6 @@ std::vector<std::string> components(const std::string &rel)
 
 std::string errno_text(const char *what, int e) { return std::string(what) + ": " + std::strerror(e); }
 
-// The descriptor moved to 3 or above (close-on-exec), so that the child's
-// dup2 onto 0, 1 and 2 cannot overwrite it (slurmstepd may run with one of
-// them closed).
-int above_stdio(int fd)
-{
-	if (fd < 0 || fd > 2)
-		return fd;
-	int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	::close(fd);
-	return moved;
-}
-
-// What a child said on its pipe before it ended or the deadline passed.
-struct ChildOutput {
-	std::string text;
-	bool timed_out = false;
-	int wstatus = 0;
-};
-
-// Read fd until EOF or timeout_s (then kill pid), then reap pid. Closes fd.
-// A child that has exited with nothing left in the pipe is done even without
-// EOF: another thread's fork may hold a copy of the write end until it execs.
-ChildOutput collect(pid_t pid, int fd, int timeout_s)
-{
-	ChildOutput out;
-	bool reaped = false;
-	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-	char buf[4096];
-	while (true) {
-		auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-		if (left.count() <= 0) {
-			out.timed_out = true;
-			break;
-		}
-		struct pollfd pfd = {fd, POLLIN, 0};
-		int r = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0) {
-			if (::waitpid(pid, &out.wstatus, WNOHANG) == pid) {
-				reaped = true;
-				break;
-			}
-			continue;
-		}
-		ssize_t n = ::read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		out.text.append(buf, static_cast<size_t>(n));
-	}
-	::close(fd);
-	if (out.timed_out)
-		::kill(pid, SIGKILL);
-	while (!reaped && ::waitpid(pid, &out.wstatus, 0) < 0 && errno == EINTR) {
-	}
-	return out;
-}
-
 // "O<text>" is the answer, "E<error>" the error (one trailing newline dropped).
 expected<std::string> answer(std::string text, const std::string &program)
 {
@@ -108,13 +49,6 @@ expected<std::string> answer(std::string text, const std::string &program)
 	if (text.size() > 1 && text[0] == 'E')
 		return unexpected(text.substr(1));
 	return unexpected(program, "unreadable answer '" + shown(text) + "'");
-}
-
-std::string how_it_ended(int wstatus)
-{
-	if (WIFSIGNALED(wstatus))
-		return strprintf("killed by signal %d", WTERMSIG(wstatus));
-	return strprintf("exit status %d", WEXITSTATUS(wstatus));
 }
 
 // More than one thread in this process (or no way to tell).
@@ -284,71 +218,30 @@ expected<std::string> run_helper(const std::string &program, const Credentials &
 {
 	if (program.empty() || program[0] != '/')
 		return unexpected(program, "the checkpoint helper must be an absolute path");
-	// Everything the child needs, allocated here: after fork it may not allocate.
-	std::vector<std::string> words = {program};
+	std::vector<std::string> argv = {program};
 	for (auto &w : credential_args(cred))
-		words.push_back(std::move(w));
-	words.insert(words.end(), args.begin(), args.end());
-	std::vector<char *> argv;
-	for (auto &w : words)
-		argv.push_back(w.data());
-	argv.push_back(nullptr);
-	std::string path_env = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-	char *envp[] = {path_env.data(), nullptr};
-
-	int out[2], err[2];
-	if (::pipe2(out, O_CLOEXEC) != 0)
-		return unexpected(program, errno_text("pipe", errno));
-	// Non-blocking: read once the child is gone, whoever else holds a copy of its write end.
-	if (::pipe2(err, O_CLOEXEC | O_NONBLOCK) != 0) {
-		int e = errno;
-		::close(out[0]);
-		::close(out[1]);
-		return unexpected(program, errno_text("pipe", e));
+		argv.push_back(std::move(w));
+	argv.insert(argv.end(), args.begin(), args.end());
+	RunOptions o;
+	o.timeout_s = timeout_s;
+	o.search_path = false;
+	o.merge_stderr = false; // the answer is stdout; the helper's own messages go nowhere
+	o.max_output = 1u << 20;
+	o.env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+	auto r = run_command(argv, o);
+	if (!r) {
+		const std::string &why = r.error().message;
+		if (why.rfind("cannot run: ", 0) == 0)
+			return unexpected(program, "cannot execute the checkpoint helper: " + why.substr(12));
+		return unexpected(program, why);
 	}
-	int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-	for (int *fd : {&out[0], &out[1], &err[0], &err[1], &null_fd})
-		*fd = above_stdio(*fd);
-	auto close_all = [&] {
-		for (int fd : {out[0], out[1], err[0], err[1], null_fd})
-			if (fd >= 0)
-				::close(fd);
-	};
-	if (std::min({out[0], out[1], err[0], err[1], null_fd}) < 0) {
-		int e = errno;
-		close_all();
-		return unexpected(program, errno_text("cannot set up the helper's descriptors", e));
-	}
-	pid_t pid = ::fork();
-	if (pid < 0) {
-		int e = errno;
-		close_all();
-		return unexpected(program, errno_text("fork", e));
-	}
-	if (pid == 0) {
-		// The child of a multi-threaded process: only async-signal-safe
-		// calls from here to execve. A lock another thread held at the fork
-		// (malloc, json-c, Slurm's log) stays held forever in this copy.
-		if (::dup2(null_fd, 0) >= 0 && ::dup2(out[1], 1) >= 0 && ::dup2(null_fd, 2) >= 0)
-			::execve(argv[0], argv.data(), envp);
-		int e = errno;
-		[[maybe_unused]] ssize_t w = ::write(err[1], &e, sizeof e);
-		::_exit(127);
-	}
-	::close(out[1]);
-	::close(err[1]);
-	::close(null_fd);
-	ChildOutput got = collect(pid, out[0], timeout_s);
-	int exec_errno = 0;
-	ssize_t n = ::read(err[0], &exec_errno, sizeof exec_errno);
-	::close(err[0]);
-	if (n == static_cast<ssize_t>(sizeof exec_errno))
-		return unexpected(program, errno_text("cannot execute the checkpoint helper", exec_errno));
-	if (got.timed_out)
-		return unexpected(program, "timed out after " + std::to_string(timeout_s) + " s: killed");
-	if (got.text.empty())
-		return unexpected(program, "ended without an answer (" + how_it_ended(got.wstatus) + ")");
-	return answer(std::move(got.text), program);
+	if (r->truncated)
+		return unexpected(program, "answer longer than 1 MiB: not read");
+	if (r->output.empty())
+		return unexpected(program, "ended without an answer (" +
+						   (r->signal ? strprintf("killed by signal %d", r->signal)
+							      : strprintf("exit status %d", r->exit_code)) + ")");
+	return answer(std::move(r->output), program);
 }
 
 expected<std::string> run_as(const Credentials &cred, const std::function<expected<std::string>()> &fn,
@@ -393,14 +286,14 @@ expected<std::string> run_as(const Credentials &cred, const std::function<expect
 		::_exit(0);
 	}
 	::close(p[1]);
-	ChildOutput got = collect(pid, p[0], timeout_s);
+	ChildEnd got = wait_child(pid, p[0], timeout_s, false, nullptr, 64u << 20);
 	if (got.timed_out)
 		return unexpected("run_as", "timed out after " + std::to_string(timeout_s) + " s");
-	if (got.text.empty())
+	if (got.output.empty())
 		return unexpected("run_as", "the helper process died without an answer");
-	if (got.text[0] == 'O')
-		return got.text.substr(1);
-	return unexpected(got.text.substr(1));
+	if (got.output[0] == 'O')
+		return got.output.substr(1);
+	return unexpected(got.output.substr(1));
 }
 
 } // namespace loom::ckpt

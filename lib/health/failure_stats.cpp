@@ -107,6 +107,19 @@ double mtbf_estimate(double exposure_s, int64_t failures, double prior_mtbf_s)
 	return (e + prior) / (f + 1.0);
 }
 
+double job_mtbf(const FailureStats &s, const std::vector<std::string> &nodes, double prior_mtbf_s)
+{
+	double rate = 0;
+	for (const auto &n : nodes) {
+		auto it = s.nodes.find(n);
+		double m = it != s.nodes.end() ? mtbf_estimate(it->second.exposure_s, it->second.failures, prior_mtbf_s)
+					       : prior_mtbf_s;
+		if (m > 0)
+			rate += 1.0 / m;
+	}
+	return rate > 0 ? 1.0 / rate : prior_mtbf_s;
+}
+
 double fleet_mtbf(const FailureStats &s)
 {
 	double exposure = 0;

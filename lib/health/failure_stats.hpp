@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace loom::health {
 
@@ -46,6 +47,11 @@ struct FailureStats {
 // lower it, and no count gives zero or infinity. Used by spank_ckpt's
 // automatic interval and select/topo's health weights alike.
 double mtbf_estimate(double exposure_s, int64_t failures, double prior_mtbf_s);
+
+// The MTBF of a job on these nodes: 1 / sum(1 / estimate), each node's
+// estimate with prior_mtbf_s as its prior (nodes without history count with
+// the prior itself). No node: the prior. spank_ckpt's automatic interval.
+double job_mtbf(const FailureStats &s, const std::vector<std::string> &nodes, double prior_mtbf_s);
 
 // The fleet's MTBF: all nodes' exposure / all their failures; < 0 without a failure.
 double fleet_mtbf(const FailureStats &s);

@@ -2,6 +2,7 @@
 
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/gres.hpp"
 #include "lib/util/json.hpp"
 
 #include <cstring>
@@ -82,7 +83,9 @@ status read_map(json_object *obj, const std::string &where, std::map<std::string
 
 } // namespace
 
-std::string job_record_json(const JobRecord &r)
+namespace {
+
+Json job_record_object(const JobRecord &r)
 {
 	Json o = Json::object();
 	const JobEnd &e = r.end;
@@ -109,8 +112,12 @@ std::string job_record_json(const JobRecord &r)
 	o.set("gpu_class", Json::string(r.gpu_class));
 	o.set("already_requeued", Json::boolean(r.already_requeued));
 	o.set("ckpt_max_restarts", Json::integer(r.ckpt_max_restarts));
-	return o.dump(false);
+	return o;
 }
+
+} // namespace
+
+std::string job_record_json(const JobRecord &r) { return job_record_object(r).dump(false); }
 
 expected<JobRecord> job_record_from_json(json_object *obj, const std::string &where)
 {
@@ -189,19 +196,8 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 
 std::string gpu_class_of_request(std::string_view tres)
 {
-	size_t at = tres.find("gpu");
-	while (at != std::string_view::npos && at > 0 && tres[at - 1] != ':' && tres[at - 1] != '/' && tres[at - 1] != ',')
-		at = tres.find("gpu", at + 3);
-	if (at == std::string_view::npos)
-		return {};
-	std::string_view rest = tres.substr(at + 3);
-	if (rest.empty() || rest[0] != ':')
-		return "gpu";
-	rest.remove_prefix(1);
-	size_t end = rest.find_first_of(":=,");
-	std::string_view type = rest.substr(0, end);
-	bool numeric = !type.empty() && type.find_first_not_of("0123456789") == std::string_view::npos;
-	return numeric || type.empty() ? "gpu" : std::string(type);
+	GresGpu g = gres_gpu(tres);
+	return !g.gpus ? std::string() : g.type.empty() ? std::string("gpu") : g.type;
 }
 
 
@@ -219,14 +215,17 @@ bool DrainLimiter::allow(int64_t now)
 
 std::string backlog_json(const Backlog &b)
 {
-	std::string out = "{\"version\": 1, \"drains\": [";
-	for (size_t i = 0; i < b.drains.size(); i++)
-		out += (i ? ", " : "") + std::to_string(b.drains[i]);
-	out += "], \"pending\": [";
-	for (size_t i = 0; i < b.pending.size(); i++)
-		out += (i ? ",\n" : "\n") + job_record_json(b.pending[i]);
-	out += "]}\n";
-	return out;
+	Json drains = Json::array();
+	for (int64_t t : b.drains)
+		drains.push(Json::integer(t));
+	Json pending = Json::array();
+	for (const auto &r : b.pending)
+		pending.push(job_record_object(r));
+	Json o = Json::object();
+	o.set("version", Json::integer(1));
+	o.set("drains", std::move(drains));
+	o.set("pending", std::move(pending));
+	return o.dump(true);
 }
 
 expected<Backlog> load_backlog(const std::string &path)

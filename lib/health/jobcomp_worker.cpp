@@ -1,7 +1,7 @@
 #include "lib/health/jobcomp_worker.hpp"
 
 #include "lib/health/job_log.hpp"
-#include "lib/health/subprocess.hpp"
+#include "lib/util/subprocess.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
 
@@ -162,12 +162,8 @@ std::string JobcompWorker::stats_path() const { return path_join(opt_.state_dir,
 status JobcompWorker::start()
 {
 	// The state directory may not exist yet (a JobCompLoc of its own).
-	for (size_t pos = 1; pos != std::string::npos;) {
-		pos = opt_.state_dir.find('/', pos + 1);
-		std::string part = opt_.state_dir.substr(0, pos);
-		if (!part.empty() && ::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
-			return unexpected(part, std::string("cannot create: ") + std::strerror(errno));
-	}
+	if (auto st = make_dirs(opt_.state_dir, 0700); !st)
+		return unexpected(st.error());
 	auto b = load_backlog(backlog_path());
 	if (!b)
 		return unexpected(b.error());

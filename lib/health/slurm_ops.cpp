@@ -1,6 +1,7 @@
 #include "lib/health/slurm_ops.hpp"
 
-#include "lib/health/subprocess.hpp"
+#include "lib/util/gres.hpp"
+#include "lib/util/subprocess.hpp"
 #include "lib/util/fs.hpp"
 
 #include <algorithm>
@@ -41,50 +42,13 @@ void set_state(SlurmNode &n, std::string_view v)
 	}
 }
 
-// "gpu:8", "gpu:h100:8(S:0-1)", "gpu:h100:4(S:0),gpu:a100:4(S:1),nic:2" -> 8.
-int gpus_of_gres(std::string_view g)
-{
-	if (g.empty() || g == "(null)")
-		return -1;
-	int total = -1;
-	size_t start = 0;
-	while (start < g.size()) {
-		// Items are separated by commas outside parentheses.
-		size_t end = start;
-		int depth = 0;
-		while (end < g.size() && !(g[end] == ',' && depth == 0)) {
-			depth += g[end] == '(' ? 1 : g[end] == ')' ? -1 : 0;
-			end++;
-		}
-		std::string_view item = g.substr(start, end - start);
-		size_t paren = item.find('(');
-		if (paren != std::string_view::npos)
-			item = item.substr(0, paren);
-		if (item.rfind("gpu", 0) == 0 && (item.size() == 3 || item[3] == ':')) {
-			size_t colon = item.rfind(':');
-			int n = 1; // "gpu" alone counts one
-			if (colon != std::string_view::npos && colon + 1 < item.size()) {
-				std::string_view num = item.substr(colon + 1);
-				if (std::all_of(num.begin(), num.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
-				    num.size() < 7)
-					n = std::stoi(std::string(num));
-				else
-					n = -1; // "gpu:h100" without a count: not a count we can read
-			}
-			if (n >= 0)
-				total = (total < 0 ? 0 : total) + n;
-		}
-		start = end + 1;
-	}
-	return total;
-}
 
 void set_field(SlurmNode &n, std::string_view key, std::string_view v)
 {
 	if (key == "State")
 		set_state(n, v);
 	else if (key == "Gres")
-		n.gres_gpus = gpus_of_gres(v);
+		n.gres_gpus = gres_gpu_count(v);
 	else if (key == "Extra")
 		n.extra = v == "(null)" ? std::string() : std::string(v);
 	else if (key == "Comment")

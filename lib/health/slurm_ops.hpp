@@ -29,6 +29,7 @@
 #pragma once
 
 #include "lib/util/expected.hpp"
+#include "lib/util/subprocess.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -113,7 +114,7 @@ public:
 
 private:
 	status update(const std::vector<std::string> &argv);
-	expected<struct CommandResult> run(const std::vector<std::string> &argv, size_t max_output);
+	expected<loom::CommandResult> run(const std::vector<std::string> &argv, size_t max_output);
 	std::string scontrol_;
 	int timeout_;
 	const std::atomic<bool> *cancel_ = nullptr;

@@ -1,7 +1,7 @@
 // Decisions as text and JSON, for `loom place --explain` and decision dumps.
 #include "lib/place/explain.hpp"
 
-#include "lib/topo/hostlist.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/json.hpp"
 #include "lib/util/log.hpp"
 
@@ -53,7 +53,7 @@ std::string format_decision(const topo::Cluster &c, const Request &r, const Deci
 		const Candidate &k = d.candidates[i];
 		auto list = names(c, k.nodes);
 		out += strprintf("%-10s %s\n", i == 0 ? "chosen:" : i == 1 ? "runner-up:" : strprintf("#%zu:", i + 1).c_str(),
-				 topo::hostlist_compress(list).c_str());
+				 hostlist_compress(list).c_str());
 		std::string ranks;
 		for (size_t j = 0; j < list.size(); j++)
 			ranks += strprintf("%s%zu=%s:%d", j ? " " : "", j, list[j].c_str(), k.gpus[j]);

@@ -1,7 +1,7 @@
 // What one job needs from a node and from a domain.
 #include "lib/place/search.hpp"
 
-#include "lib/topo/hostlist.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
@@ -77,7 +77,7 @@ expected<int> resolve_level(const topo::Cluster &c, const std::string &text)
 		if (!v)
 			return unexpected(v.error());
 		if (*v >= c.levels)
-			return unexpected("within", strprintf("level %lld is below the deepest level %d",
+			return unexpected("locality", strprintf("level %lld is below the deepest level %d",
 							       static_cast<long long>(*v), c.levels - 1));
 		return static_cast<int>(*v);
 	}
@@ -87,7 +87,7 @@ expected<int> resolve_level(const topo::Cluster &c, const std::string &text)
 		if (static_cast<Index>(d.kind) == kind && (level < 0 || d.level < level))
 			level = d.level;
 	if (kind == topo::none || level < 0)
-		return unexpected("within", "no domain of kind '" + text + "' in the cluster (kinds: " +
+		return unexpected("locality", "no domain of kind '" + text + "' in the cluster (kinds: " +
 						    join(topo::locality_kinds(c), ", ") + ")");
 	return level;
 }
@@ -113,7 +113,7 @@ status resolve(Filter &f, const Weights &w)
 		// NVLink domains cut across the tree: strict searches only inside
 		// them; prefer is the score's NVLink term.
 		if (f.c.nvlink_domains.empty())
-			return unexpected("within", "the cluster has no NVLink domains (kinds: " +
+			return unexpected("locality", "the cluster has no NVLink domains (kinds: " +
 							    join(topo::locality_kinds(f.c), ", ") + ")");
 		f.strict_nvlink = f.r.locality == Locality::strict;
 	} else if (f.r.locality != Locality::any) {
@@ -123,7 +123,7 @@ status resolve(Filter &f, const Weights &w)
 		(f.r.locality == Locality::strict ? f.strict_level : f.prefer_level) = *level;
 	}
 	for (const std::string &entry : f.r.exclude) { // each entry a name or a hostlist
-		auto names = topo::hostlist_expand(entry, f.c.nodes.size() + 1);
+		auto names = hostlist_expand(entry, f.c.nodes.size() + 1);
 		if (!names)
 			return unexpected(names.error().within("exclude"));
 		for (const std::string &name : *names) {

@@ -1,9 +1,12 @@
 # lib/place: the gang-placement engine: free-capacity index, request model,
 # candidate search and scoring, the Slurm tree baseline, state files.
-lib_libloom_la_SOURCES += \
+lib_libloom_place_la_SOURCES += \
 	lib/place/engine.hpp lib/place/engine.cpp \
 	lib/place/state.hpp lib/place/state.cpp \
+	lib/place/hints.hpp lib/place/hints.cpp \
 	lib/place/request.hpp lib/place/request.cpp \
+	lib/place/gpu_class.hpp lib/place/gpu_class.cpp \
+	lib/place/admit.hpp lib/place/admit.cpp \
 	lib/place/weights.hpp lib/place/weights.cpp \
 	lib/place/search.hpp lib/place/filter.cpp lib/place/gather.cpp lib/place/score.cpp \
 	lib/place/state_file.hpp lib/place/state_file.cpp \
@@ -13,14 +16,17 @@ lib_libloom_la_SOURCES += \
 	lib/place/baseline.cpp
 
 if HAVE_CHECK
-check_PROGRAMS += tests/unit/test_place tests/unit/test_place_io
-TESTS += tests/unit/test_place tests/unit/test_place_io
+check_PROGRAMS += tests/unit/test_place tests/unit/test_place_io tests/unit/test_place_hints
+TESTS += tests/unit/test_place tests/unit/test_place_io tests/unit/test_place_hints
 tests_unit_test_place_SOURCES = tests/unit/test_place.cpp tests/unit/check_main.hpp
 tests_unit_test_place_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
-tests_unit_test_place_LDADD = lib/libloom.la $(CHECK_LIBS)
+tests_unit_test_place_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
 tests_unit_test_place_io_SOURCES = tests/unit/test_place_io.cpp tests/unit/check_main.hpp
 tests_unit_test_place_io_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
-tests_unit_test_place_io_LDADD = lib/libloom.la $(CHECK_LIBS)
+tests_unit_test_place_io_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
+tests_unit_test_place_hints_SOURCES = tests/unit/test_place_hints.cpp tests/unit/check_main.hpp
+tests_unit_test_place_hints_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_place_hints_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
 endif
 EXTRA_DIST += tests/data/place
 

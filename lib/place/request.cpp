@@ -1,23 +1,11 @@
 // The request's text form: fail-closed key=value words.
 #include "lib/place/request.hpp"
 
-#include "lib/topo/hostlist.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/log.hpp"
 
 namespace loom::place {
-
-const char *comm_name(Comm c)
-{
-	switch (c) {
-	case Comm::light:
-		return "light";
-	case Comm::heavy:
-		return "heavy";
-	default:
-		return "normal";
-	}
-}
 
 namespace {
 
@@ -43,7 +31,7 @@ status parse_nodes(std::string_view v, Request &r)
 	return ok();
 }
 
-ConfigSchema request_schema(Request &r, std::string &comm)
+ConfigSchema request_schema(Request &r)
 {
 	ConfigSchema s;
 	auto integer = [](int *out, int64_t min) {
@@ -55,16 +43,18 @@ ConfigSchema request_schema(Request &r, std::string &comm)
 			return ok();
 		};
 	};
-	auto level = [&r](Locality l) {
-		return [&r, l](std::string_view v) -> status {
-			if (v.empty())
-				return unexpected("expected a domain kind or level");
-			if (r.locality != Locality::any)
-				return unexpected("give 'within' or 'prefer', not both");
-			r.locality = l;
-			r.locality_level = std::string(v);
-			return ok();
-		};
+	// locality=KIND[:MODE], or the old within=KIND / prefer=KIND: one of them.
+	auto locality = [&r](std::string_view v, Locality old_mode) -> status {
+		if (old_mode != Locality::any && v.find(':') != std::string_view::npos)
+			return unexpected("expected a domain kind or level (no ':' here)");
+		auto h = parse_locality(v);
+		if (!h)
+			return unexpected(h.error().message);
+		if (r.locality != Locality::any)
+			return unexpected("give one of 'locality', 'within' or 'prefer'");
+		r.locality = old_mode != Locality::any ? old_mode : h->mode;
+		r.locality_level = std::move(h->kind);
+		return ok();
 	};
 	s.add("nodes", "node count N or MIN-MAX", [&r](std::string_view v) { return parse_nodes(v, r); })
 		.add("gpus_per_node", "GPUs on every node", integer(&r.gpus_per_node, 0))
@@ -76,12 +66,23 @@ ConfigSchema request_schema(Request &r, std::string &comm)
 			return ok();
 		})
 		.boolean("faster", &r.allow_faster_class, "a faster class when the class is full")
-		.choice("comm", &comm, {"heavy", "normal", "light"}, "communication intensity")
-		.add("within", "the gang must fit in one domain of this kind or level", level(Locality::strict))
-		.add("prefer", "the gang should fit in one domain of this kind or level", level(Locality::prefer))
+		.add("comm", "communication intensity: heavy, normal or light",
+		     [&r](std::string_view v) -> status {
+			     auto c = parse_comm(v);
+			     if (!c)
+				     return unexpected(c.error().message);
+			     r.comm = *c;
+			     return ok();
+		     })
+		.add("locality", "KIND[:strict|:prefer]: the gang in one domain of this kind or level",
+		     [locality](std::string_view v) { return locality(v, Locality::any); })
+		.add("within", "old spelling of locality=KIND:strict",
+		     [locality](std::string_view v) { return locality(v, Locality::strict); })
+		.add("prefer", "old spelling of locality=KIND:prefer",
+		     [locality](std::string_view v) { return locality(v, Locality::prefer); })
 		.add("switches", "at most this many leaves", integer(&r.max_leaves, 0))
 		.add("exclude", "nodes not to use (hostlist)", [&r](std::string_view v) -> status {
-			auto names = topo::hostlist_expand(v, 1u << 20);
+			auto names = hostlist_expand(v, 1u << 20);
 			if (!names)
 				return unexpected(names.error());
 			r.exclude = std::move(*names);
@@ -105,17 +106,15 @@ status check_request(const Request &r)
 	if (r.gpus > 0 && r.gpus < r.min_nodes)
 		return unexpected("gpus", strprintf("%d GPUs cannot cover %d nodes", r.gpus, r.min_nodes));
 	if (r.locality != Locality::any && r.locality_level.empty())
-		return unexpected("within", "no domain kind or level given");
+		return unexpected("locality", "no domain kind or level given");
 	return ok();
 }
 
 expected<Request> parse_request(std::string_view text, const std::string &where)
 {
 	Request r;
-	std::string comm = "normal";
-	if (auto st = request_schema(r, comm).parse_words(text, where); !st)
+	if (auto st = request_schema(r).parse_words(text, where); !st)
 		return unexpected(st.error());
-	r.comm = comm == "heavy" ? Comm::heavy : comm == "light" ? Comm::light : Comm::normal;
 	if (auto st = check_request(r); !st)
 		return unexpected(st.error().within(where));
 	return r;
@@ -140,20 +139,20 @@ std::string format_request(const Request &r)
 		s += " faster=yes";
 	if (r.comm != Comm::normal)
 		s += std::string(" comm=") + comm_name(r.comm);
-	if (r.locality != Locality::any)
-		s += (r.locality == Locality::strict ? " within=" : " prefer=") + r.locality_level;
+	if (std::string l = format_locality({r.locality, r.locality_level}); !l.empty())
+		s += " locality=" + l;
 	if (r.max_leaves > 0)
 		s += " switches=" + std::to_string(r.max_leaves);
 	if (!r.exclude.empty()) {
 		std::vector<std::string> names; // entries may be hostlists themselves
 		for (const std::string &e : r.exclude) {
-			auto x = topo::hostlist_expand(e, 1u << 20);
+			auto x = hostlist_expand(e, 1u << 20);
 			if (x)
 				names.insert(names.end(), x->begin(), x->end());
 			else
 				names.push_back(e);
 		}
-		s += " exclude=" + topo::hostlist_compress(names);
+		s += " exclude=" + hostlist_compress(names);
 	}
 	return s;
 }

@@ -3,7 +3,7 @@
 // The text form is what `loom place --request` reads and what the select/topo
 // plugin writes when it dumps a decision, so that the decision can be replayed:
 //
-//   nodes=4 gpus_per_node=8 class=h100 comm=heavy within=pod
+//   nodes=4 gpus_per_node=8 class=h100 comm=heavy locality=pod:strict
 //
 // Keys (each at most once; unknown keys and bad values are errors):
 //   nodes=N | nodes=MIN-MAX   node count (default 1)
@@ -13,13 +13,18 @@
 //   exclusive=yes             whole nodes: every GPU and core of each node
 //   class=NAME                GPU performance class from the cluster ("" or "any" = any)
 //   faster=yes                a faster class may be used when the class asked for is full
-//   comm=heavy|normal|light   communication intensity (default normal)
-//   within=KIND|LEVEL         the gang must fit in one domain of this kind ("leaf", "pod") or level
-//   prefer=KIND|LEVEL         the same, as a preference
+//   comm=heavy|normal|light   communication intensity (default normal), as sbatch --comm
+//   locality=KIND[:strict|:prefer]
+//                             the gang must (strict) or should (prefer, the default)
+//                             fit in one domain of this kind ("leaf", "pod") or
+//                             level ("0" = root), as sbatch --locality (hints.hpp)
 //   switches=N                at most N leaf domains (Slurm --switches)
 //   exclude=HOSTLIST          nodes the job may not use
+// Read, never written: within=KIND (locality=KIND:strict) and prefer=KIND
+// (locality=KIND:prefer), from request files kept before the one spelling.
 #pragma once
 
+#include "lib/place/hints.hpp"
 #include "lib/util/expected.hpp"
 
 #include <string>
@@ -27,11 +32,6 @@
 #include <vector>
 
 namespace loom::place {
-
-enum class Comm : uint8_t { light, normal, heavy };
-enum class Locality : uint8_t { any, prefer, strict };
-
-const char *comm_name(Comm c);
 
 struct Request {
 	int min_nodes = 1;

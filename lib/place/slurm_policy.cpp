@@ -1,12 +1,19 @@
 #include "lib/place/slurm_policy.hpp"
 
 #include "lib/place/search.hpp"
-#include "lib/topo/hostlist.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/log.hpp"
 
 #include <algorithm>
 
 namespace loom::place {
+
+void note_required(SlurmPolicies &p, size_t required, uint32_t max_nodes, uint32_t req_nodes, bool gpu_total)
+{
+	uint32_t aim = req_nodes > 0 && req_nodes < max_nodes ? req_nodes : max_nodes;
+	p.required_all = required > 0 && required >= aim;
+	p.required_gpus = required > 0 && gpu_total;
+}
 
 std::string step_aside_for(const SlurmPolicies &p)
 {
@@ -60,7 +67,7 @@ std::string names_of(const topo::Cluster &c, const std::vector<Index> &nodes)
 	std::vector<std::string> v;
 	for (Index n : nodes)
 		v.push_back(c.nodes[static_cast<size_t>(n)].name);
-	return topo::hostlist_compress(v);
+	return hostlist_compress(v);
 }
 
 // One node count (or a GPU total): the engine, with the required nodes in

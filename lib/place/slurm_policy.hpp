@@ -35,6 +35,13 @@ struct SlurmPolicies {
 // decides. Where more than one is set, the first in that order is named.
 std::string step_aside_for(const SlurmPolicies &p);
 
+// Required nodes (-w/--nodelist, 'required' of them): nothing is left to
+// choose when they are as many as the job may get (max_nodes) or as many as
+// Slurm aims for (req_nodes: -w n[3-4] without -N asks for those two nodes);
+// with a GPU total (--gpus=N, no per-node count) cons_tres shares the GPUs
+// out over them. Sets required_all and required_gpus.
+void note_required(SlurmPolicies &p, size_t required, uint32_t max_nodes, uint32_t req_nodes, bool gpu_total);
+
 // What Slurm asks of the nodes beyond the request itself.
 struct SlurmConstraints {
 	// Nodes the job must get (-w/--nodelist), by model index.

@@ -220,6 +220,19 @@ status State::set_health(Index n, double weight, bool suspect)
 	return ok();
 }
 
+double node_health(double history_weight, bool suspect)
+{
+	return suspect && history_weight > suspect_health_cap ? suspect_health_cap : history_weight;
+}
+
+bool update_health(State &state, Index node, double history_weight, bool suspect)
+{
+	double w = node_health(history_weight, suspect);
+	if (suspect == state.suspect(node) && w == state.health(node))
+		return false;
+	return state.set_health(node, w, suspect).has_value();
+}
+
 status State::set_available(Index n, bool available)
 {
 	if (auto st = check_node(n); !st)

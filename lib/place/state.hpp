@@ -131,6 +131,16 @@ private:
 	std::vector<Index> roots_, loose_;
 };
 
+// A suspect node (failing checks: loom health's "loom:suspect" mark) weighs
+// at most this much, whatever its failure history says.
+constexpr double suspect_health_cap = 0.5;
+// The health weight placement gives a node: its failure history's weight
+// (1 healthy .. 0 about to fail), capped at suspect_health_cap while suspect.
+double node_health(double history_weight, bool suspect);
+// Set a node's health from its history and suspect mark when either changed;
+// true when the state changed.
+bool update_health(State &state, Index node, double history_weight, bool suspect);
+
 inline uint64_t class_bit(uint16_t id) { return uint64_t(1) << (id < 63 ? id : 63); }
 
 // CPUs in a Linux cpulist ("0-55,112-167" -> 112); 0 for an empty or bad list.

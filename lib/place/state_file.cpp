@@ -1,7 +1,7 @@
 // The state file: read and written line by line with the fail-closed parser.
 #include "lib/place/state_file.hpp"
 
-#include "lib/topo/hostlist.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
@@ -45,7 +45,7 @@ status apply_line(State &state, std::string_view line, const std::string &where)
 	size_t sp = line.find_first_of(" \t");
 	std::string_view names = line.substr(0, sp);
 	std::string_view rest = sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
-	auto list = topo::hostlist_expand(names, state.node_count() + 1);
+	auto list = hostlist_expand(names, state.node_count() + 1);
 	if (!list)
 		return unexpected(list.error().within(where));
 	Line v;

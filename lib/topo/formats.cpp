@@ -2,7 +2,7 @@
 
 #include "lib/topo/cluster_json.hpp"
 #include "lib/topo/hwloc_xml.hpp"
-#include "lib/topo/hostlist.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/topo/ibnetdiscover.hpp"
 #include "lib/topo/nccl_xml.hpp"
 #include "lib/topo/slurm_conf.hpp"

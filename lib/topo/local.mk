@@ -1,9 +1,8 @@
 # lib/topo: the fabric topology model, its formats and node discovery.
-lib_libloom_la_SOURCES += \
+lib_libloom_topo_la_SOURCES += \
 	lib/topo/model.hpp lib/topo/model.cpp \
 	lib/topo/build.hpp lib/topo/build.cpp lib/topo/spec.cpp lib/topo/try.hpp \
 	lib/topo/cluster_json.hpp lib/topo/json_read.cpp lib/topo/json_write.cpp \
-	lib/topo/hostlist.hpp lib/topo/hostlist.cpp \
 	lib/topo/slurm_conf.hpp lib/topo/slurm_conf.cpp lib/topo/topology_yaml.cpp \
 	lib/topo/ib_graph.hpp lib/topo/ibnetdiscover.hpp lib/topo/ibnetdiscover.cpp lib/topo/ib_fabric.cpp \
 	lib/topo/xml.hpp lib/topo/xml.cpp lib/topo/nccl_xml.hpp lib/topo/nccl_xml.cpp \
@@ -19,7 +18,7 @@ check_PROGRAMS += tests/unit/test_topo_model
 TESTS += tests/unit/test_topo_model
 tests_unit_test_topo_model_SOURCES = tests/unit/test_topo_model.cpp tests/unit/check_main.hpp
 tests_unit_test_topo_model_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
-tests_unit_test_topo_model_LDADD = lib/libloom.la $(CHECK_LIBS)
+tests_unit_test_topo_model_LDADD = $(LOOM_TOPO_LIBS) $(CHECK_LIBS)
 endif
 
 if HAVE_CHECK
@@ -27,25 +26,25 @@ check_PROGRAMS += tests/unit/test_topo_formats
 TESTS += tests/unit/test_topo_formats
 tests_unit_test_topo_formats_SOURCES = tests/unit/test_topo_formats.cpp tests/unit/check_main.hpp
 tests_unit_test_topo_formats_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
-tests_unit_test_topo_formats_LDADD = lib/libloom.la $(CHECK_LIBS)
+tests_unit_test_topo_formats_LDADD = $(LOOM_TOPO_LIBS) $(CHECK_LIBS)
 endif
 
 # Fuzz targets (tests/fuzz/run.sh) and their seed-corpus replays for make check.
 check_PROGRAMS += tests/fuzz/replay_topo_cluster_json
 tests_fuzz_replay_topo_cluster_json_SOURCES = tests/fuzz/fuzz_topo_cluster_json.cpp tests/fuzz/replay_main.cpp
-tests_fuzz_replay_topo_cluster_json_LDADD = lib/libloom.la
+tests_fuzz_replay_topo_cluster_json_LDADD = $(LOOM_TOPO_LIBS)
 TESTS += tests/fuzz/replay_topo_cluster_json.sh
 check_PROGRAMS += tests/fuzz/replay_topo_ibnetdiscover
 tests_fuzz_replay_topo_ibnetdiscover_SOURCES = tests/fuzz/fuzz_topo_ibnetdiscover.cpp tests/fuzz/replay_main.cpp
-tests_fuzz_replay_topo_ibnetdiscover_LDADD = lib/libloom.la
+tests_fuzz_replay_topo_ibnetdiscover_LDADD = $(LOOM_TOPO_LIBS)
 TESTS += tests/fuzz/replay_topo_ibnetdiscover.sh
 check_PROGRAMS += tests/fuzz/replay_topo_topology_conf
 tests_fuzz_replay_topo_topology_conf_SOURCES = tests/fuzz/fuzz_topo_topology_conf.cpp tests/fuzz/replay_main.cpp
-tests_fuzz_replay_topo_topology_conf_LDADD = lib/libloom.la
+tests_fuzz_replay_topo_topology_conf_LDADD = $(LOOM_TOPO_LIBS)
 TESTS += tests/fuzz/replay_topo_topology_conf.sh
 check_PROGRAMS += tests/fuzz/replay_topo_xml
 tests_fuzz_replay_topo_xml_SOURCES = tests/fuzz/fuzz_topo_xml.cpp tests/fuzz/replay_main.cpp
-tests_fuzz_replay_topo_xml_LDADD = lib/libloom.la
+tests_fuzz_replay_topo_xml_LDADD = $(LOOM_TOPO_LIBS)
 TESTS += tests/fuzz/replay_topo_xml.sh
 
 # Recorded data the topology tests read.

@@ -1,6 +1,6 @@
 #include "lib/topo/slurm_conf.hpp"
 
-#include "lib/topo/hostlist.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/topo/try.hpp"
 #include "lib/util/fs.hpp"
 

@@ -134,6 +134,29 @@ expected<std::string> read_file(const std::string &path, uint64_t max_bytes)
 	return read_file_bounded(path, b);
 }
 
+status make_dirs(const std::string &dir, unsigned mode)
+{
+	if (dir.empty())
+		return unexpected("make_dirs", "empty path");
+	for (size_t pos = 0; pos != std::string::npos;) {
+		pos = dir.find('/', pos + 1);
+		std::string part = dir.substr(0, pos);
+		if (part.empty() || part.back() == '/')
+			continue;
+		if (::mkdir(part.c_str(), static_cast<mode_t>(mode)) == 0)
+			continue;
+		int e = errno;
+		struct stat st;
+		if (e == EEXIST && ::stat(part.c_str(), &st) == 0) {
+			if (S_ISDIR(st.st_mode))
+				continue;
+			return unexpected(part, "exists and is not a directory");
+		}
+		return unexpected(part, std::string("cannot create: ") + std::strerror(e));
+	}
+	return ok();
+}
+
 status write_file_atomic(const std::string &path, std::string_view text, unsigned mode)
 {
 	std::string tmp = path + ".tmp." + std::to_string(::getpid());

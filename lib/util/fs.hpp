@@ -54,6 +54,10 @@ expected<std::string> read_file_bounded(const std::string &path, const ReadBound
 expected<std::string> read_file(const std::string &path, uint64_t max_bytes = 256ull << 20);
 // Write text to path atomically: a temporary file beside it, fsync, rename,
 // fsync of the directory. Readers see the old content or the new, never half.
+// mkdir -p: each missing directory of an absolute or relative path made with
+// mode; a component that exists and is not a directory (or a link to one) is
+// an error naming it.
+status make_dirs(const std::string &dir, unsigned mode = 0755);
 status write_file_atomic(const std::string &path, std::string_view text, unsigned mode = 0644);
 // Join path pieces with single slashes.
 std::string path_join(std::string_view a, std::string_view b);

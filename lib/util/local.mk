@@ -1,9 +1,12 @@
-lib_libloom_la_SOURCES += \
+lib_libloom_util_la_SOURCES += \
 	lib/util/expected.hpp \
 	lib/util/log.hpp lib/util/log.cpp \
 	lib/util/config.hpp lib/util/config.cpp \
 	lib/util/json.hpp lib/util/json.cpp \
-	lib/util/fs.hpp lib/util/fs.cpp
+	lib/util/fs.hpp lib/util/fs.cpp \
+	lib/util/hostlist.hpp lib/util/hostlist.cpp \
+	lib/util/subprocess.hpp lib/util/subprocess.cpp \
+	lib/util/gres.hpp lib/util/gres.cpp
 
 # Unit tests (Check).
 if HAVE_CHECK
@@ -11,5 +14,5 @@ check_PROGRAMS += tests/unit/test_util
 TESTS += tests/unit/test_util
 tests_unit_test_util_SOURCES = tests/unit/test_util.cpp tests/unit/check_main.hpp
 tests_unit_test_util_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
-tests_unit_test_util_LDADD = lib/libloom.la $(CHECK_LIBS)
+tests_unit_test_util_LDADD = $(LOOM_UTIL_LIBS) $(CHECK_LIBS)
 endif

@@ -7,6 +7,8 @@ plugins_select_topo_select_topo_la_SOURCES = \
 	plugins/common/slurm_internal.hpp \
 	plugins/select_topo/cons_tres.hpp plugins/select_topo/cons_tres.cpp \
 	plugins/select_topo/placer.hpp plugins/select_topo/placer.cpp \
+	plugins/select_topo/snapshot.hpp plugins/select_topo/snapshot.cpp \
+	plugins/select_topo/job_test.hpp plugins/select_topo/job_test.cpp \
 	plugins/select_topo/explain.hpp plugins/select_topo/explain.cpp \
 	plugins/select_topo/history.hpp plugins/select_topo/history.cpp \
 	plugins/select_topo/slurm_view.hpp plugins/select_topo/slurm_view.cpp \
@@ -38,7 +40,7 @@ plugins_select_topo_select_topo_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_SRC_CPPFLAG
 plugins_select_topo_select_topo_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)
 plugins_select_topo_select_topo_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(srcdir)/plugins/select_topo/select_topo.map
-plugins_select_topo_select_topo_la_LIBADD = lib/libloom.la
+plugins_select_topo_select_topo_la_LIBADD = lib/libloom_health.la $(LOOM_PLACE_LIBS)
 EXTRA_plugins_select_topo_select_topo_la_DEPENDENCIES = plugins/select_topo/select_topo.map
 endif
 EXTRA_DIST += plugins/select_topo/select_topo.map \
@@ -53,5 +55,5 @@ tests_unit_test_select_topo_fabric_SOURCES = tests/unit/test_select_topo_fabric.
 	plugins/select_topo/fabric.hpp plugins/select_topo/fabric.cpp \
 	plugins/select_topo/config.hpp plugins/select_topo/config.cpp
 tests_unit_test_select_topo_fabric_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
-tests_unit_test_select_topo_fabric_LDADD = lib/libloom.la $(CHECK_LIBS)
+tests_unit_test_select_topo_fabric_LDADD = lib/libloom_health.la $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
 endif

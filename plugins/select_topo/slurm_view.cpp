@@ -1,5 +1,7 @@
 #include "plugins/select_topo/slurm_view.hpp"
 
+#include "lib/place/gpu_class.hpp"
+
 #include <cstring>
 #include <dlfcn.h>
 #include <sstream>
@@ -97,6 +99,11 @@ JobAsk job_ask(job_record_t *job)
 		if (job->details->features)
 			a.features = job->details->features;
 	}
+	for (const char *t : {job->tres_per_node, job->tres_per_job, job->tres_per_task})
+		if (t && gres_gpu(t).gpus) {
+			a.gpu_tres = t;
+			break;
+		}
 	a.max_switches = job->req_switch;
 	a.policies.spread_job = job->bit_flags & SPREAD_JOB;
 	a.policies.contiguous = job->details && job->details->contiguous;

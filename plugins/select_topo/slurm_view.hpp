@@ -34,6 +34,7 @@ struct JobAsk {
 	int64_t gpus_total = 0;    // --gpus=N (whole job)
 	bool whole_node = false;   // --exclusive
 	std::string features;      // --constraint, as given
+	std::string gpu_tres;      // the GPU request as Slurm keeps it ("gres/gpu:h100:8"): per node, job or task
 	uint32_t max_switches = 0; // --switches=N (0: not given)
 	char **spank_env = nullptr;
 	uint32_t spank_env_size = 0;

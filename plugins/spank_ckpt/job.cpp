@@ -1,7 +1,9 @@
 #include "plugins/spank_ckpt/job.hpp"
 
 #include "lib/ckpt/policy.hpp"
+#include "lib/health/failure_stats.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/json.hpp"
 #include "lib/util/log.hpp"
 #include "plugins/spank_ckpt/signal_tasks.hpp"
@@ -52,20 +54,22 @@ expected<Newest> parse_newest(const std::string &text)
 double compute_mtbf(const ckpt::SiteConfig &site, const JobFacts &facts)
 {
 	std::vector<std::string> nodes;
-	if (auto h = ckpt::expand_hostlist(facts.nodelist); h)
+	if (auto h = hostlist_expand(facts.nodelist); h)
 		nodes = *h;
-	ckpt::FailureStats stats;
+	else
+		log_warning("job node list unreadable, the interval counts one node: %s", h.error().str().c_str());
+	health::FailureStats stats;
 	if (!site.failure_stats.empty()) {
 		auto text = read_file(site.failure_stats, 64u << 20);
-		auto parsed = text ? ckpt::parse_failure_stats(*text, site.failure_stats)
-				   : expected<ckpt::FailureStats>(unexpected(text.error()));
+		auto parsed = text ? health::parse_failure_stats(*text, site.failure_stats)
+				   : expected<health::FailureStats>(unexpected(text.error()));
 		if (parsed)
 			stats = *parsed;
 		else
 			log_warning("failure statistics unusable, using node_mtbf=%llds: %s",
 				    static_cast<long long>(site.node_mtbf_s), parsed.error().str().c_str());
 	}
-	return ckpt::job_mtbf(stats, nodes, static_cast<double>(site.node_mtbf_s));
+	return health::job_mtbf(stats, nodes, static_cast<double>(site.node_mtbf_s));
 }
 
 } // namespace

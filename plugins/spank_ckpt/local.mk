@@ -13,7 +13,7 @@ plugins_spank_ckpt_spank_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) $(J
 plugins_spank_ckpt_spank_ckpt_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)
 plugins_spank_ckpt_spank_ckpt_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(srcdir)/plugins/spank_ckpt/spank_ckpt.map
-plugins_spank_ckpt_spank_ckpt_la_LIBADD = lib/libloom.la
+plugins_spank_ckpt_spank_ckpt_la_LIBADD = lib/libloom_health.la $(LOOM_CKPT_LIBS)
 EXTRA_plugins_spank_ckpt_spank_ckpt_la_DEPENDENCIES = plugins/spank_ckpt/spank_ckpt.map
 EXTRA_DIST += plugins/spank_ckpt/spank_ckpt.map
 
@@ -23,7 +23,7 @@ EXTRA_DIST += plugins/spank_ckpt/spank_ckpt.map
 pkglibexec_PROGRAMS = plugins/spank_ckpt/loom-ckpt-helper
 plugins_spank_ckpt_loom_ckpt_helper_SOURCES = plugins/spank_ckpt/ckpt_helper.cpp
 plugins_spank_ckpt_loom_ckpt_helper_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
-plugins_spank_ckpt_loom_ckpt_helper_LDADD = lib/libloom.la
+plugins_spank_ckpt_loom_ckpt_helper_LDADD = $(LOOM_CKPT_LIBS)
 
 # The helper run as the test's user, and prepare_job() executing it (the
 # job.cpp of the plugin, with Slurm's client API looked up at run time).
@@ -36,5 +36,5 @@ tests_unit_test_ckpt_helper_SOURCES = tests/unit/test_ckpt_helper.cpp tests/unit
 	plugins/spank_ckpt/slurm_api.hpp plugins/spank_ckpt/slurm_api.cpp
 tests_unit_test_ckpt_helper_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(SLURM_CPPFLAGS) $(JSONC_CFLAGS) \
 	$(SPANK_CKPT_HELPER_CPPFLAGS)
-tests_unit_test_ckpt_helper_LDADD = lib/libloom.la $(CHECK_LIBS)
+tests_unit_test_ckpt_helper_LDADD = lib/libloom_health.la $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 endif

@@ -2,7 +2,8 @@
 slurmplugin_LTLIBRARIES += plugins/spank_place/spank_place.la
 plugins_spank_place_spank_place_la_SOURCES = \
 	plugins/spank_place/spank_place_plugin.cpp \
-	plugins/common/place_hints.hpp plugins/common/place_hints.cpp
+	plugins/common/place_hints.hpp plugins/common/place_hints.cpp \
+	lib/place/hints.hpp lib/place/hints.cpp
 plugins_spank_place_spank_place_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 plugins_spank_place_spank_place_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)
 plugins_spank_place_spank_place_la_LDFLAGS = $(PLUGIN_LDFLAGS) \

@@ -4,9 +4,10 @@
 //   sbatch --locality=leaf:strict    the gang must fit under one leaf switch (waits otherwise)
 //
 // Values are checked where the user typed them (sbatch, salloc, srun): a bad
-// value is refused at submit time naming the option and the value. Slurm
-// carries accepted options to slurmctld in the job's SPANK environment, where
-// select/topo reads them (plugins/common/place_hints.hpp).
+// value is refused at submit time naming the option, the value and the words
+// allowed (lib/place/hints.hpp: the same words as `loom place --request` and
+// --explain). Slurm carries accepted options to slurmctld in the job's SPANK
+// environment, where select/topo reads them (plugins/common/place_hints.hpp).
 #include "plugins/common/place_hints.hpp"
 
 #include <cstring>
@@ -33,7 +34,7 @@ namespace {
 int opt_comm(int, const char *optarg, int)
 {
 	try {
-		auto c = loom::plugin::parse_comm(optarg ? optarg : "");
+		auto c = loom::plugin::comm_option(optarg ? optarg : "");
 		if (!c) {
 			slurm_error("loom: %s", c.error().str().c_str());
 			return -1;
@@ -47,10 +48,9 @@ int opt_comm(int, const char *optarg, int)
 int opt_locality(int, const char *optarg, int)
 {
 	try {
-		loom::plugin::PlaceHints h;
-		auto st = loom::plugin::parse_locality(optarg ? optarg : "", h);
-		if (!st) {
-			slurm_error("loom: %s", st.error().str().c_str());
+		auto h = loom::plugin::locality_option(optarg ? optarg : "");
+		if (!h) {
+			slurm_error("loom: %s", h.error().str().c_str());
 			return -1;
 		}
 		return 0;
@@ -60,11 +60,11 @@ int opt_locality(int, const char *optarg, int)
 }
 
 struct spank_option g_options[] = {
-	{const_cast<char *>("comm"), const_cast<char *>("heavy|normal|light"),
+	{const_cast<char *>(loom::plugin::opt_comm), const_cast<char *>(loom::place::comm_words),
 	 const_cast<char *>("[loom] communication intensity of the job: heavy gets the tightest, least "
 			    "loaded part of the fabric (default: normal)"),
 	 1, 0, opt_comm},
-	{const_cast<char *>("locality"), const_cast<char *>("KIND[:strict|:prefer]"),
+	{const_cast<char *>(loom::plugin::opt_locality), const_cast<char *>(loom::place::locality_words),
 	 const_cast<char *>("[loom] fit the whole job under one fabric domain of this kind (leaf, pod, "
 			    "nvlink, ...); strict: wait until it fits, prefer: best effort (default)"),
 	 1, 0, opt_locality},

@@ -17,8 +17,8 @@ CXX=${CLANGXX:-$(command -v clang++ || command -v clang++-14 || true)}
 # libloom sources, compiled once into an archive with fuzzer instrumentation.
 libsrcs=$(cd "$top" && ls lib/*/*.cpp)
 flags="-std=c++20 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -I$top -I$out"
-flags="$flags $(pkg-config --cflags json-c hwloc yaml-0.1)"
-libs="$(pkg-config --libs json-c hwloc yaml-0.1) -ldl -pthread"
+flags="$flags $(pkg-config --cflags json-c libcrypto hwloc yaml-0.1)"
+libs="$(pkg-config --libs json-c libcrypto hwloc yaml-0.1) -ldl -pthread"
 pkg-config --exists libibverbs && libs="$libs $(pkg-config --libs libibverbs)"
 # The build's feature macros: a minimal loom_config.h for the fuzz build.
 cat > "$out/loom_config.h" <<CFG

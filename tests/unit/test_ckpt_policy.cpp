@@ -1,6 +1,6 @@
 // Unit tests for the checkpoint interval policy (Young/Daly against Daly's
-// published vectors), the time-limit margin, failure statistics, host lists,
-// and the coordinator's decisions.
+// published vectors), the time-limit margin, the job MTBF from failure
+// statistics, and the coordinator's decisions.
 #include "lib/ckpt/coordinator.hpp"
 #include "lib/ckpt/policy.hpp"
 #include "lib/health/failure_stats.hpp"
@@ -45,6 +45,11 @@ START_TEST(time_limit_margin_from_measured_write)
 }
 END_TEST
 
+static double mtbf_of(const health::NodeStats &n, double prior)
+{
+	return health::mtbf_estimate(n.exposure_s, n.failures, prior);
+}
+
 START_TEST(failure_stats_and_job_mtbf)
 {
 	// The file as jobcomp/health writes it.
@@ -58,38 +63,24 @@ START_TEST(failure_stats_and_job_mtbf)
 	h.nodes["n4"].failures = 1;        // a failure before any exposure: 30000 / 2 = 15000, never 0
 	h.gpu_classes["h100"].exposure_s = 240000;
 	h.gpu_classes["h100"].failures = 3;
-	auto s = parse_failure_stats(health::failure_stats_json(h), "stats.json");
+	auto s = health::parse_failure_stats(health::failure_stats_json(h), "stats.json");
 	ck_assert_msg(s.has_value(), "%s", s ? "" : s.error().str().c_str());
 	const double site = 30000;
-	ck_assert(std::fabs(node_mtbf(s->nodes.at("n1"), site) - 60000) < 1e-6);
-	ck_assert(std::fabs(node_mtbf(s->nodes.at("n2"), site) - 120000) < 1e-6);
-	ck_assert(std::fabs(node_mtbf(s->nodes.at("n4"), site) - 15000) < 1e-6);
+	ck_assert(std::fabs(mtbf_of(s->nodes.at("n1"), site) - 60000) < 1e-6);
+	ck_assert(std::fabs(mtbf_of(s->nodes.at("n2"), site) - 120000) < 1e-6);
+	ck_assert(std::fabs(mtbf_of(s->nodes.at("n4"), site) - 15000) < 1e-6);
 	// n1, n2, and n3 (no history: the site's 30000 s): 1 / (1/60000 + 1/120000 + 1/30000) = 17142.857 s.
-	ck_assert(std::fabs(job_mtbf(*s, {"n1", "n2", "n3"}, site) - 120000.0 / 7) < 1e-6);
-	FailureStats empty;
-	ck_assert(std::fabs(job_mtbf(empty, {"a", "b", "c", "d"}, 86400) - 21600) < 1e-6);
-	ck_assert(std::fabs(job_mtbf(empty, {}, 86400) - 86400) < 1e-6);
+	ck_assert(std::fabs(health::job_mtbf(*s, {"n1", "n2", "n3"}, site) - 120000.0 / 7) < 1e-6);
+	health::FailureStats empty;
+	ck_assert(std::fabs(health::job_mtbf(empty, {"a", "b", "c", "d"}, 86400) - 21600) < 1e-6);
+	ck_assert(std::fabs(health::job_mtbf(empty, {}, 86400) - 86400) < 1e-6);
 	// Another shape or version is refused, naming the file and the field.
-	auto bad = parse_failure_stats(R"({"version":1,"updated":0,"nodes":{"n1":{"failures":-1}},"gpu_classes":{}})",
+	auto bad = health::parse_failure_stats(R"({"version":1,"updated":0,"nodes":{"n1":{"failures":-1}},"gpu_classes":{}})",
 				       "f.json");
 	ck_assert(!bad.has_value());
 	ck_assert_msg(bad.error().str().find("f.json") != std::string::npos, "%s", bad.error().str().c_str());
-	ck_assert(!parse_failure_stats(R"({"version":2,"updated":0,"nodes":{},"gpu_classes":{}})", "f").has_value());
-	ck_assert(!parse_failure_stats(R"({"format":"loom-failure-stats/1","nodes":{}})", "f").has_value());
-}
-END_TEST
-
-START_TEST(hostlists)
-{
-	auto h = expand_hostlist("n[1-3,7],gpu[08-10],login");
-	ck_assert(h.has_value());
-	std::vector<std::string> want = {"n1", "n2", "n3", "n7", "gpu08", "gpu09", "gpu10", "login"};
-	ck_assert_int_eq(h->size(), want.size());
-	for (size_t i = 0; i < want.size(); i++)
-		ck_assert_sstr_eq((*h)[i], want[i]);
-	ck_assert(!expand_hostlist("n[3-1]").has_value());
-	ck_assert(!expand_hostlist("n[1-").has_value());
-	ck_assert(!expand_hostlist("n[1-999999999]", 1000).has_value());
+	ck_assert(!health::parse_failure_stats(R"({"version":2,"updated":0,"nodes":{},"gpu_classes":{}})", "f").has_value());
+	ck_assert(!health::parse_failure_stats(R"({"format":"loom-failure-stats/1","nodes":{}})", "f").has_value());
 }
 END_TEST
 
@@ -197,7 +188,6 @@ static Suite *make_suite()
 	tcase_add_test(tc, auto_interval_bounds);
 	tcase_add_test(tc, time_limit_margin_from_measured_write);
 	tcase_add_test(tc, failure_stats_and_job_mtbf);
-	tcase_add_test(tc, hostlists);
 	tcase_add_test(tc, coordinator_interval_and_time_limit);
 	tcase_add_test(tc, coordinator_no_requeue_without_budget_and_suspect_flag);
 	tcase_add_test(tc, coordinator_thread_stops_promptly);

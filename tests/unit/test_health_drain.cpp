@@ -6,7 +6,7 @@
 #include "lib/health/drain.hpp"
 #include "lib/health/report.hpp"
 #include "lib/health/slurm_ops.hpp"
-#include "lib/health/subprocess.hpp"
+#include "lib/util/subprocess.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/json.hpp"
 

@@ -1,7 +1,6 @@
 // Unit tests for jobcomp/health's worker without Slurm: a fake Slurm records
 // drains and requeues. Job logs from tests/health/joblogs.
 #include "lib/ckpt/job_env.hpp"
-#include "lib/ckpt/policy.hpp"
 #include "lib/health/jobcomp.hpp"
 #include "lib/health/jobcomp_worker.hpp"
 #include "lib/util/fs.hpp"
@@ -269,6 +268,36 @@ START_TEST(ckpt_job_carries_its_budget)
 }
 END_TEST
 
+START_TEST(backlog_round_trips_any_job_text)
+{
+	// Job names, directories and node reasons are the user's and the admin's
+	// text: quotes, backslashes, newlines, control and non-ASCII characters
+	// must come back as they went in.
+	Backlog b;
+	b.drains = {1700000000, 1700000060};
+	JobRecord r = job(777, "x.out", {"n1", "n2"});
+	r.job_name = "say \"hi\"\\ and\nbye\t\x01 \xc3\xa9t\xc3\xa9";
+	r.work_dir = "/home/u/dir with \"quotes\"/\\";
+	r.end.node_reason["n1"] = "Xid 79: \"fell off the bus\"\n";
+	b.pending = {r, job(778, "y.out", {"n3"})};
+	std::string dir = temp_dir();
+	std::string path = dir + "/loom-jobcomp-backlog.json";
+	ck_assert(write_file_atomic(path, backlog_json(b)).has_value());
+	auto back = load_backlog(path);
+	ck_assert_msg(back.has_value(), "%s", back ? "" : back.error().str().c_str());
+	ck_assert(back->drains == b.drains);
+	ck_assert_int_eq(back->pending.size(), 2);
+	ck_assert(back->pending[0].job_name == r.job_name);
+	ck_assert(back->pending[0].work_dir == r.work_dir);
+	ck_assert(back->pending[0].end.node_reason.at("n1") == r.end.node_reason.at("n1"));
+	ck_assert_int_eq(back->pending[1].end.job_id, 778);
+	// An empty backlog is still a backlog.
+	ck_assert(write_file_atomic(path, backlog_json(Backlog{})).has_value());
+	auto empty = load_backlog(path);
+	ck_assert(empty.has_value() && empty->pending.empty() && empty->drains.empty());
+}
+END_TEST
+
 START_TEST(backlog_survives_a_restart)
 {
 	std::string dir = temp_dir();
@@ -314,11 +343,11 @@ START_TEST(backlog_survives_a_restart)
 	// statistics, and n3's three failures pull its MTBF below the site value.
 	auto text = read_file(opt.stats_publish);
 	ck_assert(text.has_value());
-	auto ck = ckpt::parse_failure_stats(*text, opt.stats_publish);
+	auto ck = parse_failure_stats(*text, opt.stats_publish);
 	ck_assert_msg(ck.has_value(), "%s", ck ? "" : ck.error().str().c_str());
 	ck_assert_int_eq(ck->nodes.at("n3").failures, 3);
-	ck_assert(ckpt::job_mtbf(*ck, {"n3"}, 30 * 86400.0) < 30 * 86400.0 / 3);
-	ck_assert(std::fabs(ckpt::job_mtbf(*ck, {"n9"}, 30 * 86400.0) - 30 * 86400.0) < 1e-6);
+	ck_assert(job_mtbf(*ck, {"n3"}, 30 * 86400.0) < 30 * 86400.0 / 3);
+	ck_assert(std::fabs(job_mtbf(*ck, {"n9"}, 30 * 86400.0) - 30 * 86400.0) < 1e-6);
 	// A corrupt backlog is refused with its path, not silently emptied.
 	ck_assert(write_file_atomic(dir + "/loom-jobcomp-backlog.json", "{\"version\": 1}").has_value());
 	JobcompWorker w3(opt, std::make_unique<FakeSlurm>());
@@ -458,6 +487,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, user_error_never_drains_nor_requeues);
 	tcase_add_test(tc, drain_cap_holds_and_budget);
 	tcase_add_test(tc, ckpt_job_carries_its_budget);
+	tcase_add_test(tc, backlog_round_trips_any_job_text);
 	tcase_add_test(tc, backlog_survives_a_restart);
 	tcase_add_test(tc, stop_cuts_scontrol_short_and_keeps_the_job);
 	tcase_add_test(tc, drains_only_what_is_loom_to_drain);

@@ -215,14 +215,14 @@ START_TEST(locality_strict_prefer_and_switches)
 {
 	auto c = test_cluster();
 	State s(c);
-	ck_assert(!decide(s, "nodes=6 gpus_per_node=8 within=leaf").placed());
-	ck_assert(decide(s, "nodes=6 gpus_per_node=8 within=pod").placed());
-	ck_assert(decide(s, "nodes=6 gpus_per_node=8 prefer=leaf").placed());
+	ck_assert(!decide(s, "nodes=6 gpus_per_node=8 locality=leaf:strict").placed());
+	ck_assert(decide(s, "nodes=6 gpus_per_node=8 locality=pod:strict").placed());
+	ck_assert(decide(s, "nodes=6 gpus_per_node=8 locality=leaf:prefer").placed());
 	ck_assert(!decide(s, "nodes=6 gpus_per_node=8 switches=1").placed());
 	Decision d = decide(s, "nodes=6 gpus_per_node=8 switches=2");
 	ck_assert(d.placed());
 	ck_assert_int_eq(d.candidates[0].score.leaves, 2);
-	ck_assert(!loom::place::place(s, req("within=rack"), nullptr, Weights{}).has_value());
+	ck_assert(!loom::place::place(s, req("locality=rack:strict"), nullptr, Weights{}).has_value());
 }
 END_TEST
 
@@ -286,20 +286,20 @@ START_TEST(nvlink_domains_kept_together)
 	ck_assert_int_eq(d.candidates[0].score.nvlink_domains, 2);
 	ck_assert_int_eq(d.candidates[0].score.leaves, 1);
 	// --locality=nvlink:strict: one NVLink domain or nothing.
-	d = decide(s, "nodes=4 gpus_per_node=8 within=nvlink");
+	d = decide(s, "nodes=4 gpus_per_node=8 locality=nvlink:strict");
 	ck_assert(d.placed());
 	for (Index n : d.candidates[0].nodes)
 		ck_assert_int_ge(n, node(s, "n13"));
-	d = decide(s, "nodes=5 gpus_per_node=8 within=nvlink");
+	d = decide(s, "nodes=5 gpus_per_node=8 locality=nvlink:strict");
 	ck_assert(!d.placed());
 	ck_assert_msg(d.reason.find("within one NVLink domain") != std::string::npos, "%s", d.reason.c_str());
-	// A single node in an NVLink domain; prefer=nvlink places like no hint.
-	ck_assert(decide(s, "nodes=1 gpus_per_node=8 within=nvlink").placed());
-	ck_assert(decide(s, "nodes=6 gpus_per_node=8 prefer=nvlink").placed());
+	// A single node in an NVLink domain; locality=nvlink:prefer places like no hint.
+	ck_assert(decide(s, "nodes=1 gpus_per_node=8 locality=nvlink:strict").placed());
+	ck_assert(decide(s, "nodes=6 gpus_per_node=8 locality=nvlink:prefer").placed());
 	// No NVLink domains: an error naming the kinds there are.
 	auto plain = test_cluster();
 	State p(plain);
-	auto r = loom::place::place(p, req("nodes=2 within=nvlink"), nullptr, Weights{});
+	auto r = loom::place::place(p, req("nodes=2 locality=nvlink:strict"), nullptr, Weights{});
 	ck_assert(!r.has_value());
 	ck_assert_msg(r.error().message.find("no NVLink domains (kinds: ") != std::string::npos, "%s",
 		      r.error().str().c_str());

@@ -32,7 +32,7 @@ bool has(const std::string &text, const std::string &part) { return text.find(pa
 START_TEST(request_round_trip)
 {
 	auto r = parse_request("nodes=2-4 gpus_per_node=8 cores_per_node=16 exclusive=yes class=h100 faster=yes "
-			       "comm=heavy within=pod switches=2 exclude=n[1-3],n7");
+			       "comm=heavy locality=pod:strict switches=2 exclude=n[1-3],n7");
 	ck_assert_msg(r.has_value(), "%s", r ? "" : r.error().str().c_str());
 	ck_assert_int_eq(r->min_nodes, 2);
 	ck_assert_int_eq(r->max_nodes, 4);

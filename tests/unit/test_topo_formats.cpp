@@ -7,7 +7,6 @@
 #include "lib/topo/cluster_json.hpp"
 #include "lib/topo/discover.hpp"
 #include "lib/topo/formats.hpp"
-#include "lib/topo/hostlist.hpp"
 #include "lib/topo/ibnetdiscover.hpp"
 #include "lib/topo/nccl_xml.hpp"
 #include "lib/topo/slurm_conf.hpp"
@@ -507,29 +506,6 @@ START_TEST(json_strict_and_round_trip)
 }
 END_TEST
 
-START_TEST(hostlists)
-{
-	auto h = hostlist_expand("gpu[08-10,12],login1,r[1-2]n[1-2]");
-	ck_assert(h.has_value());
-	ck_assert_int_eq(h->size(), 9);
-	ck_assert_sstr_eq((*h)[0], "gpu08");
-	ck_assert_sstr_eq((*h)[3], "gpu12");
-	ck_assert_sstr_eq((*h)[6], "r1n2");
-	ck_assert_sstr_eq(hostlist_compress(*hostlist_expand("n[01-04],n07,x")), "n[01-04,07],x");
-	// Mixed padding folds differently but names the same nodes.
-	auto mixed = *hostlist_expand("n[01-04],n07,x,n[1-10]");
-	auto back = hostlist_expand(hostlist_compress(mixed));
-	ck_assert(back.has_value());
-	std::sort(mixed.begin(), mixed.end());
-	std::sort(back->begin(), back->end());
-	ck_assert(mixed == *back);
-	ck_assert(!hostlist_expand("n[1-"));
-	ck_assert(!hostlist_expand("n[3-1]"));
-	ck_assert(!hostlist_expand("n[1-99999999]"));
-	ck_assert(!hostlist_expand("a,,b"));
-}
-END_TEST
-
 static Suite *make_suite()
 {
 	Suite *s = suite_create("topo_formats");
@@ -545,7 +521,6 @@ static Suite *make_suite()
 	tcase_add_test(tc, discover_recorded_h100_root);
 	tcase_add_test(tc, topology_conf_and_check);
 	tcase_add_test(tc, json_strict_and_round_trip);
-	tcase_add_test(tc, hostlists);
 	suite_add_tcase(s, tc);
 	return s;
 }

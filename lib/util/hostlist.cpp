@@ -1,10 +1,10 @@
-#include "lib/topo/hostlist.hpp"
+#include "lib/util/hostlist.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <map>
 
-namespace loom::topo {
+namespace loom {
 
 namespace {
 
@@ -187,4 +187,4 @@ std::string hostlist_compress(const std::vector<std::string> &names)
 	return out;
 }
 
-} // namespace loom::topo
+} // namespace loom

@@ -1,4 +1,4 @@
-// loom topology: Slurm hostlist expressions ("gpu[001-016,020],login1").
+// Slurm hostlist expressions ("gpu[001-016,020],login1").
 #pragma once
 
 #include "lib/util/expected.hpp"
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace loom::topo {
+namespace loom {
 
 // Expand a hostlist. Several bracket groups in one name multiply out
 // ("r[1-2]n[1-2]" gives r1n1 r1n2 r2n1 r2n2); zero padding follows the lower
@@ -21,4 +21,4 @@ expected<std::vector<std::string>> hostlist_expand(std::string_view expr, size_t
 // first appearance of each prefix is kept.
 std::string hostlist_compress(const std::vector<std::string> &names);
 
-} // namespace loom::topo
+} // namespace loom

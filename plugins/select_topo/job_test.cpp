@@ -1,0 +1,276 @@
+#include "plugins/select_topo/job_test.hpp"
+
+#include "lib/place/admit.hpp"
+#include "lib/place/engine.hpp"
+#include "lib/place/gpu_class.hpp"
+#include "lib/place/slurm_policy.hpp"
+#include "lib/place/state_file.hpp"
+#include "lib/util/hostlist.hpp"
+#include "plugins/common/place_hints.hpp"
+#include "plugins/select_topo/explain.hpp"
+#include "plugins/select_topo/slurm_view.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+namespace loom::select_topo {
+namespace {
+
+// Slurm's call, passed on to cons_tres (as it came, or with another bitmap or mode).
+struct Call {
+	job_record_t *job;
+	bitstr_t *bitmap;
+	uint32_t min_nodes, max_nodes, req_nodes;
+	uint16_t mode;
+	const JobTestTail &tail;
+
+	int forward(bitstr_t *b, uint16_t m) const
+	{
+		return cons_tres_job_test(job, b, min_nodes, max_nodes, req_nodes, m, tail);
+	}
+	int forward() const { return forward(bitmap, mode); }
+};
+
+// A bitmap freed when it goes out of scope (an exception from the engine
+// leaves none behind).
+struct OwnedBitmap {
+	bitstr_t *b;
+	explicit OwnedBitmap(bitstr_t *x) : b(x) {}
+	OwnedBitmap(const OwnedBitmap &) = delete;
+	OwnedBitmap &operator=(const OwnedBitmap &) = delete;
+	~OwnedBitmap() { FREE_NULL_BITMAP(b); }
+};
+
+// Since job_test began, and whether (and how long) the node table was read.
+struct Timer {
+	std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+	bool reread = false;
+	double reread_us = 0;
+
+	double us() const
+	{
+		return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+	}
+};
+
+place::Hints job_hints(const JobAsk &ask)
+{
+	auto h = plugin::hints_from_env(ask.spank_env, ask.spank_env_size);
+	if (h)
+		return *h;
+	error("select/topo: JobId=%u: %s: placement hints ignored", ask.job_id, h.error().str().c_str());
+	return {};
+}
+
+place::Request make_request(const Snapshot &s, const JobAsk &ask, const place::Hints &hints, const Call &c,
+			    size_t offered)
+{
+	place::Request r;
+	r.min_nodes = static_cast<int>(c.min_nodes);
+	uint32_t maxn = c.max_nodes < offered ? c.max_nodes : static_cast<uint32_t>(offered);
+	r.max_nodes = maxn > c.min_nodes ? static_cast<int>(maxn) : 0;
+	if (ask.gpus_per_node > 0)
+		r.gpus_per_node = ask.gpus_per_node;
+	else if (ask.gpus_total > 0)
+		r.gpus = static_cast<int>(ask.gpus_total);
+	r.whole_node = ask.whole_node;
+	r.gpu_class = place::job_gpu_class(ask.features, ask.gpu_tres, s.config.gpu_classes);
+	r.comm = hints.comm;
+	r.locality = hints.locality.mode;
+	r.locality_level = hints.locality.kind;
+	if (ask.max_switches > 0)
+		r.max_leaves = static_cast<int>(ask.max_switches);
+	return r;
+}
+
+// The request as replayed by `loom place --explain`: nodes Slurm did not offer
+// this job are excluded by name.
+std::string replay_request(const Snapshot &s, place::Request req, const place::Allowed &allowed)
+{
+	const topo::Cluster &c = s.fabric.cluster;
+	std::vector<std::string> out;
+	for (size_t m = 0; m < c.nodes.size(); m++)
+		if (!allowed.test(static_cast<topo::Index>(m)))
+			out.push_back(c.nodes[m].name);
+	if (!out.empty())
+		req.exclude = {hostlist_compress(out)};
+	return place::format_request(req) + "\n";
+}
+
+// TEST_ONLY (at submit) and the plans cons_tres keeps: cons_tres's answer,
+// once lib/place has checked the locality hint against this cluster.
+int test_only(const Snapshot &s, const Call &c, const place::Hints &hints)
+{
+	const place::LocalityHint &loc = hints.locality;
+	if (c.mode != SELECT_MODE_TEST_ONLY || loc.mode == place::Locality::any)
+		return c.forward();
+	if (status st = place::check_locality_kind(loc, s.kinds); !st) {
+		error("select/topo: JobId=%u: %s: job refused", c.job->job_id, st.error().str().c_str());
+		return SLURM_ERROR;
+	}
+	if (loc.mode == place::Locality::strict &&
+	    !place::can_ever_fit(s.fabric.cluster, loc.kind, offered_nodes(s, c.bitmap).allowed,
+				 static_cast<int>(c.min_nodes))) {
+		if (debug_on())
+			info("select/topo: JobId=%u: no %s holds %u of the offered nodes", c.job->job_id, loc.kind.c_str(),
+			     c.min_nodes);
+		return SLURM_ERROR;
+	}
+	return c.forward();
+}
+
+// Backfill's WILL_RUN: cons_tres says when the job can start (and on which
+// nodes); the engine then chooses on the cluster as it will be then (the GPUs
+// of running jobs that end by that time, by their time limits, free), and
+// cons_tres is asked whether the engine's nodes start as early. If so the plan
+// is the engine's, which is what RUN_NOW will pick when the time comes;
+// otherwise cons_tres's plan stands. Costs one more cons_tres WILL_RUN.
+int plan_will_run(Snapshot &s, const Call &c, const place::Request &req, const place::Allowed &allowed,
+		  const place::SlurmConstraints &cons)
+{
+	job_record_t *job = c.job;
+	OwnedBitmap offered(bit_copy(c.bitmap));
+	int rc = c.forward(c.bitmap, SELECT_MODE_WILL_RUN);
+	if (rc != SLURM_SUCCESS)
+		return rc;
+	time_t start = job->start_time;
+	if (start <= std::time(nullptr)) // it starts now, through RUN_NOW, where the engine chooses
+		return rc;
+	OwnedBitmap planned(bit_copy(c.bitmap));
+	try {
+		(void)refresh(s);
+		place::State then = *s.state;
+		for (auto [i, gpus] : gpus_freed_by(start))
+			if (topo::Index m = s.model(i); m != topo::none)
+				(void)then.set_node_free(m, std::min(then.total_gpus(m), then.free_gpus(m) + gpus), 0);
+		auto within = place::place_within(then, req, allowed, cons, s.weights, 1);
+		if (!within || !within->decision.placed())
+			return rc;
+		const place::Candidate &k = within->decision.candidates[0];
+		OwnedBitmap only(bitmap_of(s, k.nodes, bit_size(c.bitmap), offered.b));
+		if (bit_equal(only.b, planned.b))
+			return rc;
+		int rc2 = c.forward(only.b, SELECT_MODE_WILL_RUN);
+		if (rc2 == SLURM_SUCCESS && job->start_time <= start) {
+			bit_copybits(c.bitmap, only.b);
+			if (debug_on()) {
+				char *was = bitmap2node_name(planned.b);
+				info("select/topo: JobId=%u will run on %s at %ld (engine; cons_tres planned %s)",
+				     job->job_id, s.names(k.nodes).c_str(), static_cast<long>(job->start_time), was);
+				xfree(was);
+			}
+			return rc;
+		}
+	} catch (const std::exception &e) {
+		error("select/topo: JobId=%u: backfill plan by the engine failed (%s): cons_tres's plan stands",
+		      job->job_id, e.what());
+	}
+	bit_copybits(c.bitmap, planned.b); // cons_tres's plan stands
+	job->start_time = start;
+	return rc;
+}
+
+// RUN_NOW: the engine's candidates, best first, each offered to cons_tres.
+int place_now(Snapshot &s, const Call &c, const place::Request &req, const place::Allowed &allowed,
+	      const place::SlurmConstraints &cons, const Timer &t)
+{
+	uint32_t id = c.job->job_id;
+	auto within = place::place_within(*s.state, req, allowed, cons, s.weights,
+					  static_cast<int>(s.config.max_candidates));
+	double us = t.us();
+	if (!within) {
+		info("select/topo: JobId=%u: placement engine failed (%s): placed by cons_tres", id,
+		     within.error().str().c_str());
+		return c.forward();
+	}
+	const place::Decision &d = within->decision;
+	std::string xdir = explain_dir(s);
+	auto record = [&](const std::string &outcome) {
+		if (!xdir.empty())
+			explain_decision(xdir, id, replay_request(s, req, allowed), place::write_state(*s.state),
+					 outcome + "\n");
+	};
+	if (!d.placed()) {
+		record("pending: " + d.reason);
+		if (debug_on())
+			info("select/topo: JobId=%u: cannot fit now (engine %.0f us, %s): %s", id, us,
+			     t.reread ? "node table read" : "node table unchanged", d.reason.c_str());
+		return place::when_unplaced(req, d.reason).then == place::Unplaced::wait ? SLURM_ERROR : c.forward();
+	}
+	int rank = 0;
+	for (const place::Candidate &k : d.candidates) {
+		rank++;
+		OwnedBitmap only(bitmap_of(s, k.nodes, bit_size(c.bitmap)));
+		if (c.forward(only.b, c.mode) != SLURM_SUCCESS)
+			continue;
+		bit_copybits(c.bitmap, only.b);
+		std::string nodes = s.names(k.nodes);
+		record("placed " + nodes + " candidate " + std::to_string(rank) + ": " + k.why);
+		std::string table = t.reread ? "node table read " + std::to_string(static_cast<long>(t.reread_us)) + " us"
+					     : "node table unchanged";
+		info("select/topo: JobId=%u placed on %s (candidate %d of %zu, engine %.0f us, job_test %.0f us, %s%s%s): %s",
+		     id, nodes.c_str(), rank, d.candidates.size(), us, t.us(), table.c_str(),
+		     within->note.empty() ? "" : "; ", within->note.c_str(), k.why.c_str());
+		return SLURM_SUCCESS;
+	}
+	place::NoFit nf = place::when_unplaced(req, d.reason, d.candidates.size());
+	if (debug_on())
+		info("select/topo: JobId=%u: %s", id, nf.reason.c_str());
+	return nf.then == place::Unplaced::wait ? SLURM_ERROR : c.forward();
+}
+
+} // namespace
+
+int topo_job_test(Snapshot &s, job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
+		  uint32_t req_nodes, uint16_t mode, const JobTestTail &tail)
+{
+	const Call c{job, bitmap, min_nodes, max_nodes, req_nodes, mode, tail};
+	JobAsk ask = job_ask(job);
+	place::Hints hints = job_hints(ask);
+	// Backfill's plan (WILL_RUN) with the engine's nodes, unless preemption is
+	// part of the answer (cons_tres's list of jobs to preempt is for its own nodes).
+	bool will_run = mode == SELECT_MODE_WILL_RUN && s.config.will_run == "engine" &&
+			s.config.placement != "cons_tres" && !job_test_preempts(tail);
+	if (mode != SELECT_MODE_RUN_NOW && !will_run)
+		return test_only(s, c, hints);
+	Timer t;
+	// Slurm's own choice over every node offered, said in the placed line.
+	auto slurm_decides = [&](const std::string &why) {
+		int rc = c.forward();
+		if (rc == SLURM_SUCCESS && !will_run) {
+			char *nodes = bitmap2node_name(bitmap);
+			info("select/topo: JobId=%u placed by cons_tres on %s (%s, job_test %.0f us)", job->job_id, nodes,
+			     why.c_str(), t.us());
+			xfree(nodes);
+		}
+		return rc;
+	};
+	if (s.config.placement == "cons_tres")
+		return slurm_decides("placement=cons_tres");
+	// Required nodes: every one of them in the fabric, and some left to choose.
+	place::SlurmConstraints cons;
+	for (int i : ask.required) {
+		topo::Index m = s.model(i);
+		if (m == topo::none)
+			return slurm_decides("required node outside the fabric");
+		cons.required.push_back(m);
+	}
+	place::note_required(ask.policies, cons.required.size(), max_nodes, req_nodes,
+			     ask.gpus_per_node == 0 && ask.gpus_total > 0);
+	// A policy that is not "tightest" (--spread-job, --contiguous, LLN, ...).
+	if (std::string why = place::step_aside_for(ask.policies); !why.empty())
+		return slurm_decides(why + " asks for Slurm's own choice");
+	t.reread = refresh(s);
+	t.reread_us = t.reread ? t.us() : 0;
+	Offered offered = offered_nodes(s, bitmap, true, mode == SELECT_MODE_RUN_NOW);
+	cons.weight = std::move(offered.weight);
+	cons.target_nodes = static_cast<int>(req_nodes);
+	cons.use_min_nodes = ask.use_min_nodes;
+	place::Request req = make_request(s, ask, hints, c, offered.count);
+	if (will_run)
+		return plan_will_run(s, c, req, offered.allowed, cons);
+	return place_now(s, c, req, offered.allowed, cons, t);
+}
+
+} // namespace loom::select_topo

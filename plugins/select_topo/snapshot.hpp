@@ -1,0 +1,74 @@
+// select/topo: the engine's snapshot of slurmctld (as cons_tres keeps its
+// node_data/part_data): the fabric, the engine's free-capacity State and the
+// map between Slurm's node table and the fabric model.
+//
+// Built when the fabric is loaded; refreshed from Slurm's node table only
+// when an allocation or a node record may have changed, never rebuilt per
+// job_test. Decisions are lib/place's; this file only converts.
+#pragma once
+
+#include "lib/place/state.hpp"
+#include "lib/place/weights.hpp"
+#include "plugins/common/slurm_internal.hpp"
+#include "plugins/select_topo/config.hpp"
+#include "plugins/select_topo/fabric.hpp"
+
+#include <cstdint>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace loom::select_topo {
+
+struct Snapshot {
+	Config config;
+	Fabric fabric;
+	std::unique_ptr<place::State> state;  // points into fabric.cluster: keep the Snapshot on the heap
+	place::Weights weights;
+	std::vector<topo::Index> model_of;    // Slurm node index -> model node
+	std::vector<int> slurm_of;            // model node -> Slurm node index (-1: not in Slurm)
+	std::vector<std::string> kinds;       // what --locality takes on this fabric (checked at submit)
+	// What the engine's State was last read from (see refresh()).
+	uint64_t seen_change = 0;
+	uint64_t seen_weights = UINT64_MAX;
+	time_t seen_node_update = -1;
+	time_t refreshed_at = 0;
+
+	// The model node of a Slurm node index (topo::none: not in the fabric).
+	topo::Index model(int64_t slurm_index) const;
+	// "n[1-4]": the model nodes' names as a hostlist.
+	std::string names(const std::vector<topo::Index> &nodes) const;
+};
+
+// loom-topo.conf, the weights file and the fabric, mapped onto Slurm's node table.
+expected<std::unique_ptr<Snapshot>> load_snapshot();
+
+// What jobs hold may have changed: the next refresh() rereads the node table.
+void snapshot_note_change() noexcept;
+
+// Free GPUs, suspect marks and health weights per node from Slurm's node
+// table, when it may have changed since the last read. Returns false when
+// nothing was read (unchanged).
+bool refresh(Snapshot &s);
+
+// The nodes Slurm offers a job (its bitmap), as model nodes: nodes outside the
+// fabric are not in 'allowed', but 'count' counts every node offered. With
+// weights, each model node's scheduling weight (node_sched_weight) too.
+struct Offered {
+	place::Allowed allowed;
+	std::vector<uint64_t> weight; // by model node; empty without weights
+	size_t count = 0;
+};
+Offered offered_nodes(const Snapshot &s, bitstr_t *bitmap, bool weights = false, bool run_now = false);
+// A Slurm bitmap (of bitmap_size bits) of the model nodes; 'within', when
+// given, keeps only its nodes. The caller frees it.
+bitstr_t *bitmap_of(const Snapshot &s, const std::vector<topo::Index> &nodes, int64_t bitmap_size,
+		    bitstr_t *within = nullptr);
+
+// DebugFlags=SelectType is on.
+bool debug_on();
+// Where decisions are kept for `loom place --explain` ("" = not kept).
+std::string explain_dir(const Snapshot &s);
+
+} // namespace loom::select_topo
