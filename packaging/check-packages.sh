@@ -6,6 +6,15 @@ set -uo pipefail
 b=${1:?usage: check-packages.sh BUILDDIR}
 problems=0
 bad() { echo "packages: PROBLEM: $*" >&2; problems=$((problems + 1)); }
+src=$(cd "$(dirname "$0")/.." && pwd)
+# Every man page of doc/ is in one of the two packages (LIST: their file lists).
+man_pages_in() {
+	local list=$1 kind=$2 p n
+	for p in "$src"/doc/*.[1-8]; do
+		n=$(basename "$p")
+		grep "/usr/share/man/man${n##*.}/$n" >/dev/null <<<"$list" || bad "$kind packages lack the $n man page"
+	done
+}
 # The release the build tree was configured for, and where it is installed.
 slurm_upstream=$(sed -n 's/^SLURM_VERSION_STRING = //p' "$b/Makefile")
 slurm_prefix=$(sed -n 's/^SLURM_PREFIX = //p' "$b/Makefile")
@@ -37,6 +46,8 @@ if [ -n "$main" ] && [ -n "$ctld" ]; then
 	echo "$main_files" | grep "$rpm_pd/spank_place.so\$" >/dev/null || bad "loom rpm lacks spank_place.so"
 	echo "$main_files" | grep '^/usr/share/man/man1/loom.1' >/dev/null || bad "loom rpm lacks the loom(1) man page"
 	echo "$main_files" | grep -x /usr/share/bash-completion/completions/loom >/dev/null || bad "loom rpm lacks the bash completion"
+	man_pages_in "$main_files
+$ctld_files" rpm
 	echo "$ctld_files" | grep "$rpm_pd/jobcomp_health.so\$" >/dev/null || bad "loom-slurmctld rpm lacks jobcomp_health.so"
 	echo "$ctld_files" | grep "$rpm_pd/select_topo.so\$" >/dev/null || bad "loom-slurmctld rpm lacks select_topo.so"
 	if [ "$slurm_api" = 2505 ]; then
@@ -66,6 +77,8 @@ if [ -n "$dmain" ] && [ -n "$dctld" ]; then
 	dctld_files=$(dpkg-deb -c "$dctld")
 	echo "$dmain_files" | grep '\./usr/bin/loom$' >/dev/null || bad "loom deb lacks /usr/bin/loom"
 	echo "$dmain_files" | grep '\./usr/share/bash-completion/completions/loom$' >/dev/null || bad "loom deb lacks the bash completion"
+	man_pages_in "$dmain_files
+$dctld_files" deb
 	echo "$dmain_files" | grep "$deb_pd/spank_ckpt.so\$" >/dev/null || bad "loom deb lacks spank_ckpt.so"
 	echo "$dmain_files" | grep '\./usr/libexec/loom/loom-ckpt-helper$' >/dev/null ||
 		bad "loom deb lacks /usr/libexec/loom/loom-ckpt-helper (spank_ckpt's helper)"

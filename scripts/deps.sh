@@ -18,6 +18,8 @@ pkgs=(
 	hwloc
 	# tmux: bash completion is tested in a bash session it drives (tests/tools/completion.sh)
 	tmux
+	# groff: every man page is formatted with warnings on (tests/tools/man_pages.sh)
+	groff-base
 	# one compiler cache for every build tree; http-parser (and libyaml) for
 	# the Slurm releases built from source (scripts/slurm.sh)
 	ccache libhttp-parser-dev

@@ -7,5 +7,7 @@ tools_loom_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS)
 tools_loom_LDADD = $(LOOM_LIBS)
 
 # Every command and subcommand: --help exits 0 with its usage, a bad option 2.
-TESTS += tests/tools/cli_walk.sh tests/tools/shell_pipes.sh tests/tools/health_exit_codes.sh tests/tools/completion.sh
-EXTRA_DIST += tests/tools/cli_walk.sh tests/tools/shell_pipes.sh tests/tools/health_exit_codes.sh tests/tools/completion.sh
+TESTS += tests/tools/cli_walk.sh tests/tools/shell_pipes.sh tests/tools/health_exit_codes.sh tests/tools/completion.sh \
+	tests/tools/man_pages.sh
+EXTRA_DIST += tests/tools/cli_walk.sh tests/tools/shell_pipes.sh tests/tools/health_exit_codes.sh tests/tools/completion.sh \
+	tests/tools/man_pages.sh

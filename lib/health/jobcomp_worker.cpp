@@ -156,8 +156,24 @@ JobcompWorker::~JobcompWorker()
 	idle_cv_.wait(lk, [this] { return exited_; });
 }
 
-std::string JobcompWorker::backlog_path() const { return path_join(opt_.state_dir, "loom-jobcomp-backlog.json"); }
-std::string JobcompWorker::stats_path() const { return path_join(opt_.state_dir, "loom-failure-stats.json"); }
+namespace {
+std::string backlog_file(const std::string &state_dir) { return path_join(state_dir, "loom-jobcomp-backlog.json"); }
+std::string stats_file(const std::string &state_dir) { return path_join(state_dir, "loom-failure-stats.json"); }
+} // namespace
+
+std::string JobcompWorker::backlog_path() const { return backlog_file(opt_.state_dir); }
+std::string JobcompWorker::stats_path() const { return stats_file(opt_.state_dir); }
+
+status JobcompWorker::preflight(const JobcompOptions &opt)
+{
+	if (auto st = make_dirs(opt.state_dir, 0700); !st)
+		return unexpected(st.error());
+	if (auto b = load_backlog(backlog_file(opt.state_dir)); !b)
+		return unexpected(b.error());
+	if (auto s = load_failure_stats(stats_file(opt.state_dir)); !s)
+		return unexpected(s.error());
+	return ok();
+}
 
 status JobcompWorker::start()
 {

@@ -46,6 +46,11 @@ public:
 
 	// Load the backlog and statistics, start the thread.
 	status start();
+	// What start() would refuse, checked without touching a running worker:
+	// the state directory can be made, the backlog and statistics read. A
+	// reconfigure checks the new options with it before it stops the old
+	// worker, so that a bad new configuration leaves the old one running.
+	static status preflight(const JobcompOptions &opt);
 	// From the callback: never blocks on I/O, never throws.
 	void enqueue(JobRecord r) noexcept;
 	// Stop at once: a scontrol call in flight is cancelled (slurmctld calls

@@ -21,6 +21,7 @@ namespace {
 
 std::mutex g_mu;
 std::unique_ptr<loom::health::JobcompWorker> g_worker;
+bool g_started = false; // a worker has run in this slurmctld
 
 int start_worker(const char *location)
 {
@@ -47,6 +48,12 @@ int start_worker(const char *location)
 		error("jobcomp/health: no StateSaveLocation and no state_dir= option");
 		return SLURM_ERROR;
 	}
+	// A reconfigure whose new state directory is unusable keeps the running
+	// worker: checked before that worker is stopped.
+	if (auto st = loom::health::JobcompWorker::preflight(*opt); !st) {
+		error("jobcomp/health: %s", st.error().str().c_str());
+		return SLURM_ERROR;
+	}
 	std::lock_guard<std::mutex> g(g_mu);
 	if (g_worker) {
 		// A worker that would not stop (a blocked read) is left behind, not
@@ -62,6 +69,7 @@ int start_worker(const char *location)
 		return SLURM_ERROR;
 	}
 	g_worker = std::move(w);
+	g_started = true;
 	verbose("jobcomp/health: worker started (restart_budget=%lld max_drains=%lld per %lld s, state in %s)",
 		static_cast<long long>(opt->restart_budget), static_cast<long long>(opt->max_drains),
 		static_cast<long long>(opt->drain_window), opt->state_dir.c_str());
@@ -115,15 +123,32 @@ namespace loom::jobcomp_health {
 
 int on_set_location(const char *location)
 {
+	int rc = SLURM_ERROR;
 	try {
-		return start_worker(location);
+		rc = start_worker(location);
 	} catch (const std::exception &e) {
 		error("jobcomp/health: %s", e.what());
-		return SLURM_ERROR;
 	} catch (...) {
 		error("jobcomp/health: set_location failed");
-		return SLURM_ERROR;
 	}
+	if (rc == SLURM_SUCCESS)
+		return rc;
+	// No worker at all: at slurmctld's start (22.05 does not stop on this
+	// error, later releases do), a slurmctld without its failure handling
+	// would run on as if healthy. At a reconfigure the running worker stays.
+	bool started, running;
+	{
+		std::lock_guard<std::mutex> g(g_mu);
+		started = g_started;
+		running = g_worker != nullptr;
+	}
+	if (!started)
+		fatal("jobcomp/health: cannot start (see the error above); fix JobCompParams/JobCompLoc");
+	if (running)
+		error("jobcomp/health: the new configuration is refused; the running one stays in use");
+	else
+		error("jobcomp/health: no worker is running: failed jobs are not handled until a reconfigure succeeds");
+	return rc;
 }
 
 int on_job_end(job_record_t *job_ptr)

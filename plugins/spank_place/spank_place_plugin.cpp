@@ -72,9 +72,15 @@ struct spank_option g_options[] = {
 
 } // namespace
 
-extern "C" int slurm_spank_init(spank_t sp, int, char **)
+extern "C" int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	try {
+		// It takes no arguments: a word on its plugstack.conf line is a
+		// mistake (meant for another plugin?) and is refused, not ignored.
+		if (ac > 0) {
+			slurm_error("spank_place: unknown argument '%s' in plugstack.conf (it takes none)", av[0]);
+			return -1;
+		}
 		// Slurm 22.05's sbatch/salloc ignore a static spank_options table:
 		// register in every context.
 		for (struct spank_option *o = g_options; o->name; o++) {

@@ -268,6 +268,30 @@ START_TEST(ckpt_job_carries_its_budget)
 }
 END_TEST
 
+START_TEST(preflight_judges_a_new_configuration_before_the_old_worker_stops)
+{
+	std::string dir = temp_dir();
+	JobcompOptions opt;
+	opt.state_dir = dir + "/fresh/state";
+	ck_assert(JobcompWorker::preflight(opt).has_value()); // made where missing
+	// A file where the directory should be, and a corrupt backlog: refused, named.
+	ck_assert(write_file_atomic(dir + "/file", "x").has_value());
+	opt.state_dir = dir + "/file/state";
+	auto in_the_way = JobcompWorker::preflight(opt);
+	ck_assert(!in_the_way);
+	ck_assert_msg(in_the_way.error().str().find(dir + "/file") != std::string::npos, "%s",
+		      in_the_way.error().str().c_str());
+	opt.state_dir = dir + "/fresh/state";
+	ck_assert(write_file_atomic(opt.state_dir + "/loom-jobcomp-backlog.json", "{\"version\": 1}").has_value());
+	auto corrupt = JobcompWorker::preflight(opt);
+	ck_assert(!corrupt);
+	ck_assert(corrupt.error().str().find("loom-jobcomp-backlog.json") != std::string::npos);
+	// And preflight changed nothing: the file is still there as it was.
+	auto text = read_file(opt.state_dir + "/loom-jobcomp-backlog.json");
+	ck_assert(text && *text == "{\"version\": 1}");
+}
+END_TEST
+
 START_TEST(backlog_round_trips_any_job_text)
 {
 	// Job names, directories and node reasons are the user's and the admin's
@@ -487,6 +511,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, user_error_never_drains_nor_requeues);
 	tcase_add_test(tc, drain_cap_holds_and_budget);
 	tcase_add_test(tc, ckpt_job_carries_its_budget);
+	tcase_add_test(tc, preflight_judges_a_new_configuration_before_the_old_worker_stops);
 	tcase_add_test(tc, backlog_round_trips_any_job_text);
 	tcase_add_test(tc, backlog_survives_a_restart);
 	tcase_add_test(tc, stop_cuts_scontrol_short_and_keeps_the_job);
