@@ -18,13 +18,13 @@ lib_libloom_place_la_SOURCES += \
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_place tests/unit/test_place_io tests/unit/test_place_hints
 TESTS += tests/unit/test_place tests/unit/test_place_io tests/unit/test_place_hints
-tests_unit_test_place_SOURCES = tests/unit/test_place.cpp tests/unit/check_main.hpp
+tests_unit_test_place_SOURCES = tests/unit/test_place.cpp tests/unit/check_main.hpp tests/unit/place_fixture.hpp
 tests_unit_test_place_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_place_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
-tests_unit_test_place_io_SOURCES = tests/unit/test_place_io.cpp tests/unit/check_main.hpp
+tests_unit_test_place_io_SOURCES = tests/unit/test_place_io.cpp tests/unit/check_main.hpp tests/unit/place_fixture.hpp
 tests_unit_test_place_io_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_place_io_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
-tests_unit_test_place_hints_SOURCES = tests/unit/test_place_hints.cpp tests/unit/check_main.hpp
+tests_unit_test_place_hints_SOURCES = tests/unit/test_place_hints.cpp tests/unit/check_main.hpp tests/unit/place_fixture.hpp
 tests_unit_test_place_hints_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_place_hints_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
 endif

@@ -2,6 +2,7 @@
 // GPUs, 4 leaves of 4, 2 pods, one spine; n1-n8 a100, n9-n16 h100), on
 // synthetic fabrics with NVLink domains, and on a real InfiniBand fabric.
 #include "tests/unit/check_main.hpp"
+#include "tests/unit/place_fixture.hpp"
 
 #include "lib/place/engine.hpp"
 #include "lib/place/slurm_policy.hpp"
@@ -19,15 +20,6 @@ using namespace loom;
 using namespace loom::place;
 
 namespace {
-
-topo::Cluster test_cluster()
-{
-	FatTree t;
-	t.classes = {{"a100", 8}, {"h100", 8}};
-	auto c = topo::build_cluster(fat_tree_spec(t));
-	ck_assert_msg(c.has_value(), "%s", c ? "" : c.error().str().c_str());
-	return std::move(*c);
-}
 
 Request req(const std::string &text)
 {

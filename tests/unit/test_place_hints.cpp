@@ -6,6 +6,7 @@
 // The cluster: 16 nodes x 8 GPUs, 4 leaves of 4, 2 pods, one spine; n1-n8
 // a100, n9-n16 h100.
 #include "tests/unit/check_main.hpp"
+#include "tests/unit/place_fixture.hpp"
 
 #include "lib/place/admit.hpp"
 #include "lib/place/engine.hpp"
@@ -24,15 +25,6 @@ using namespace loom;
 using namespace loom::place;
 
 namespace {
-
-topo::Cluster test_cluster()
-{
-	FatTree t;
-	t.classes = {{"a100", 8}, {"h100", 8}};
-	auto c = topo::build_cluster(fat_tree_spec(t));
-	ck_assert_msg(c.has_value(), "%s", c ? "" : c.error().str().c_str());
-	return std::move(*c);
-}
 
 bool has(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
 

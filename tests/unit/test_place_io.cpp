@@ -1,6 +1,7 @@
 // Unit tests for the placement engine's text forms: requests, weights and
 // state files, and that a dumped decision replays to the same answer.
 #include "tests/unit/check_main.hpp"
+#include "tests/unit/place_fixture.hpp"
 
 #include "lib/place/engine.hpp"
 #include "lib/place/explain.hpp"
@@ -15,15 +16,6 @@ using namespace loom;
 using namespace loom::place;
 
 namespace {
-
-topo::Cluster test_cluster()
-{
-	FatTree t;
-	t.classes = {{"a100", 8}, {"h100", 8}};
-	auto c = topo::build_cluster(fat_tree_spec(t));
-	ck_assert(c.has_value());
-	return std::move(*c);
-}
 
 bool has(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
 
