@@ -28,3 +28,13 @@ tests_ckpt_crash_check_LDADD = $(LOOM_CKPT_LIBS)
 TESTS += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/sdk_torch.sh
 EXTRA_DIST += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/test_sdk_python.py \
 	tests/ckpt/train.py tests/ckpt/scenario_lib.sh tests/ckpt/sdk_torch.sh tests/ckpt/train_torch.py
+
+# The protocol's conformance corpus (doc/loom-ckpt-protocol.md), run by both
+# readers: lib/ckpt through the C++ SDK, and the Python SDK.
+check_PROGRAMS += tests/ckpt/conformance_cpp
+tests_ckpt_conformance_cpp_SOURCES = tests/ckpt/conformance_cpp.cpp
+tests_ckpt_conformance_cpp_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+tests_ckpt_conformance_cpp_LDADD = sdk/libloom_ckpt.la $(LOOM_CKPT_LIBS) $(JSONC_LIBS)
+TESTS += tests/ckpt/conformance_cpp tests/ckpt/conformance_py.sh
+EXTRA_DIST += tests/ckpt/conformance tests/ckpt/conformance.py tests/ckpt/conformance_py.sh \
+	doc/loom-ckpt-protocol.md

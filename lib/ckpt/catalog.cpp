@@ -30,19 +30,61 @@ expected<std::vector<std::string>> dir_names(const std::string &dir)
 	return names;
 }
 
-status check_file(const std::string &path, const FileEntry &f, Verify level)
+// Open 'name' (checked by check_relative_name) inside the checkpoint 'dir',
+// one component at a time, never through a symlink.
+int open_in_checkpoint(const std::string &dir, const std::string &name, Problem *why, std::string *what)
 {
-	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		*why = Problem::io_error;
+		*what = std::string("cannot open the checkpoint: ") + std::strerror(errno);
+		return -1;
+	}
+	size_t start = 0;
+	while (true) {
+		size_t slash = name.find('/', start);
+		bool last = slash == std::string::npos;
+		std::string comp = name.substr(start, last ? std::string::npos : slash - start);
+		int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (last ? O_NONBLOCK | O_NOCTTY : O_DIRECTORY);
+		int next = ::openat(fd, comp.c_str(), flags);
+		int e = errno;
+		::close(fd);
+		if (next < 0) {
+			if (e == ENOENT) {
+				*why = Problem::file_missing;
+				*what = "is missing";
+			} else if (e == ELOOP || e == ENOTDIR) {
+				*why = Problem::file_refused;
+				*what = last ? "is a symlink: refused" : "is reached through a symlink or a non-directory: refused";
+			} else {
+				*why = Problem::io_error;
+				*what = std::string("cannot open: ") + std::strerror(e);
+			}
+			return -1;
+		}
+		if (last)
+			return next;
+		fd = next;
+		start = slash + 1;
+	}
+}
+
+status check_file(const std::string &dir, const FileEntry &f, Verify level, Problem *why)
+{
+	std::string path = path_join(dir, f.path);
+	std::string what;
+	int fd = open_in_checkpoint(dir, f.path, why, &what);
 	if (fd < 0)
-		return unexpected(path, errno == ELOOP ? std::string("is a symlink")
-						       : std::string("cannot open: ") + std::strerror(errno));
+		return unexpected(path, what);
 	struct stat st;
 	if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		::close(fd);
+		*why = Problem::file_refused;
 		return unexpected(path, "is not a regular file");
 	}
 	if (static_cast<uint64_t>(st.st_size) != f.size) {
 		::close(fd);
+		*why = Problem::size_mismatch;
 		return unexpected(path, "size " + std::to_string(st.st_size) + " differs from the manifest's " +
 						std::to_string(f.size));
 	}
@@ -50,24 +92,21 @@ status check_file(const std::string &path, const FileEntry &f, Verify level)
 		::close(fd);
 		return ok();
 	}
-	Sha256 h;
-	std::vector<char> buf(4u << 20);
-	while (true) {
-		ssize_t n = ::read(fd, buf.data(), buf.size());
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-			::close(fd);
-			return unexpected(path, std::string("read error: ") + std::strerror(e));
-		}
-		if (n == 0)
-			break;
-		h.update(buf.data(), static_cast<size_t>(n));
-	}
+	auto d = sha256_fd(fd, path);
 	::close(fd);
-	if (h.hex() != f.sha256)
+	if (!d) {
+		*why = Problem::io_error;
+		return unexpected(d.error());
+	}
+	if (d->size != f.size) { // it changed while it was read
+		*why = Problem::size_mismatch;
+		return unexpected(path, "size " + std::to_string(d->size) + " read differs from the manifest's " +
+						std::to_string(f.size));
+	}
+	if (d->sha256 != f.sha256) {
+		*why = Problem::hash_mismatch;
 		return unexpected(path, "checksum differs from the manifest (corrupt)");
+	}
 	return ok();
 }
 
@@ -100,6 +139,35 @@ status remove_checkpoint(const std::string &dir, const std::string &name)
 
 } // namespace
 
+const char *problem_name(Problem p)
+{
+	switch (p) {
+	case Problem::none:
+		return "ok";
+	case Problem::not_directory:
+		return "not-directory";
+	case Problem::manifest_missing:
+		return "manifest-missing";
+	case Problem::manifest_refused:
+		return "manifest-refused";
+	case Problem::manifest_invalid:
+		return "manifest-invalid";
+	case Problem::step_mismatch:
+		return "step-mismatch";
+	case Problem::file_missing:
+		return "file-missing";
+	case Problem::file_refused:
+		return "file-refused";
+	case Problem::size_mismatch:
+		return "size-mismatch";
+	case Problem::hash_mismatch:
+		return "hash-mismatch";
+	case Problem::io_error:
+		return "io-error";
+	}
+	return "io-error";
+}
+
 expected<std::vector<Entry>> list_checkpoints(const std::string &dir)
 {
 	auto names = dir_names(dir);
@@ -117,14 +185,21 @@ expected<std::vector<Entry>> list_checkpoints(const std::string &dir)
 		struct stat st;
 		if (::lstat(e.path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
 			e.problem = "not a directory (symlinks are not followed)";
+			e.reason = Problem::not_directory;
 		} else {
-			auto m = manifest_read(e.path);
-			if (!m)
+			ManifestFault fault = ManifestFault::none;
+			auto m = manifest_read(e.path, &fault);
+			if (!m) {
 				e.problem = m.error().str();
-			else if (m->step != *step)
+				e.reason = fault == ManifestFault::missing   ? Problem::manifest_missing
+					   : fault == ManifestFault::refused ? Problem::manifest_refused
+									     : Problem::manifest_invalid;
+			} else if (m->step != *step) {
 				e.problem = "manifest says step " + std::to_string(m->step);
-			else
+				e.reason = Problem::step_mismatch;
+			} else {
 				e.manifest = std::move(*m);
+			}
 		}
 		out.push_back(std::move(e));
 	}
@@ -132,10 +207,13 @@ expected<std::vector<Entry>> list_checkpoints(const std::string &dir)
 	return out;
 }
 
-status verify_checkpoint(const std::string &path, const Manifest &m, Verify level)
+status verify_checkpoint(const std::string &path, const Manifest &m, Verify level, Problem *why)
 {
+	Problem scratch;
+	Problem &w = why ? *why : scratch;
+	w = Problem::none;
 	for (const auto &f : m.files)
-		if (auto st = check_file(path_join(path, f.path), f, level); !st)
+		if (auto st = check_file(path, f, level, &w); !st)
 			return st;
 	return ok();
 }
@@ -148,7 +226,7 @@ expected<std::optional<Latest>> find_latest(const std::string &dir, Verify level
 	Latest l;
 	for (auto &e : *list) {
 		if (e.manifest) {
-			auto st = verify_checkpoint(e.path, *e.manifest, level);
+			auto st = verify_checkpoint(e.path, *e.manifest, level, &e.reason);
 			if (st) {
 				l.entry = std::move(e);
 				return std::optional<Latest>(std::move(l));

@@ -206,22 +206,10 @@ expected<FileEntry> Staging::add_existing(const std::string &name)
 	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return unexpected(sys_error(path, "cannot open"));
-	Sha256 h;
-	uint64_t total = 0;
-	std::vector<char> buf(4u << 20);
-	while (true) {
-		ssize_t n = ::read(fd, buf.data(), buf.size());
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			Error err = sys_error(path, "read failed");
-			::close(fd);
-			return unexpected(err);
-		}
-		if (n == 0)
-			break;
-		h.update(buf.data(), static_cast<size_t>(n));
-		total += static_cast<uint64_t>(n);
+	auto d = sha256_fd(fd, path);
+	if (!d) {
+		::close(fd);
+		return unexpected(d.error());
 	}
 	if (::fsync(fd) != 0 && errno != EINVAL && errno != EBADF) {
 		Error err = sys_error(path, "fsync failed");
@@ -229,7 +217,7 @@ expected<FileEntry> Staging::add_existing(const std::string &name)
 		return unexpected(err);
 	}
 	::close(fd);
-	FileEntry e{name, total, h.hex()};
+	FileEntry e{name, d->size, d->sha256};
 	files_.push_back(e);
 	return e;
 }

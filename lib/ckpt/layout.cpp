@@ -3,6 +3,7 @@
 #include "lib/util/log.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <unistd.h>
 
@@ -63,6 +64,40 @@ std::optional<StagingOwner> parse_staging_name(std::string_view name)
 	return o;
 }
 
+bool is_utf8(std::string_view s)
+{
+	size_t i = 0;
+	while (i < s.size()) {
+		auto c = static_cast<unsigned char>(s[i]);
+		size_t n;
+		uint32_t cp;
+		if (c < 0x80) {
+			i++;
+			continue;
+		} else if (c >= 0xc2 && c <= 0xdf) {
+			n = 1, cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2, cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3, cp = c & 0x07;
+		} else {
+			return false;
+		}
+		if (s.size() - i <= n) // the continuation bytes run past the end
+			return false;
+		for (size_t k = 1; k <= n; k++) {
+			auto d = static_cast<unsigned char>(s[i + k]);
+			if ((d & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (d & 0x3f);
+		}
+		if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+			return false;
+		i += n + 1;
+	}
+	return true;
+}
+
 status check_relative_name(std::string_view name)
 {
 	if (name.empty())
@@ -74,6 +109,8 @@ status check_relative_name(std::string_view name)
 	for (unsigned char c : name)
 		if (c < 0x20 || c == 0x7f)
 			return unexpected("file name contains a control character");
+	if (!is_utf8(name))
+		return unexpected("file name is not valid UTF-8");
 	size_t start = 0;
 	while (start <= name.size()) {
 		size_t slash = name.find('/', start);

@@ -40,8 +40,12 @@ struct StagingOwner {
 };
 std::optional<StagingOwner> parse_staging_name(std::string_view name);
 
-// A relative file name inside a checkpoint: non-empty, no leading '/', no '.'
-// or '..' component, no empty component, no control characters, not the manifest.
+// A relative file name inside a checkpoint: non-empty, at most 4096 bytes of
+// valid UTF-8, no leading '/', no '.' or '..' component, no empty component,
+// no control characters (below 0x20, 0x7f), not the manifest.
 status check_relative_name(std::string_view name);
+
+// Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF.
+bool is_utf8(std::string_view s);
 
 } // namespace loom::ckpt

@@ -4,14 +4,126 @@
 #include "lib/util/fs.hpp"
 #include "lib/util/json.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <set>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace loom::ckpt {
 namespace {
 
-constexpr uint64_t manifest_max_bytes = 64ull << 20;
-constexpr size_t max_files = 1000000;
+constexpr size_t max_files = manifest_max_files;
+
+// A \uD800-\uDFFF escape that is not half of a surrogate pair. json-c turns
+// it into U+FFFD where other readers keep it or fail: refused, so that every
+// reader sees the same names.
+bool has_lone_surrogate(std::string_view text)
+{
+	auto escape_at = [&](size_t i, unsigned *v) {
+		if (i + 6 > text.size() || text[i] != '\\' || text[i + 1] != 'u')
+			return false;
+		unsigned x = 0;
+		for (size_t k = i + 2; k < i + 6; k++) {
+			char c = text[k];
+			unsigned d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+						    : c >= 'A' && c <= 'F' ? c - 'A' + 10 : 16;
+			if (d == 16)
+				return false;
+			x = x * 16 + d;
+		}
+		*v = x;
+		return true;
+	};
+	for (size_t i = 0; i < text.size(); i++) {
+		if (text[i] != '\\')
+			continue;
+		unsigned v, w;
+		if (!escape_at(i, &v)) {
+			i++; // any other escape: skip the escaped character
+			continue;
+		}
+		if (v >= 0xdc00 && v <= 0xdfff)
+			return true;
+		if (v >= 0xd800 && v <= 0xdbff) {
+			if (!escape_at(i + 6, &w) || w < 0xdc00 || w > 0xdfff)
+				return true;
+			i += 6;
+		}
+		i += 5;
+	}
+	return false;
+}
+
+// Where a control character stands that JSON (RFC 8259) does not allow:
+// inside a string none, between tokens all but tab, LF and CR. json-c lets a
+// raw tab inside a string and a form feed between tokens pass, other readers
+// do not. npos when there is none.
+size_t raw_control_at(std::string_view text)
+{
+	bool in_string = false;
+	for (size_t i = 0; i < text.size(); i++) {
+		auto c = static_cast<unsigned char>(text[i]);
+		if (in_string && c == '\\') {
+			if (i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0x20)
+				return i + 1;
+			i++; // the escaped character
+			continue;
+		}
+		if (c == '"')
+			in_string = !in_string;
+		else if (c < 0x20 && (in_string || (c != '\t' && c != '\n' && c != '\r')))
+			return i;
+	}
+	return std::string_view::npos;
+}
+
+// The manifest's text: a regular file (never through a symlink) of at most manifest_max_bytes.
+expected<std::string> read_manifest_text(const std::string &path, ManifestFault *fault)
+{
+	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		int e = errno;
+		*fault = e == ENOENT ? ManifestFault::missing : ManifestFault::refused;
+		if (e == ENOENT)
+			return unexpected(path, "no manifest (an uncommitted or torn checkpoint)");
+		return unexpected(path, e == ELOOP ? std::string("is a symlink: refused")
+						   : std::string("cannot open: ") + std::strerror(e));
+	}
+	struct stat st = {};
+	if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > manifest_max_bytes) {
+		bool regular = S_ISREG(st.st_mode);
+		::close(fd);
+		*fault = ManifestFault::refused;
+		return unexpected(path, regular ? "larger than " + std::to_string(manifest_max_bytes) + " bytes: refused"
+						: std::string("is not a regular file: refused"));
+	}
+	std::string text;
+	char buf[65536];
+	while (true) {
+		ssize_t n = ::read(fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			::close(fd);
+			*fault = ManifestFault::refused;
+			return unexpected(path, std::string("read error: ") + std::strerror(e));
+		}
+		if (n == 0)
+			break;
+		text.append(buf, static_cast<size_t>(n));
+		if (text.size() > manifest_max_bytes) {
+			::close(fd);
+			*fault = ManifestFault::refused;
+			return unexpected(path, "larger than " + std::to_string(manifest_max_bytes) + " bytes: refused");
+		}
+	}
+	::close(fd);
+	return text;
+}
 
 bool is_hex64(const std::string &s)
 {
@@ -35,7 +147,7 @@ expected<FileEntry> read_entry(json_object *o, const std::string &path)
 	if (auto st = check_relative_name(*p); !st)
 		return unexpected(st.error().within(r.field_path("path")));
 	e.path = *p;
-	auto size = r.integer("size", 0, INT64_MAX);
+	auto size = r.integer("size", 0, manifest_max_file_size);
 	if (!size)
 		return unexpected(size.error());
 	e.size = static_cast<uint64_t>(*size);
@@ -87,6 +199,13 @@ std::string manifest_to_json(const Manifest &m)
 
 expected<Manifest> manifest_parse(std::string_view text, const std::string &source)
 {
+	if (!is_utf8(text))
+		return unexpected(source, "not valid UTF-8");
+	if (auto at = raw_control_at(text); at != std::string_view::npos)
+		return unexpected(source, "a raw control character at byte " + std::to_string(at) +
+						  " (JSON allows only tab, CR and LF, and only between tokens)");
+	if (has_lone_surrogate(text))
+		return unexpected(source, "a \\u escape of half a surrogate pair");
 	auto doc = json_parse(text, source, 16);
 	if (!doc)
 		return unexpected(doc.error());
@@ -105,7 +224,7 @@ expected<Manifest> manifest_parse(std::string_view text, const std::string &sour
 	if (!step)
 		return fail(step.error());
 	m.step = *step;
-	auto ws = r.integer("world_size", 1, 100000000);
+	auto ws = r.integer("world_size", 1, manifest_max_world_size);
 	if (!ws)
 		return fail(ws.error());
 	m.world_size = *ws;
@@ -125,7 +244,7 @@ expected<Manifest> manifest_parse(std::string_view text, const std::string &sour
 	if (!job)
 		return fail(job.error());
 	m.job_id = *job;
-	auto rc = r.integer_or("restart_count", 0, 0, 1000000);
+	auto rc = r.integer_or("restart_count", 0, 0, manifest_max_restart_count);
 	if (!rc)
 		return fail(rc.error());
 	m.restart_count = *rc;
@@ -154,13 +273,19 @@ expected<Manifest> manifest_parse(std::string_view text, const std::string &sour
 	return m;
 }
 
-expected<Manifest> manifest_read(const std::string &checkpoint_dir)
+expected<Manifest> manifest_read(const std::string &checkpoint_dir, ManifestFault *fault)
 {
+	ManifestFault scratch;
+	ManifestFault &f = fault ? *fault : scratch;
+	f = ManifestFault::none;
 	std::string path = path_join(checkpoint_dir, manifest_name);
-	auto text = read_file(path, manifest_max_bytes);
+	auto text = read_manifest_text(path, &f);
 	if (!text)
 		return unexpected(text.error());
-	return manifest_parse(*text, path);
+	auto m = manifest_parse(*text, path);
+	if (!m)
+		f = ManifestFault::invalid;
+	return m;
 }
 
 } // namespace loom::ckpt

@@ -16,6 +16,12 @@
 namespace loom::ckpt {
 
 inline constexpr const char *manifest_format = "loom-ckpt/1";
+// Limits of the format (doc/loom-ckpt-protocol.md): a reader refuses more.
+inline constexpr uint64_t manifest_max_bytes = 64ull << 20;
+inline constexpr size_t manifest_max_files = 1000000;
+inline constexpr int64_t manifest_max_file_size = int64_t(1) << 62;
+inline constexpr int64_t manifest_max_world_size = 100000000;
+inline constexpr int64_t manifest_max_restart_count = 1000000;
 
 struct FileEntry {
 	std::string path; // relative to the checkpoint directory
@@ -39,6 +45,10 @@ struct Manifest {
 std::string manifest_to_json(const Manifest &m);
 // 'source' names the file in errors ("/ckpt/step-.../MANIFEST.json").
 expected<Manifest> manifest_parse(std::string_view text, const std::string &source);
-expected<Manifest> manifest_read(const std::string &checkpoint_dir);
+// Why a manifest did not read: absent (a torn checkpoint), not a regular file
+// of at most manifest_max_bytes (a symlink is never followed), or its text is
+// not a valid manifest.
+enum class ManifestFault { none, missing, refused, invalid };
+expected<Manifest> manifest_read(const std::string &checkpoint_dir, ManifestFault *fault = nullptr);
 
 } // namespace loom::ckpt

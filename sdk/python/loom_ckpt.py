@@ -50,6 +50,7 @@ import os
 import pickle
 import signal as _signal
 import socket
+import stat
 import sys
 import threading
 import time
@@ -60,6 +61,26 @@ LATEST = "latest"
 STAGING = ".staging"
 TRASH = ".trash"
 MAX_STEP = 999999999999
+# Limits of the format (doc/loom-ckpt-protocol.md), the same as lib/ckpt/manifest.hpp.
+MANIFEST_MAX_BYTES = 64 << 20
+MAX_FILES = 1000000
+MAX_FILE_SIZE = 1 << 62
+MAX_WORLD_SIZE = 100000000
+MAX_RESTART_COUNT = 1000000
+MAX_NAME_BYTES = 4096
+
+# Why a checkpoint is refused (Checkpoint.reason, CheckpointError.reason): the
+# categories of the protocol, the same as lib/ckpt/catalog.hpp's Problem.
+NOT_DIRECTORY = "not-directory"
+MANIFEST_MISSING = "manifest-missing"
+MANIFEST_REFUSED = "manifest-refused"
+MANIFEST_INVALID = "manifest-invalid"
+STEP_MISMATCH = "step-mismatch"
+FILE_MISSING = "file-missing"
+FILE_REFUSED = "file-refused"
+SIZE_MISMATCH = "size-mismatch"
+HASH_MISMATCH = "hash-mismatch"
+IO_ERROR = "io-error"
 
 try:  # pragma: no cover - depends on the environment
     import torch as _torch
@@ -79,7 +100,12 @@ _seq_lock = threading.Lock()
 
 
 class CheckpointError(Exception):
-    """A checkpoint could not be written, read or verified."""
+    """A checkpoint could not be written, read or verified; 'reason' is the
+    refusal's category (MANIFEST_INVALID, HASH_MISMATCH, ...) where there is one."""
+
+    def __init__(self, message, reason=None):
+        super().__init__(message)
+        self.reason = reason
 
 
 def checkpoint_name(step):
@@ -97,8 +123,14 @@ def _host():
 
 
 def check_relative_name(name):
-    if not name or len(name) > 4096:
+    if not isinstance(name, str) or not name:
         raise CheckpointError("bad file name %r" % (name,))
+    try:
+        size = len(name.encode("utf-8"))  # strict: a lone surrogate is refused
+    except UnicodeEncodeError:
+        raise CheckpointError("file name %r is not valid UTF-8" % name)
+    if size > MAX_NAME_BYTES:
+        raise CheckpointError("file name longer than %d bytes" % MAX_NAME_BYTES)
     if name.startswith("/") or any(ord(c) < 0x20 or c == "\x7f" for c in name):
         raise CheckpointError("file name %r must be relative, without control characters" % name)
     if any(c in ("", ".", "..") for c in name.split("/")):
@@ -115,9 +147,9 @@ def _fsync_dir(path):
         os.close(fd)
 
 
-def _write_atomic(path, data):
+def _write_atomic(path, data, mode=0o644):
     tmp = "%s.tmp.%d" % (path, os.getpid())
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
     try:
         _write_all(fd, data)
         os.fsync(fd)
@@ -248,7 +280,7 @@ class Staging:
         }
         if job_id:
             manifest["job_id"] = str(job_id)
-        _write_atomic(os.path.join(self.path, MANIFEST), json.dumps(manifest, indent=2).encode() + b"\n")
+        _write_atomic(os.path.join(self.path, MANIFEST), json.dumps(manifest, indent=2).encode() + b"\n", 0o600)
         _fsync_dir(self.path)
         name = checkpoint_name(self.step)
         target = os.path.join(self.dir, name)
@@ -279,12 +311,16 @@ class Staging:
 class Checkpoint:
     """A committed checkpoint found in a directory."""
 
-    def __init__(self, path, step, manifest=None, problem=""):
+    def __init__(self, path, step, manifest=None, problem="", reason=None):
         self.path, self.step, self.manifest, self.problem = path, step, manifest, problem
+        self.reason = reason  # None, or why it is refused (MANIFEST_INVALID, ...)
 
     def read(self, name):
         check_relative_name(name)
-        fd = os.open(os.path.join(self.path, name), os.O_RDONLY | os.O_NOFOLLOW)
+        fd = _open_in_checkpoint(self.path, name)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise CheckpointError("%s: is not a regular file" % os.path.join(self.path, name), FILE_REFUSED)
         with os.fdopen(fd, "rb") as f:
             return f.read()
 
@@ -295,52 +331,159 @@ class Checkpoint:
         return "Checkpoint(%r, step=%d)" % (self.path, self.step)
 
 
+def _has_lone_surrogate(text):
+    """A \\uD800-\\uDFFF escape that is not half of a surrogate pair (refused
+    by every reader: json-c would turn it into U+FFFD)."""
+    def escape_at(i):
+        if text[i:i + 2] != "\\u" or len(text) < i + 6:
+            return None
+        digits = text[i + 2:i + 6]
+        return int(digits, 16) if all(c in "0123456789abcdefABCDEF" for c in digits) else None
+    i = 0
+    while i < len(text):
+        if text[i] != "\\":
+            i += 1
+            continue
+        v = escape_at(i)
+        if v is None:
+            i += 2
+            continue
+        if 0xDC00 <= v <= 0xDFFF:
+            return True
+        if 0xD800 <= v <= 0xDBFF:
+            w = escape_at(i + 6)
+            if w is None or not 0xDC00 <= w <= 0xDFFF:
+                return True
+            i += 6
+        i += 6
+    return False
+
+
 def parse_manifest(text, source="manifest"):
-    """Parse and check a manifest strictly; raises CheckpointError naming the field."""
+    """Parse and check a manifest strictly; raises CheckpointError (reason
+    MANIFEST_INVALID) naming the field. 'text' is bytes (UTF-8) or str."""
+    def bad(msg):
+        return CheckpointError("%s: %s" % (source, msg), MANIFEST_INVALID)
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")  # strict, and never UTF-16/32 as json.loads(bytes) would
+        except UnicodeDecodeError:
+            raise bad("not valid UTF-8")
+    if any(c < " " and c not in "\t\n\r" for c in text):
+        raise bad("a raw control character (JSON allows only tab, CR and LF between tokens)")
+    if _has_lone_surrogate(text):
+        raise bad("a \\u escape of half a surrogate pair")
     try:
         m = json.loads(text)
-    except ValueError as e:
-        raise CheckpointError("%s: %s" % (source, e))
+    except (ValueError, RecursionError) as e:
+        raise bad("invalid JSON: %s" % e)
     if not isinstance(m, dict):
-        raise CheckpointError("%s: $: expected an object" % source)
-    known = {"format", "step", "world_size", "created", "write_seconds", "job_id", "restart_count", "writer", "files"}
-    for k in m:
-        if k not in known:
-            raise CheckpointError("%s: $.%s: unknown field" % (source, k))
+        raise bad("$: expected an object")
 
-    def need(key, types, check=lambda v: True):
+    def field(key, types, check, required=True):
         if key not in m:
-            raise CheckpointError("%s: $: missing required field '%s'" % (source, key))
+            if required:
+                raise bad("$: missing required field '%s'" % key)
+            return None
         v = m[key]
         if isinstance(v, bool) or not isinstance(v, types) or not check(v):
-            raise CheckpointError("%s: $.%s: bad value %r" % (source, key, v))
+            raise bad("$.%s: bad value %r" % (key, v))
         return v
 
-    if need("format", str) != FORMAT:
-        raise CheckpointError("%s: $.format: unsupported format %r" % (source, m["format"]))
-    need("step", int, lambda v: 0 <= v <= MAX_STEP)
-    need("world_size", int, lambda v: v >= 1)
-    need("created", (int, float), lambda v: 0 <= v < 1e11)
-    need("write_seconds", (int, float), lambda v: 0 <= v < 1e7)
-    files = need("files", list)
+    finite = (int, float)
+    fmt = field("format", str, lambda v: True)
+    if fmt != FORMAT:
+        raise bad("$.format: unsupported format %r (expected %s)" % (fmt, FORMAT))
+    field("step", int, lambda v: 0 <= v <= MAX_STEP)
+    field("world_size", int, lambda v: 1 <= v <= MAX_WORLD_SIZE)
+    field("created", finite, lambda v: 0 <= v < 1e11)
+    field("write_seconds", finite, lambda v: 0 <= v < 1e7)
+    field("job_id", str, lambda v: True, required=False)
+    field("restart_count", int, lambda v: 0 <= v <= MAX_RESTART_COUNT, required=False)
+    field("writer", str, lambda v: True, required=False)
+    files = field("files", list, lambda v: len(v) <= MAX_FILES)
     seen = set()
     for i, f in enumerate(files):
-        where = "%s: $.files[%d]" % (source, i)
-        if not isinstance(f, dict) or set(f) != {"path", "size", "sha256"}:
-            raise CheckpointError("%s: expected an object with path, size and sha256" % where)
+        where = "$.files[%d]" % i
+        if not isinstance(f, dict):
+            raise bad("%s: expected an object" % where)
+        for key in ("path", "size", "sha256"):
+            if key not in f:
+                raise bad("%s: missing required field '%s'" % (where, key))
         try:
-            check_relative_name(f["path"]) if isinstance(f["path"], str) else check_relative_name("")
+            check_relative_name(f["path"])
         except CheckpointError as e:
-            raise CheckpointError("%s.path: %s" % (where, e))
-        if isinstance(f["size"], bool) or not isinstance(f["size"], int) or f["size"] < 0:
-            raise CheckpointError("%s.size: bad value" % where)
-        s = f["sha256"]
-        if not isinstance(s, str) or len(s) != 64 or any(c not in "0123456789abcdef" for c in s):
-            raise CheckpointError("%s.sha256: expected 64 lower-case hex digits" % where)
+            raise bad("%s.path: %s" % (where, e))
+        size = f["size"]
+        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= MAX_FILE_SIZE:
+            raise bad("%s.size: bad value %r" % (where, size))
+        h = f["sha256"]
+        if not isinstance(h, str) or len(h) != 64 or any(c not in "0123456789abcdef" for c in h):
+            raise bad("%s.sha256: expected 64 lower-case hex digits" % where)
+        for key in f:
+            if key not in ("path", "size", "sha256"):
+                raise bad("%s.%s: unknown field" % (where, key))
         if f["path"] in seen:
-            raise CheckpointError("%s: file %r listed twice" % (where, f["path"]))
+            raise bad("%s: file %r listed twice" % (where, f["path"]))
         seen.add(f["path"])
+    known = ("format", "step", "world_size", "created", "write_seconds", "job_id", "restart_count", "writer", "files")
+    for k in m:
+        if k not in known:
+            raise bad("$.%s: unknown field" % k)
     return m
+
+
+def _read_manifest(path):
+    """The manifest's bytes: a regular file, never through a symlink, of at most
+    MANIFEST_MAX_BYTES. CheckpointError with MANIFEST_MISSING or MANIFEST_REFUSED."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+    except FileNotFoundError:
+        raise CheckpointError("%s: no manifest (an uncommitted or torn checkpoint)" % path, MANIFEST_MISSING)
+    except OSError as e:
+        why = "is a symlink: refused" if e.errno == errno.ELOOP else "cannot open: %s" % e.strerror
+        raise CheckpointError("%s: %s" % (path, why), MANIFEST_REFUSED)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MANIFEST_MAX_BYTES:
+        os.close(fd)
+        why = "is not a regular file" if not stat.S_ISREG(st.st_mode) else "larger than %d bytes" % MANIFEST_MAX_BYTES
+        raise CheckpointError("%s: %s: refused" % (path, why), MANIFEST_REFUSED)
+    with os.fdopen(fd, "rb") as f:
+        try:
+            data = f.read(MANIFEST_MAX_BYTES + 1)
+        except OSError as e:
+            raise CheckpointError("%s: read error: %s" % (path, e.strerror), MANIFEST_REFUSED)
+    if len(data) > MANIFEST_MAX_BYTES:
+        raise CheckpointError("%s: larger than %d bytes: refused" % (path, MANIFEST_MAX_BYTES), MANIFEST_REFUSED)
+    return data
+
+
+def _open_in_checkpoint(checkpoint_path, name):
+    """A read-only descriptor of 'name' inside the checkpoint, opened one
+    component at a time without following a symlink. CheckpointError with
+    FILE_MISSING, FILE_REFUSED or IO_ERROR."""
+    path = os.path.join(checkpoint_path, name)
+    try:
+        fd = os.open(checkpoint_path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as e:
+        raise CheckpointError("%s: cannot open the checkpoint: %s" % (path, e.strerror), IO_ERROR)
+    parts = name.split("/")
+    for i, comp in enumerate(parts):
+        last = i == len(parts) - 1
+        flags = os.O_RDONLY | os.O_NOFOLLOW | ((os.O_NONBLOCK | os.O_NOCTTY) if last else os.O_DIRECTORY)
+        try:
+            nxt = os.open(comp, flags, dir_fd=fd)
+        except FileNotFoundError:
+            raise CheckpointError("%s: is missing" % path, FILE_MISSING)
+        except OSError as e:
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                why = "is a symlink: refused" if last else "is reached through a symlink or a non-directory: refused"
+                raise CheckpointError("%s: %s" % (path, why), FILE_REFUSED)
+            raise CheckpointError("%s: cannot open: %s" % (path, e.strerror), IO_ERROR)
+        finally:
+            os.close(fd)
+        fd = nxt
+    return fd
 
 
 def list_checkpoints(directory):
@@ -352,37 +495,51 @@ def list_checkpoints(directory):
             continue
         path = os.path.join(directory, name)
         if os.path.islink(path) or not os.path.isdir(path):
-            out.append(Checkpoint(path, step, None, "not a directory (symlinks are not followed)"))
+            out.append(Checkpoint(path, step, None, "not a directory (symlinks are not followed)", NOT_DIRECTORY))
             continue
         try:
-            fd = os.open(os.path.join(path, MANIFEST), os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as f:
-                m = parse_manifest(f.read(64 << 20), os.path.join(path, MANIFEST))
+            source = os.path.join(path, MANIFEST)
+            m = parse_manifest(_read_manifest(source), source)
             if m["step"] != step:
-                raise CheckpointError("manifest says step %d" % m["step"])
+                raise CheckpointError("manifest says step %d" % m["step"], STEP_MISMATCH)
             out.append(Checkpoint(path, step, m))
-        except (OSError, CheckpointError) as e:
-            out.append(Checkpoint(path, step, None, str(e)))
+        except CheckpointError as e:
+            out.append(Checkpoint(path, step, None, str(e), e.reason))
+        except OSError as e:
+            out.append(Checkpoint(path, step, None, str(e), IO_ERROR))
     out.sort(key=lambda c: c.step, reverse=True)
     return out
 
 
 def verify(checkpoint, level="full"):
-    """Raise CheckpointError unless every file matches the manifest ("quick": sizes only)."""
+    """Raise CheckpointError (with its reason) unless every file matches the
+    manifest ("quick": sizes only). Files are opened without following symlinks."""
     if checkpoint.manifest is None:
-        raise CheckpointError("%s: %s" % (checkpoint.path, checkpoint.problem))
+        raise CheckpointError("%s: %s" % (checkpoint.path, checkpoint.problem), checkpoint.reason)
     for f in checkpoint.manifest["files"]:
         path = os.path.join(checkpoint.path, f["path"])
-        try:
-            st = os.lstat(path)
-        except OSError as e:
-            raise CheckpointError("%s: %s" % (path, e.strerror))
-        if not os.path.isfile(path) or os.path.islink(path):
-            raise CheckpointError("%s: is not a regular file" % path)
-        if st.st_size != f["size"]:
-            raise CheckpointError("%s: size %d differs from the manifest's %d" % (path, st.st_size, f["size"]))
-        if level == "full" and _sha256_file(path)[1] != f["sha256"]:
-            raise CheckpointError("%s: checksum differs from the manifest (corrupt)" % path)
+        fd = _open_in_checkpoint(checkpoint.path, f["path"])
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise CheckpointError("%s: is not a regular file" % path, FILE_REFUSED)
+        with os.fdopen(fd, "rb") as fh:
+            if st.st_size != f["size"]:
+                raise CheckpointError("%s: size %d differs from the manifest's %d" % (path, st.st_size, f["size"]),
+                                      SIZE_MISMATCH)
+            if level != "full":
+                continue
+            h = hashlib.sha256()
+            try:
+                while True:
+                    block = fh.read(4 << 20)
+                    if not block:
+                        break
+                    h.update(block)
+            except OSError as e:
+                raise CheckpointError("%s: read error: %s" % (path, e.strerror), IO_ERROR)
+            if h.hexdigest() != f["sha256"]:
+                raise CheckpointError("%s: checksum differs from the manifest (corrupt)" % path, HASH_MISMATCH)
 
 
 def find_latest(directory, level="full", skipped=None):
@@ -393,13 +550,43 @@ def find_latest(directory, level="full", skipped=None):
             return c
         except CheckpointError as e:
             c.problem = str(e)
+            c.reason = e.reason or IO_ERROR
             if skipped is not None:
                 skipped.append(c)
     return None
 
 
-def prune(directory, keep):
-    """Keep the newest 'keep' complete checkpoints; remove older and broken older ones."""
+def parse_staging_name(name):
+    """(host, pid) of a staging name step-N.<host>.<pid>.<seq>, or None."""
+    if len(name) < 18 or parse_checkpoint_name(name[:17]) is None or name[17] != ".":
+        return None
+    head, dot, _seq = name[18:].rpartition(".")
+    if not dot:
+        return None
+    host, dot, pid = head.rpartition(".")
+    if not dot or not host or not pid or len(pid) > 9 or not (pid.isdigit() and pid.isascii()):
+        return None
+    return host, int(pid)
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+        return pid > 0
+    except PermissionError:
+        return pid > 0
+    except OSError:
+        return False
+
+
+def prune(directory, keep, stale_seconds=86400, dry_run=False):
+    """Keep the newest 'keep' (>= 1) complete checkpoints (quick verification);
+    remove older complete ones and broken ones older than the oldest kept
+    (broken newer ones stay for inspection). Staging and trash debris of
+    writers that are gone goes too (this host: a dead pid; otherwise older
+    than stale_seconds). Returns the removed checkpoints' paths."""
+    if keep < 1:
+        raise CheckpointError("%s: keep must be at least 1" % directory)
     kept, broken, removed = [], [], []
     for c in list_checkpoints(directory):
         try:
@@ -410,11 +597,39 @@ def prune(directory, keep):
         (kept if len(kept) < keep else removed).append(c)
     if kept:
         removed += [c for c in broken if c.step < kept[-1].step]
+    debris = []
+    me, now = _host(), time.time()
+    for sub in (STAGING, TRASH):
+        sdir = os.path.join(directory, sub)
+        try:
+            names = os.listdir(sdir)
+        except OSError:
+            continue
+        for n in names:
+            p = os.path.join(sdir, n)
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            owner = parse_staging_name(n) if sub == STAGING else None
+            if owner and owner[0] == me:
+                gone = not _pid_alive(owner[1])
+            else:
+                gone = now - st.st_mtime > stale_seconds
+            if gone:
+                debris.append(p)
+    if dry_run:
+        return [c.path for c in removed]
     for c in removed:
         os.makedirs(os.path.join(directory, TRASH), mode=0o700, exist_ok=True)
         tmp = os.path.join(directory, TRASH, "%s.%d" % (os.path.basename(c.path), os.getpid()))
         os.rename(c.path, tmp)
         remove_tree(tmp)
+    for p in debris:
+        try:
+            remove_tree(p)
+        except OSError:
+            pass
     return [c.path for c in removed]
 
 
