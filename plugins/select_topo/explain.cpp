@@ -32,17 +32,6 @@ std::thread g_thread;
 bool g_stop = false;
 bool g_running = false;
 
-void mkdirs(const std::string &dir)
-{
-	std::string p;
-	for (size_t i = 0; i <= dir.size(); i++) {
-		if (i == dir.size() || (dir[i] == '/' && i > 0)) {
-			p = dir.substr(0, i);
-			::mkdir(p.c_str(), 0750);
-		}
-	}
-}
-
 void writer()
 {
 	std::unique_lock<std::mutex> lock(g_mu);
@@ -57,9 +46,9 @@ void writer()
 			::unlink(it.path.c_str());
 		} else {
 			size_t slash = it.path.find_last_of('/');
-			if (slash != std::string::npos)
-				mkdirs(it.path.substr(0, slash));
-			status st = write_file_atomic(it.path, it.text, 0640);
+			status st = slash == std::string::npos ? ok() : make_dirs(it.path.substr(0, slash), 0750);
+			if (st)
+				st = write_file_atomic(it.path, it.text, 0640);
 			if (!st)
 				log_error("explain: %s", st.error().str().c_str());
 		}
