@@ -92,8 +92,8 @@ START_TEST(locality_errors_name_the_value_and_the_words)
 	ck_assert(!e.has_value());
 	ck_assert_msg(has(e.error().str(), "'leaf;rm'") && has(e.error().str(), "letters, digits, '-' or '_'"), "%s",
 		      e.error().str().c_str());
-	for (const char *text : {"", ":strict", "leaf:", std::string(65, 'a').c_str()})
-		ck_assert_msg(!parse_locality(text).has_value(), "'%s' accepted", text);
+	for (const std::string &text : {std::string(), std::string(":strict"), std::string("leaf:"), std::string(65, 'a')})
+		ck_assert_msg(!parse_locality(text).has_value(), "'%s' accepted", text.c_str());
 }
 END_TEST
 
