@@ -28,7 +28,11 @@ expected<Config> read_config(const std::string &path)
 		.string("explain_dir", &c.explain_dir, "where decisions are kept for loom place --explain")
 		.string("failure_stats", &c.failure_stats,
 			"jobcomp/health failure statistics for health weights (none: off)")
-		.duration("failure_stats_poll", &c.failure_stats_poll_s, 1, 3600, "how often failure_stats is checked");
+		.duration("failure_stats_poll", &c.failure_stats_poll_s, 1, 3600, "how often failure_stats is checked")
+		.duration("node_sweep", &c.node_sweep_s, 0, 3600,
+			  "how often, at most, the whole node table is read (0: at every node record change)")
+		.boolean("snapshot_check", &c.snapshot_check,
+			 "compare the engine's state with a full read at every job_test (tests)");
 	status r = s.parse_file(path);
 	if (!r)
 		return unexpected(r.error());

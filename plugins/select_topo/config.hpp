@@ -44,6 +44,14 @@ struct Config {
 	std::string explain_dir;
 	std::string failure_stats;         // "" = default, "none" = off
 	int64_t failure_stats_poll_s = 10;
+	// How often, at most, the whole node table is read for what Slurm does
+	// not tell a select plugin (a suspect mark in Extra/Comment, a GPU count
+	// changed by scontrol on 24.11+). Allocations are followed node by node
+	// at once, and the nodes a job is about to get are always read first.
+	int64_t node_sweep_s = 10;
+	// Compare the engine's free GPUs with a full read of the node table at
+	// every job_test and log any difference (tests; costs the full read).
+	bool snapshot_check = false;
 };
 
 // Reads 'path' if it exists; a missing file gives the defaults.

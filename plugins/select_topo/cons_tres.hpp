@@ -49,8 +49,22 @@ bool job_test_preempts(const JobTestTail &tail);
 // cons_tres has done its part, and return cons_tres's result.
 int topo_after_node_init(int rc);
 int topo_after_reconfigure(int rc);
-// An operation that can change what jobs hold: the next job_test rereads the
-// node table. Returns rc unchanged.
+// An operation that can change anything jobs hold (node_init, reconfigure,
+// state restore): the next job_test reads the whole node table again.
+// Returns rc unchanged.
 int changed(int rc) noexcept;
+// An operation on jobs (begin, end, resize, suspend, resume, expand): the
+// next job_test reads again the nodes of each job among the arguments (and a
+// node argument: the node a resize took from the job). Returns rc unchanged.
+void changed_arg(const job_record_t *job) noexcept;
+void changed_arg(const node_record_t *node) noexcept;
+inline void changed_arg(bool) noexcept {}
+template <class... A> int changed_jobs(int rc, A... args) noexcept
+{
+	(changed_arg(args), ...);
+	return rc;
+}
+// An operation on one node by its index (22.05's update_node_config).
+int changed_node(int rc, int index) noexcept;
 
 } // namespace loom::select_topo

@@ -6,6 +6,7 @@
 #include "lib/place/slurm_policy.hpp"
 #include "lib/place/state_file.hpp"
 #include "lib/util/hostlist.hpp"
+#include "lib/util/log.hpp"
 #include "plugins/common/place_hints.hpp"
 #include "plugins/select_topo/explain.hpp"
 #include "plugins/select_topo/slurm_view.hpp"
@@ -42,15 +43,22 @@ struct OwnedBitmap {
 	~OwnedBitmap() { FREE_NULL_BITMAP(b); }
 };
 
-// Since job_test began, and whether (and how long) the node table was read.
+// Since job_test began, and what of the node table was read (how many
+// nodes, all of them or those that changed, how long it took).
 struct Timer {
 	std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
-	bool reread = false;
-	double reread_us = 0;
+	Refresh read;
+	double read_us = 0;
 
 	double us() const
 	{
 		return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+	}
+	std::string table() const
+	{
+		if (read.nodes == 0)
+			return "node table unchanged";
+		return strprintf("%s %zu nodes read %.0f us", read.full ? "node table:" : "changed:", read.nodes, read_us);
 	}
 };
 
@@ -178,6 +186,16 @@ int place_now(Snapshot &s, const Call &c, const place::Request &req, const place
 	uint32_t id = c.job->job_id;
 	auto within = place::place_within(*s.state, req, allowed, cons, s.weights,
 					  static_cast<int>(s.config.max_candidates));
+	// The candidates' nodes as Slurm has them now (a mark or GPU count no
+	// select call announced): when any differs, choose again, once.
+	if (within && within->decision.placed()) {
+		std::vector<topo::Index> nodes;
+		for (const place::Candidate &k : within->decision.candidates)
+			nodes.insert(nodes.end(), k.nodes.begin(), k.nodes.end());
+		if (recheck(s, nodes))
+			within = place::place_within(*s.state, req, allowed, cons, s.weights,
+						     static_cast<int>(s.config.max_candidates));
+	}
 	double us = t.us();
 	if (!within) {
 		info("select/topo: JobId=%u: placement engine failed (%s): placed by cons_tres", id,
@@ -194,8 +212,8 @@ int place_now(Snapshot &s, const Call &c, const place::Request &req, const place
 	if (!d.placed()) {
 		record("pending: " + d.reason);
 		if (debug_on())
-			info("select/topo: JobId=%u: cannot fit now (engine %.0f us, %s): %s", id, us,
-			     t.reread ? "node table read" : "node table unchanged", d.reason.c_str());
+			info("select/topo: JobId=%u: cannot fit now (engine %.0f us, %s): %s", id, us, t.table().c_str(),
+			     d.reason.c_str());
 		return place::when_unplaced(req, d.reason).then == place::Unplaced::wait ? SLURM_ERROR : c.forward();
 	}
 	int rank = 0;
@@ -207,8 +225,7 @@ int place_now(Snapshot &s, const Call &c, const place::Request &req, const place
 		bit_copybits(c.bitmap, only.b);
 		std::string nodes = s.names(k.nodes);
 		record("placed " + nodes + " candidate " + std::to_string(rank) + ": " + k.why);
-		std::string table = t.reread ? "node table read " + std::to_string(static_cast<long>(t.reread_us)) + " us"
-					     : "node table unchanged";
+		std::string table = t.table();
 		info("select/topo: JobId=%u placed on %s (candidate %d of %zu, engine %.0f us, job_test %.0f us, %s%s%s): %s",
 		     id, nodes.c_str(), rank, d.candidates.size(), us, t.us(), table.c_str(),
 		     within->note.empty() ? "" : "; ", within->note.c_str(), k.why.c_str());
@@ -261,8 +278,15 @@ int topo_job_test(Snapshot &s, job_record_t *job, bitstr_t *bitmap, uint32_t min
 	// A policy that is not "tightest" (--spread-job, --contiguous, LLN, ...).
 	if (std::string why = place::step_aside_for(ask.policies); !why.empty())
 		return slurm_decides(why + " asks for Slurm's own choice");
-	t.reread = refresh(s);
-	t.reread_us = t.reread ? t.us() : 0;
+	t.read = refresh(s);
+	t.read_us = t.read.nodes ? t.us() : 0;
+	if (s.config.snapshot_check) {
+		if (std::string d = snapshot_diff(s); !d.empty()) {
+			error("select/topo: JobId=%u: snapshot differs from the node table: %s", job->job_id, d.c_str());
+			snapshot_note_change();
+			t.read = refresh(s);
+		}
+	}
 	Offered offered = offered_nodes(s, bitmap, true, mode == SELECT_MODE_RUN_NOW);
 	cons.weight = std::move(offered.weight);
 	cons.target_nodes = static_cast<int>(req_nodes);

@@ -92,6 +92,8 @@ void placer_unload()
 }
 
 void placer_note_change() noexcept { snapshot_note_change(); }
+void placer_note_job(const job_record_t *job) noexcept { snapshot_note_job(job); }
+void placer_note_node(int index) noexcept { snapshot_note_node(index); }
 
 bool placer_loaded()
 {

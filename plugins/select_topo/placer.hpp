@@ -19,11 +19,15 @@ bool placer_load(bool starting, std::string &why);
 void placer_unload();
 bool placer_loaded();
 
-// What jobs hold may have changed (a job was allocated, ended, resized,
-// suspended or resumed; nodes or partitions were reconfigured): the next
-// job_test rereads free GPUs from Slurm's GRES accounting. Between changes it
-// does not walk the node table at all. Lock-free, never throws.
+// What jobs hold may have changed. placer_note_change: anywhere (nodes or
+// partitions were reconfigured, state restored): the next job_test reads the
+// whole node table. placer_note_job: on the job's nodes (it was allocated,
+// ended, resized, suspended or resumed), placer_note_node: on one node; the
+// next job_test reads those nodes only. Never blocks on more than a short
+// lock of its own, never throws.
 void placer_note_change() noexcept;
+void placer_note_job(const job_record_t *job) noexcept;
+void placer_note_node(int index) noexcept;
 
 // select_p_job_test for select/topo. Decides, then lets cons_tres allocate
 // inside the chosen node set. 'tail' is the rest of Slurm's call, passed on.

@@ -5,8 +5,11 @@
 //
 // An operation is listed as
 //   X(return type, operation, (parameters), (arguments), WRAP)
-// where the operation is the name after "select_p_" and WRAP is LOOM_KEEP, or
-// LOOM_CHANGED for an operation that can change what jobs hold. From a list
+// where the operation is the name after "select_p_" and WRAP says what the
+// call may have changed in what jobs hold: LOOM_KEEP nothing, LOOM_JOB the
+// nodes of the job(s) among its arguments (their GPUs were allocated or
+// freed: only those nodes are read again), LOOM_NODE the node of its index
+// argument, LOOM_CHANGED anything (the whole node table is read again). From a list
 // come the slots for cons_tres's functions, the symbol table cons_tres.cpp
 // resolves, and the extern "C" entry points Slurm calls. A family adds its
 // own operations to the lists here and defines JobTestTail (the arguments of
@@ -16,26 +19,29 @@
 #include "plugins/select_topo/cons_tres.hpp"
 #include "plugins/select_topo/placer.hpp"
 
-#define LOOM_KEEP
-#define LOOM_CHANGED ::loom::select_topo::changed
+#define LOOM_UNPAREN(...) __VA_ARGS__
+#define LOOM_KEEP(args, v) v
+#define LOOM_CHANGED(args, v) ::loom::select_topo::changed(v)
+#define LOOM_JOB(args, v) ::loom::select_topo::changed_jobs(v, LOOM_UNPAREN args)
+#define LOOM_NODE(args, v) ::loom::select_topo::changed_node(v, LOOM_UNPAREN args)
 
 #define LOOM_OP_SLOT(ret, op, params, args, wrap) ret(*op) params = nullptr;
 #define LOOM_OP_SYMBOL(ret, op, params, args, wrap) {"select_p_" #op, reinterpret_cast<void **>(&g_ops.op)},
 #define LOOM_OP_ENTRY(ret, op, params, args, wrap)                                                                  \
-	ret select_p_##op params { return wrap(g_ops.op args); }
+	ret select_p_##op params { return wrap(args, g_ops.op args); }
 
 // clang-format off
 // Every family (22.05, 24.11, 25.05+).
 #define LOOM_SELECT_OPS_ALL(X) \
-	X(int, job_begin, (job_record_t *job_ptr), (job_ptr), LOOM_CHANGED) \
+	X(int, job_begin, (job_record_t *job_ptr), (job_ptr), LOOM_JOB) \
 	X(int, job_ready, (job_record_t *job_ptr), (job_ptr), LOOM_KEEP) \
-	X(int, job_expand, (job_record_t *from_job_ptr, job_record_t *to_job_ptr), (from_job_ptr, to_job_ptr), LOOM_CHANGED) \
-	X(int, job_resized, (job_record_t *job_ptr, node_record_t *node_ptr), (job_ptr, node_ptr), LOOM_CHANGED) \
-	X(int, job_fini, (job_record_t *job_ptr), (job_ptr), LOOM_CHANGED) \
-	X(int, job_suspend, (job_record_t *job_ptr, bool indf_susp), (job_ptr, indf_susp), LOOM_CHANGED) \
-	X(int, job_resume, (job_record_t *job_ptr, bool indf_susp), (job_ptr, indf_susp), LOOM_CHANGED) \
-	X(int, select_nodeinfo_set_all, (void), (), LOOM_CHANGED) \
-	X(int, select_nodeinfo_set, (job_record_t *job_ptr), (job_ptr), LOOM_CHANGED)
+	X(int, job_expand, (job_record_t *from_job_ptr, job_record_t *to_job_ptr), (from_job_ptr, to_job_ptr), LOOM_JOB) \
+	X(int, job_resized, (job_record_t *job_ptr, node_record_t *node_ptr), (job_ptr, node_ptr), LOOM_JOB) \
+	X(int, job_fini, (job_record_t *job_ptr), (job_ptr), LOOM_JOB) \
+	X(int, job_suspend, (job_record_t *job_ptr, bool indf_susp), (job_ptr, indf_susp), LOOM_JOB) \
+	X(int, job_resume, (job_record_t *job_ptr, bool indf_susp), (job_ptr, indf_susp), LOOM_JOB) \
+	X(int, select_nodeinfo_set_all, (void), (), LOOM_KEEP) \
+	X(int, select_nodeinfo_set, (job_record_t *job_ptr), (job_ptr), LOOM_JOB)
 
 // 22.05 and 24.11 (25.05 removed them: state, steps and node/job info are no
 // longer the select plugin's).
@@ -75,11 +81,11 @@
 #define LOOM_SELECT_OWN_ENTRIES                                                                                     \
 	int select_p_node_init(void)                                                                               \
 	{                                                                                                          \
-		return ::loom::select_topo::topo_after_node_init(LOOM_CHANGED(g_ops.node_init()));                 \
+		return ::loom::select_topo::topo_after_node_init(::loom::select_topo::changed(g_ops.node_init()));                 \
 	}                                                                                                          \
 	int select_p_reconfigure(void)                                                                             \
 	{                                                                                                          \
-		return ::loom::select_topo::topo_after_reconfigure(LOOM_CHANGED(g_ops.reconfigure()));             \
+		return ::loom::select_topo::topo_after_reconfigure(::loom::select_topo::changed(g_ops.reconfigure()));             \
 	}
 
 // job_test as 24.05 and newer call it, with the reservation's excluded cores

@@ -9,7 +9,7 @@
 	X(int, job_signal, (job_record_t *job_ptr, int signal), (job_ptr, signal), LOOM_KEEP) \
 	X(char *, select_jobinfo_sprint, (select_jobinfo_t *jobinfo, char *buf, size_t size, int mode), (jobinfo, buf, size, mode), LOOM_KEEP) \
 	X(char *, select_jobinfo_xstrdup, (select_jobinfo_t *jobinfo, int mode), (jobinfo, mode), LOOM_KEEP) \
-	X(int, update_node_config, (int index), (index), LOOM_CHANGED) \
+	X(int, update_node_config, (int index), (index), LOOM_NODE) \
 	X(bitstr_t *, resv_test, (resv_desc_msg_t *resv_desc_ptr, uint32_t node_cnt, bitstr_t *avail_bitmap, bitstr_t **core_bitmap), (resv_desc_ptr, node_cnt, avail_bitmap, core_bitmap), LOOM_KEEP)
 #define LOOM_SELECT_OPS(X) LOOM_SELECT_OPS_ALL(X) LOOM_SELECT_OPS_BEFORE_2505(X) LOOM_SELECT_OPS_2205(X)
 // clang-format on

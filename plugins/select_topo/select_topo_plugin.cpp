@@ -72,6 +72,19 @@ int changed(int rc) noexcept
 	return rc;
 }
 
+void changed_arg(const job_record_t *job) noexcept { placer_note_job(job); }
+void changed_arg(const node_record_t *node) noexcept
+{
+	if (node)
+		placer_note_node(static_cast<int>(node->index));
+}
+
+int changed_node(int rc, int index) noexcept
+{
+	placer_note_node(index);
+	return rc;
+}
+
 // slurmctld has (re)built its node table: load the fabric for it. At start a
 // bad fabric file is fatal; afterwards the last good one stays in use.
 int topo_after_node_init(int rc)

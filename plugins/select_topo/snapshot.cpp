@@ -1,17 +1,63 @@
 #include "plugins/select_topo/snapshot.hpp"
 
 #include "lib/util/hostlist.hpp"
+#include "lib/util/log.hpp"
 #include "plugins/select_topo/history.hpp"
 #include "plugins/select_topo/slurm_view.hpp"
 
 #include <atomic>
+#include <mutex>
 #include <unistd.h>
 
 namespace loom::select_topo {
 namespace {
 
-// Bumped by every forwarded call that can change what jobs hold.
-std::atomic<uint64_t> g_change{1};
+// What the forwarded calls changed since the last refresh. slurmctld makes
+// them, and job_test, holding its node write lock, but not the placer's
+// lock: a short lock of its own.
+struct Pending {
+	std::mutex mu;
+	std::vector<int> nodes;      // Slurm node indexes, each once
+	std::vector<uint8_t> marked; // by Slurm node index: in nodes
+};
+Pending g_pending;
+std::atomic<bool> g_all{true}; // anything may have changed: read every node
+
+void mark(int i) // g_pending.mu held
+{
+	if (i < 0)
+		return;
+	size_t k = static_cast<size_t>(i);
+	if (k >= g_pending.marked.size())
+		g_pending.marked.resize(k + 1, 0);
+	if (!g_pending.marked[k]) {
+		g_pending.marked[k] = 1;
+		g_pending.nodes.push_back(i);
+	}
+}
+
+node_record_t *node_at(int i)
+{
+	return i >= 0 && i < node_record_count ? node_record_table_ptr[i] : nullptr;
+}
+
+// One node from Slurm's node table into the engine's State; true when
+// anything differed.
+bool read_node(Snapshot &s, topo::Index m, node_record_t *node, const HealthWeights &weights)
+{
+	bool changed = false;
+	NodeGpus g = node_gpus(node);
+	if (g.total != s.state->total_gpus(m))
+		changed |= s.state->set_capacity(m, g.total, 0).has_value();
+	if (g.free != s.state->free_gpus(m))
+		changed |= s.state->set_node_free(m, g.free, 0).has_value();
+	double history = 1.0;
+	if (!weights.weight.empty())
+		if (auto it = weights.weight.find(node->name); it != weights.weight.end())
+			history = it->second;
+	changed |= place::update_health(*s.state, m, history, node_suspect(node));
+	return changed;
+}
 
 std::string conf_path(const char *name)
 {
@@ -92,42 +138,117 @@ expected<std::unique_ptr<Snapshot>> load_snapshot()
 	return s;
 }
 
-void snapshot_note_change() noexcept { g_change.fetch_add(1, std::memory_order_release); }
+void snapshot_note_change() noexcept { g_all.store(true, std::memory_order_release); }
 
-// An allocation change (g_change, exact) or a node record update
-// (last_node_update, in whole seconds: an update in the same second as the
-// last read counts as a change, so none is missed).
-bool refresh(Snapshot &s)
+void snapshot_note_job(const job_record_t *job) noexcept
 {
-	uint64_t change = g_change.load(std::memory_order_acquire);
-	time_t node_update = last_node_update;
+	if (!job || !job->node_bitmap) {
+		g_all.store(true, std::memory_order_release);
+		return;
+	}
+	try {
+		bitstr_t *b = job->node_bitmap;
+		int64_t first = bit_ffs(b);
+		if (first < 0)
+			return;
+		int64_t last = bit_fls(b);
+		std::lock_guard<std::mutex> g(g_pending.mu);
+		for (int64_t i = first; i <= last; i++)
+			if (bit_test(b, i))
+				mark(static_cast<int>(i));
+	} catch (...) {
+		g_all.store(true, std::memory_order_release);
+	}
+}
+
+void snapshot_note_node(int index) noexcept
+{
+	try {
+		std::lock_guard<std::mutex> g(g_pending.mu);
+		mark(index);
+	} catch (...) {
+		g_all.store(true, std::memory_order_release);
+	}
+}
+
+// Every node when anything may have changed (a forwarded call said so, the
+// health weights changed, or a node record changed and node_sweep has passed
+// since the last full read: last_node_update has whole seconds, so an update
+// in the second of the last read counts as one); else only the nodes the
+// forwarded calls named.
+Refresh refresh(Snapshot &s)
+{
+	Refresh r;
 	auto weights = history_weights();
-	if (change == s.seen_change && weights->generation == s.seen_weights && node_update == s.seen_node_update &&
-	    node_update < s.refreshed_at)
-		return false;
-	s.seen_change = change;
-	s.seen_weights = weights->generation;
-	s.seen_node_update = node_update;
-	s.refreshed_at = std::time(nullptr);
+	time_t node_update = last_node_update;
+	time_t now = std::time(nullptr);
+	std::vector<int> nodes;
+	{
+		std::lock_guard<std::mutex> g(g_pending.mu);
+		nodes.swap(g_pending.nodes);
+		for (int i : nodes)
+			g_pending.marked[static_cast<size_t>(i)] = 0;
+	}
+	bool all = g_all.exchange(false, std::memory_order_acq_rel);
+	bool node_records = node_update != s.seen_node_update || node_update >= s.swept_at;
+	bool sweep = node_records && now - s.swept_at >= s.config.node_sweep_s;
+	if (all || sweep || weights->generation != s.seen_weights) {
+		s.seen_weights = weights->generation;
+		s.seen_node_update = node_update;
+		s.swept_at = now;
+		r.full = true;
+		node_record_t *node;
+		for (int i = 0; (node = next_node(&i)); i++) {
+			if (static_cast<size_t>(i) >= s.model_of.size())
+				break;
+			topo::Index m = s.model_of[static_cast<size_t>(i)];
+			if (m == topo::none)
+				continue;
+			(void)read_node(s, m, node, *weights);
+			r.nodes++;
+		}
+		return r;
+	}
+	for (int i : nodes) {
+		topo::Index m = s.model(i);
+		node_record_t *node = node_at(i);
+		if (m == topo::none || !node)
+			continue;
+		(void)read_node(s, m, node, *weights);
+		r.nodes++;
+	}
+	return r;
+}
+
+bool recheck(Snapshot &s, const std::vector<topo::Index> &nodes)
+{
+	auto weights = history_weights();
+	bool changed = false;
+	for (topo::Index m : nodes)
+		if (node_record_t *node = node_at(s.slurm_of[static_cast<size_t>(m)]); node)
+			changed |= read_node(s, m, node, *weights);
+	return changed;
+}
+
+std::string snapshot_diff(const Snapshot &s, size_t max)
+{
+	std::string out;
+	size_t n = 0;
 	node_record_t *node;
 	for (int i = 0; (node = next_node(&i)); i++) {
-		if (static_cast<size_t>(i) >= s.model_of.size())
-			break;
-		topo::Index m = s.model_of[static_cast<size_t>(i)];
+		topo::Index m = s.model(i);
 		if (m == topo::none)
 			continue;
 		NodeGpus g = node_gpus(node);
-		if (g.total != s.state->total_gpus(m))
-			(void)s.state->set_capacity(m, g.total, 0);
-		if (g.free != s.state->free_gpus(m))
-			(void)s.state->set_node_free(m, g.free, 0);
-		double history = 1.0;
-		if (!weights->weight.empty())
-			if (auto it = weights->weight.find(node->name); it != weights->weight.end())
-				history = it->second;
-		(void)place::update_health(*s.state, m, history, node_suspect(node));
+		if (g.free == s.state->free_gpus(m) && g.total == s.state->total_gpus(m))
+			continue;
+		if (n++ < max)
+			out += strprintf("%s%s free %d/%d, engine %d/%d", out.empty() ? "" : "; ", node->name, g.free,
+					 g.total, s.state->free_gpus(m), s.state->total_gpus(m));
 	}
-	return true;
+	if (n > max)
+		out += strprintf("; ... (%zu nodes in all)", n);
+	return out;
 }
 
 Offered offered_nodes(const Snapshot &s, bitstr_t *bitmap, bool weights, bool run_now)

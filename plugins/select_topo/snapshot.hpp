@@ -30,10 +30,9 @@ struct Snapshot {
 	std::vector<int> slurm_of;            // model node -> Slurm node index (-1: not in Slurm)
 	std::vector<std::string> kinds;       // what --locality takes on this fabric (checked at submit)
 	// What the engine's State was last read from (see refresh()).
-	uint64_t seen_change = 0;
 	uint64_t seen_weights = UINT64_MAX;
 	time_t seen_node_update = -1;
-	time_t refreshed_at = 0;
+	time_t swept_at = 0; // the last read of every node
 
 	// The model node of a Slurm node index (topo::none: not in the fabric).
 	topo::Index model(int64_t slurm_index) const;
@@ -44,13 +43,29 @@ struct Snapshot {
 // loom-topo.conf, the weights file and the fabric, mapped onto Slurm's node table.
 expected<std::unique_ptr<Snapshot>> load_snapshot();
 
-// What jobs hold may have changed: the next refresh() rereads the node table.
+// What jobs hold may have changed: anywhere (the next refresh() reads every
+// node), on a job's nodes, or on one node (the next refresh() reads those).
 void snapshot_note_change() noexcept;
+void snapshot_note_job(const job_record_t *job) noexcept;
+void snapshot_note_node(int index) noexcept;
 
-// Free GPUs, suspect marks and health weights per node from Slurm's node
-// table, when it may have changed since the last read. Returns false when
-// nothing was read (unchanged).
-bool refresh(Snapshot &s);
+// Free GPUs, suspect marks and health weights from Slurm's node table into
+// the engine's State: of the nodes noted since the last refresh, or of every
+// node (see snapshot.cpp for when). A decision never reads the whole table
+// unless a full read is due.
+struct Refresh {
+	size_t nodes = 0;  // nodes read
+	bool full = false; // every node
+};
+Refresh refresh(Snapshot &s);
+
+// Read these nodes again (the nodes a job is about to get: a suspect mark or
+// a GPU count Slurm told no select plugin about); true when any differed.
+bool recheck(Snapshot &s, const std::vector<topo::Index> &nodes);
+
+// Where the engine's free GPUs differ from a full read of the node table
+// ("" = nowhere): at most 'max' nodes named. The snapshot_check= test.
+std::string snapshot_diff(const Snapshot &s, size_t max = 8);
 
 // The nodes Slurm offers a job (its bitmap), as model nodes: nodes outside the
 // fabric are not in 'allowed', but 'count' counts every node offered. With

@@ -336,7 +336,11 @@ EOF
 	fi
 
 	# select/topo: the fabric is Slurm's topology.conf; features a100/h100 are GPU generations.
-	printf '%s\n' "# select/topo (loom-topo.conf(5))" "gpu_classes=a100,h100" "placement=$placement" "will_run=$will_run" >"$dir/etc/loom-topo.conf"
+	# snapshot_check: every job_test compares the engine's incremental state
+	# with a full read of the node table; run.sh fails a scenario that logs a
+	# difference.
+	printf '%s\n' "# select/topo (loom-topo.conf(5))" "gpu_classes=a100,h100" "placement=$placement" "will_run=$will_run" \
+		"snapshot_check=yes" >"$dir/etc/loom-topo.conf"
 
 	# No NodeName=: the lines apply to every node, dynamic ones (slurmd -Z) too.
 	: >"$dir/etc/gres.conf"

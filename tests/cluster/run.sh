@@ -75,6 +75,15 @@ for s in "${scenarios[@]}"; do
 	rm -f "$LOOM_FAIL_REASONS"
 	( cd "$dir" && set -e && source "$here/lib.sh" && source "$s" )
 	rc=$?
+	# select/topo's consistency check (snapshot_check=yes, cluster.sh): its
+	# incremental state must match a full read of the node table throughout.
+	if [ $rc = 0 ] && [ -f "$dir/log/slurmctld.log" ]; then
+		diff_line=$(grep -m1 'snapshot differs from the node table' "$dir/log/slurmctld.log")
+		if [ -n "$diff_line" ]; then
+			echo "FAIL: select/topo's state differed from Slurm's node table: $diff_line" | tee -a "$LOOM_FAIL_REASONS"
+			rc=1
+		fi
+	fi
 	secs=$(( $(date +%s) - start ))
 	if [ $rc = 0 ]; then
 		echo "--- PASS: $name (${secs}s)"
