@@ -112,18 +112,6 @@ status check_file(const std::string &dir, const FileEntry &f, Verify level, Prob
 
 bool pid_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
-std::string host_name()
-{
-	char host[256] = "";
-	if (::gethostname(host, sizeof(host) - 1) != 0)
-		return {};
-	host[sizeof(host) - 1] = '\0';
-	for (char *c = host; *c; c++)
-		if (*c == '.' || *c == '/')
-			*c = '_';
-	return host;
-}
-
 // Rename into .trash first so that the removal is atomic to readers.
 status remove_checkpoint(const std::string &dir, const std::string &name)
 {
@@ -263,7 +251,7 @@ expected<PruneResult> prune(const std::string &dir, int keep, double stale_secon
 		if (oldest_kept >= 0 && e->step < oldest_kept)
 			r.removed.push_back(e->name);
 	// Staging and trash debris of writers that are gone.
-	std::string me = host_name();
+	std::string me = staging_host();
 	for (const char *sub : {staging_dir_name, trash_dir_name}) {
 		std::string sdir = path_join(dir, sub);
 		auto names = dir_names(sdir);

@@ -24,9 +24,8 @@ std::optional<int64_t> parse_checkpoint_name(std::string_view name)
 	return v;
 }
 
-std::string staging_name(int64_t step)
+std::string staging_host()
 {
-	static std::atomic<unsigned> seq{0};
 	char host[256] = "localhost";
 	if (::gethostname(host, sizeof(host) - 1) != 0)
 		std::snprintf(host, sizeof(host), "localhost");
@@ -34,7 +33,13 @@ std::string staging_name(int64_t step)
 	for (char *c = host; *c; c++)
 		if (*c == '.' || *c == '/')
 			*c = '_';
-	return checkpoint_name(step) + "." + host + "." + std::to_string(::getpid()) + "." +
+	return host;
+}
+
+std::string staging_name(int64_t step)
+{
+	static std::atomic<unsigned> seq{0};
+	return checkpoint_name(step) + "." + staging_host() + "." + std::to_string(::getpid()) + "." +
 	       std::to_string(seq.fetch_add(1));
 }
 

@@ -39,6 +39,10 @@ struct StagingOwner {
 	long pid = 0;
 };
 std::optional<StagingOwner> parse_staging_name(std::string_view name);
+// This host as staging names carry it: gethostname() with '.' and '/' as '_'
+// ("localhost" when it fails). A writer names its staging with it and prune
+// knows its own host's staging by it.
+std::string staging_host();
 
 // A relative file name inside a checkpoint: non-empty, at most 4096 bytes of
 // valid UTF-8, no leading '/', no '.' or '..' component, no empty component,

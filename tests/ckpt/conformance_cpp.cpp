@@ -37,18 +37,6 @@ struct Failure {
 
 [[noreturn]] void bad_case(const std::string &what) { throw Failure{what}; }
 
-std::string host_name()
-{
-	char host[256] = "localhost";
-	if (::gethostname(host, sizeof(host) - 1) != 0)
-		std::snprintf(host, sizeof(host), "localhost");
-	host[sizeof(host) - 1] = '\0';
-	for (char *c = host; *c; c++)
-		if (*c == '.' || *c == '/')
-			*c = '_';
-	return host;
-}
-
 // The bytes a case string stands for, templates applied (README.md).
 std::string expand(const std::string &s, const std::string &outside, bool allow_bytes = false)
 {
@@ -66,7 +54,7 @@ std::string expand(const std::string &s, const std::string &outside, bool allow_
 		if (word == "outside") {
 			out += outside;
 		} else if (word == "host") {
-			out += host_name();
+			out += ckpt::staging_host();
 		} else if (word.rfind("repeat:", 0) == 0) {
 			size_t colon = word.find(':', 7);
 			if (colon == std::string::npos)
