@@ -39,7 +39,10 @@ check plugins/spank_ckpt/.libs/spank_ckpt.so "libc.so libcrypto libjson-c" "$hea
 check plugins/spank_place/.libs/spank_place.so "libc.so" "$heavy libcrypto libjson-c"
 # The daemons' plugins that need the fabric model do load hwloc (lib/topo);
 # jobcomp/health does not.
-if [ -e "$b/plugins/jobcomp_health/.libs/jobcomp_health.so" ]; then
+# jobcomp/health is built wherever configure had a Slurm source tree: there
+# it must be checked too (check() fails when it is missing).
+src=${SLURM_SRC_DIR:-$(sed -n 's/^SLURM_SRC_DIR = //p' "$b/Makefile" 2>/dev/null)}
+if [ -n "$src" ]; then
 	check plugins/jobcomp_health/.libs/jobcomp_health.so "libc.so libjson-c libcrypto" "$heavy"
 fi
 exit $fail
