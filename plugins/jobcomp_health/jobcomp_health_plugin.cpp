@@ -136,11 +136,12 @@ int on_set_location(const char *location)
 	// No worker at all: at slurmctld's start (22.05 does not stop on this
 	// error, later releases do), a slurmctld without its failure handling
 	// would run on as if healthy. At a reconfigure the running worker stays.
-	bool started, running;
-	{
+	bool started = true, running = false; // nothing may throw into Slurm from here
+	try {
 		std::lock_guard<std::mutex> g(g_mu);
 		started = g_started;
 		running = g_worker != nullptr;
+	} catch (...) {
 	}
 	if (!started)
 		fatal("jobcomp/health: cannot start (see the error above); fix JobCompParams/JobCompLoc");
