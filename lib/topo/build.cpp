@@ -264,6 +264,12 @@ void add_node(const NodeSpec &s, Index leaf, Index nvl, Cluster &c)
 
 expected<Cluster> build_cluster(ClusterSpec spec)
 {
+	if (spec.nodes.size() > max_cluster_nodes)
+		return unexpected("cluster", "more than " + std::to_string(max_cluster_nodes) + " nodes");
+	if (spec.domains.size() > max_cluster_domains || spec.nvlink_domains.size() > max_cluster_domains ||
+	    spec.rails.size() > max_cluster_domains)
+		return unexpected("cluster", "more than " + std::to_string(max_cluster_domains) +
+						     " switches, NVLink domains or rails");
 	Cluster c;
 	c.name = spec.name;
 	c.pcie_gbps = spec.pcie_gbps;

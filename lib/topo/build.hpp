@@ -115,6 +115,12 @@ struct ClusterSpec {
 constexpr size_t max_gpus_per_node = 1024;
 constexpr size_t max_nics_per_node = 1024;
 constexpr size_t max_domain_depth = 64;
+// Nodes, and switches or blocks, one cluster description may hold: past the
+// largest Slurm clusters by an order of magnitude (100,000 GPUs are 12,500
+// nodes of 8), and low enough that a file of hostile ranges ("n[0-999999]" on
+// every line) is refused before it is expanded.
+constexpr size_t max_cluster_nodes = 1u << 17;
+constexpr size_t max_cluster_domains = 1u << 17;
 
 expected<Cluster> build_cluster(ClusterSpec spec);
 

@@ -160,13 +160,14 @@ expected<std::map<std::string, NodeFacts>> read_node_facts(const std::string &pa
 		return out;
 	}
 	auto lines = split_lines(text);
+	HostlistBudget node_names(max_cluster_nodes, "nodes");
 	for (size_t i = 0; i < lines.size(); i++) {
 		std::string l(trim(lines[i].substr(0, lines[i].find('#'))));
 		if (l.empty())
 			continue;
 		std::string where = path + ":" + std::to_string(i + 1);
 		size_t sp = l.find_first_of(" \t");
-		auto names = hostlist_expand(l.substr(0, sp));
+		auto names = node_names.expand(l.substr(0, sp));
 		if (!names)
 			return unexpected(where, names.error().message);
 		NodeFacts f;

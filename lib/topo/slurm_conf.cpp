@@ -90,6 +90,9 @@ expected<ClusterSpec> tree_spec(const std::vector<SwitchRecord> &switches, const
 	std::map<std::string, std::string> parent_where;
 	std::map<std::string, std::string> node_where;  // node -> where first placed
 	std::vector<std::pair<std::string, std::string>> refs; // (child, where) for dangling checks
+	HostlistBudget node_names(max_cluster_nodes, "nodes"), switch_names(max_cluster_domains, "child switches");
+	if (switches.size() > max_cluster_domains)
+		return unexpected(source, "more than " + std::to_string(max_cluster_domains) + " switches");
 	for (const SwitchRecord &r : switches) {
 		const std::string &where = r.where;
 		if (r.name.empty())
@@ -99,10 +102,10 @@ expected<ClusterSpec> tree_spec(const std::vector<SwitchRecord> &switches, const
 							 s.domains[it->second].where + ")");
 		switch_at[r.name] = s.domains.size();
 		s.domains.push_back(DomainSpec{r.name, "", "", r.link_gbps, where}); // kinds by height
-		auto nodes = r.nodes.empty() ? expected<std::vector<std::string>>(std::vector<std::string>{}) : hostlist_expand(r.nodes);
+		auto nodes = node_names.expand(r.nodes);
 		if (!nodes)
 			return unexpected(where, "nodes: " + nodes.error().message);
-		auto kids = r.switches.empty() ? expected<std::vector<std::string>>(std::vector<std::string>{}) : hostlist_expand(r.switches);
+		auto kids = switch_names.expand(r.switches);
 		if (!kids)
 			return unexpected(where, "switches: " + kids.error().message);
 		for (auto &k : *kids) {
@@ -150,11 +153,11 @@ expected<ClusterSpec> parse_topology_conf(std::string_view text, const std::stri
 			const auto &[key, value] = words[k];
 			if (key_is(key, "Nodes")) {
 				r.nodes += (r.nodes.empty() ? "" : ",") + value;
-				if (auto n = hostlist_expand(value); !n)
+				if (auto n = hostlist_count(value); !n)
 					return unexpected(where, "Nodes=: " + n.error().message);
 			} else if (key_is(key, "Switches")) {
 				r.switches += (r.switches.empty() ? "" : ",") + value;
-				if (auto n = hostlist_expand(value); !n)
+				if (auto n = hostlist_count(value); !n)
 					return unexpected(where, "Switches=: " + n.error().message);
 			} else if (key_is(key, "LinkSpeed")) {
 				// Slurm ignores LinkSpeed; we keep it as the uplink figure when numeric.
@@ -355,6 +358,9 @@ expected<ClusterSpec> block_spec(const std::vector<BlockRecord> &records, std::v
 	};
 	std::vector<Block> blocks;
 	std::map<std::string, std::string> node_where, block_where;
+	HostlistBudget node_names(max_cluster_nodes, "nodes");
+	if (records.size() > max_cluster_domains)
+		return unexpected(source, "more than " + std::to_string(max_cluster_domains) + " blocks");
 	for (const BlockRecord &r : records) {
 		Block b{r.name, r.where, {}};
 		if (b.name.empty())
@@ -362,7 +368,7 @@ expected<ClusterSpec> block_spec(const std::vector<BlockRecord> &records, std::v
 		if (auto it = block_where.find(b.name); it != block_where.end())
 			return unexpected(r.where, "block '" + b.name + "' defined twice (first at " + it->second + ")");
 		block_where[b.name] = r.where;
-		auto names = r.nodes.empty() ? expected<std::vector<std::string>>(std::vector<std::string>{}) : hostlist_expand(r.nodes);
+		auto names = node_names.expand(r.nodes);
 		if (!names)
 			return unexpected(r.where, "nodes: " + names.error().message);
 		for (auto &n : *names) {
@@ -480,7 +486,7 @@ expected<ClusterSpec> parse_block_conf(std::string_view text, const std::string 
 		for (size_t k = 1; k < words.size(); k++) {
 			if (!key_is(words[k].first, "Nodes"))
 				return unexpected(where, "unknown key " + words[k].first + "= (a block has Nodes= only)");
-			if (auto n = hostlist_expand(words[k].second); !n)
+			if (auto n = hostlist_count(words[k].second); !n)
 				return unexpected(where, "Nodes=: " + n.error().message);
 			b.nodes += (b.nodes.empty() ? "" : ",") + words[k].second;
 		}
@@ -498,6 +504,7 @@ expected<std::vector<SlurmNode>> parse_slurm_nodes(std::string_view text, const 
 	std::vector<SlurmNode> out;
 	SlurmNode defaults;
 	bool includes = false, node_lines = false;
+	HostlistBudget node_names(max_cluster_nodes, "nodes");
 	for (auto &[line_no, line] : logical_lines(text)) {
 		std::string where = source + ":" + std::to_string(line_no);
 		// Every line is Key=Value... or an include: anything else is not a
@@ -562,7 +569,7 @@ expected<std::vector<SlurmNode>> parse_slurm_nodes(std::string_view text, const 
 			defaults = proto;
 			continue;
 		}
-		auto names = hostlist_expand(words[0].second);
+		auto names = node_names.expand(words[0].second);
 		if (!names)
 			return unexpected(where, "NodeName=: " + names.error().message);
 		for (auto &n : *names) {

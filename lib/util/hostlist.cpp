@@ -44,10 +44,15 @@ std::string padded(long long v, size_t width)
 	return s;
 }
 
-// "01-03,7" -> {"01","02","03","7"}
-expected<std::vector<std::string>> expand_range(std::string_view body, size_t max_names)
+struct Range {
+	long long lo, hi;
+	size_t width; // zero padding: the digits of the lower bound
+};
+
+// "01-03,7" -> {01..03, 7..7}: the ranges of one bracket, checked.
+expected<std::vector<Range>> parse_ranges(std::string_view body)
 {
-	std::vector<std::string> out;
+	std::vector<Range> out;
 	size_t start = 0;
 	while (start <= body.size()) {
 		size_t comma = body.find(',', start);
@@ -60,10 +65,7 @@ expected<std::vector<std::string>> expand_range(std::string_view body, size_t ma
 		long long a = std::stoll(std::string(lo)), b = std::stoll(std::string(hi));
 		if (b < a)
 			return unexpected("range '" + std::string(part) + "' runs backwards");
-		if (static_cast<unsigned long long>(b - a) >= max_names || out.size() + static_cast<size_t>(b - a) >= max_names)
-			return unexpected("hostlist expands to more than " + std::to_string(max_names) + " names");
-		for (long long v = a; v <= b; v++)
-			out.push_back(padded(v, lo.size()));
+		out.push_back(Range{a, b, lo.size()});
 		if (comma == std::string_view::npos)
 			break;
 		start = comma + 1;
@@ -71,44 +73,113 @@ expected<std::vector<std::string>> expand_range(std::string_view body, size_t ma
 	return out;
 }
 
+// One comma-separated part of a hostlist: its literal pieces and the
+// brackets between them ("r[1-2]n[1-4]" -> "r", {1-2}, "n", {1-4}, "").
+struct Part {
+	std::vector<std::string_view> literals; // one more than brackets
+	std::vector<std::vector<Range>> brackets;
+};
+
+expected<std::vector<Part>> parse_hostlist(std::string_view expr)
+{
+	auto pieces = split_top(expr);
+	if (!pieces)
+		return unexpected(pieces.error());
+	std::vector<Part> out;
+	for (std::string_view piece : *pieces) {
+		if (piece.empty())
+			return unexpected("empty name in hostlist '" + std::string(expr) + "'");
+		Part p;
+		size_t i = 0;
+		while (true) {
+			size_t open = piece.find('[', i);
+			p.literals.push_back(piece.substr(i, open == std::string_view::npos ? std::string_view::npos : open - i));
+			if (open == std::string_view::npos)
+				break;
+			size_t close = piece.find(']', open);
+			auto ranges = parse_ranges(piece.substr(open + 1, close - open - 1));
+			if (!ranges)
+				return unexpected(ranges.error());
+			p.brackets.push_back(std::move(*ranges));
+			i = close + 1;
+		}
+		out.push_back(std::move(p));
+	}
+	return out;
+}
+
+// Names a part expands to, saturating at SIZE_MAX.
+size_t names_in(const Part &p)
+{
+	size_t n = 1;
+	for (const auto &bracket : p.brackets) {
+		size_t k = 0;
+		for (const Range &r : bracket) {
+			unsigned long long span = static_cast<unsigned long long>(r.hi - r.lo) + 1;
+			k = span > SIZE_MAX - k ? SIZE_MAX : k + static_cast<size_t>(span);
+		}
+		n = k != 0 && n > SIZE_MAX / k ? SIZE_MAX : n * k;
+	}
+	return n;
+}
+
+size_t names_in(const std::vector<Part> &parts)
+{
+	size_t n = 0;
+	for (const Part &p : parts) {
+		size_t k = names_in(p);
+		n = k > SIZE_MAX - n ? SIZE_MAX : n + k;
+	}
+	return n;
+}
+
 } // namespace
+
+expected<size_t> hostlist_count(std::string_view expr)
+{
+	auto parts = parse_hostlist(expr);
+	if (!parts)
+		return unexpected(parts.error());
+	return names_in(*parts);
+}
 
 expected<std::vector<std::string>> hostlist_expand(std::string_view expr, size_t max_names)
 {
-	auto parts = split_top(expr);
+	auto parts = parse_hostlist(expr);
 	if (!parts)
 		return unexpected(parts.error());
+	// Counted before anything is built: a hostile range costs no memory.
+	if (names_in(*parts) > max_names)
+		return unexpected("hostlist expands to more than " + std::to_string(max_names) + " names");
 	std::vector<std::string> out;
-	for (std::string_view part : *parts) {
-		if (part.empty())
-			return unexpected("empty name in hostlist '" + std::string(expr) + "'");
-		std::vector<std::string> names{""};
-		size_t i = 0;
-		while (i < part.size()) {
-			size_t open = part.find('[', i);
-			std::string_view lit = part.substr(i, open == std::string_view::npos ? std::string_view::npos : open - i);
-			for (auto &n : names)
-				n.append(lit);
-			if (open == std::string_view::npos)
-				break;
-			size_t close = part.find(']', open);
-			auto range = expand_range(part.substr(open + 1, close - open - 1), max_names);
-			if (!range)
-				return unexpected(range.error());
-			if (names.size() * range->size() + out.size() > max_names)
-				return unexpected("hostlist expands to more than " + std::to_string(max_names) + " names");
+	for (const Part &p : *parts) {
+		std::vector<std::string> names{std::string(p.literals[0])};
+		for (size_t b = 0; b < p.brackets.size(); b++) {
 			std::vector<std::string> next;
-			next.reserve(names.size() * range->size());
 			for (const auto &n : names)
-				for (const auto &r : *range)
-					next.push_back(n + r);
+				for (const Range &r : p.brackets[b])
+					for (long long v = r.lo; v <= r.hi; v++)
+						next.push_back(n + padded(v, r.width) + std::string(p.literals[b + 1]));
 			names = std::move(next);
-			i = close + 1;
 		}
 		for (auto &n : names)
 			out.push_back(std::move(n));
 	}
 	return out;
+}
+
+expected<std::vector<std::string>> HostlistBudget::expand(std::string_view expr)
+{
+	if (expr.empty())
+		return std::vector<std::string>{};
+	auto n = hostlist_count(expr);
+	if (!n)
+		return unexpected(n.error());
+	if (*n > left_)
+		return unexpected("the file names more than " + std::to_string(max_) + " " + what_ +
+				  " in all, more than one file may describe");
+	left_ -= *n;
+	return hostlist_expand(expr, *n);
 }
 
 std::string hostlist_compress(const std::vector<std::string> &names)

@@ -478,6 +478,27 @@ START_TEST(topology_conf_and_check)
 	ck_assert(!dangling);
 	ck_assert_sstr_eq(dangling.error().str(), "t.conf:1: switch 'x' is not defined");
 	ck_assert(!build_cluster(*parse_topology_conf("SwitchName=a Switches=b\nSwitchName=b Switches=a\n", "c")));
+
+	// Lines that each fit hostlist's own limit still cannot add up to more
+	// nodes than one cluster description holds: refused at the line that
+	// goes past it, before it is expanded.
+	std::string big;
+	for (int k = 0; k < 3; k++)
+		big += "SwitchName=s" + std::to_string(k) + " Nodes=r" + std::to_string(k) + "n[0-59999]\n";
+	auto many = parse_topology_conf(big, "big.conf");
+	ck_assert(!many);
+	ck_assert_sstr_eq(many.error().str(), "big.conf:3: nodes: the file names more than 131072 nodes in all, "
+					      "more than one file may describe");
+	auto blocks = parse_block_conf("BlockName=b1 Nodes=a[0-99999]\nBlockName=b2 Nodes=b[0-99999]\n", "block.conf");
+	ck_assert(!blocks);
+	ck_assert_sstr_eq(blocks.error().where, "block.conf:2");
+	auto nodes = parse_slurm_nodes("NodeName=a[0-99999] Gres=gpu:8\nNodeName=b[0-99999] Gres=gpu:8\n", "slurm.conf");
+	ck_assert(!nodes);
+	ck_assert_sstr_eq(nodes.error().where, "slurm.conf:2");
+	// Two lines of 60,000 nodes are a cluster loom reads.
+	auto two = parse_topology_conf("SwitchName=a Nodes=a[0-59999]\nSwitchName=b Nodes=b[0-59999]\n", "two.conf");
+	ck_assert_msg(two.has_value(), "%s", two ? "" : two.error().str().c_str());
+	ck_assert_int_eq(two->nodes.size(), 120000);
 }
 END_TEST
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <csignal>
 #include <json-c/json.h>
 #include <string>
@@ -285,6 +286,21 @@ START_TEST(hostlists)
 	auto err = hostlist_expand("n[1-3", 1000);
 	ck_assert(!err);
 	ck_assert_msg(err.error().str().find("n[1-3") != std::string::npos, "%s", err.error().str().c_str());
+	// Counting checks the same syntax and builds nothing: a range of a
+	// trillion names is counted, not expanded.
+	ck_assert_int_eq(*hostlist_count("gpu[08-10,12],login1,r[1-2]n[1-2]"), 9);
+	ck_assert_int_eq(*hostlist_count("n[0-999999999999]"), 1000000000000ULL);
+	ck_assert_int_eq(*hostlist_count("a[0-999999999999999999]b[0-999999999999999999]"), SIZE_MAX);
+	ck_assert(!hostlist_count("n[1-"));
+	ck_assert(!hostlist_count("a,,b"));
+	// A file's budget: each expression fits on its own, not all together.
+	HostlistBudget budget(10, "nodes");
+	ck_assert_int_eq(budget.expand("a[1-6]")->size(), 6);
+	ck_assert_int_eq(budget.expand("")->size(), 0);
+	auto over = budget.expand("b[1-5]");
+	ck_assert(!over);
+	ck_assert_sstr_eq(over.error().str(), "the file names more than 10 nodes in all, more than one file may describe");
+	ck_assert_int_eq(budget.expand("b[1-4]")->size(), 4);
 }
 END_TEST
 
