@@ -4,7 +4,8 @@
 #
 #   scripts/bench.sh [NAME...]
 #
-# NAME: topo place ckpt health-check health-predictor job-test backfill fault (default: all).
+# NAME: topo place ckpt health-check health-predictor job-test backfill fault scale
+# (default: all but scale, which brings up 1,250 real slurmd for half an hour).
 #   topo              topology load time and memory at 1k/10k/100k GPUs
 #   place             placement engine per decision vs Slurm tree's greedy choice
 #   ckpt              async checkpoint stall vs a synchronous save; writer vs a plain write
@@ -13,6 +14,8 @@
 #   job-test          select/topo job_test time inside slurmctld vs cons_tres alone
 #   backfill          backfill's plans vs starts: cons_tres vs select/topo planning with cons_tres or the engine
 #   fault             fault to drain / to job running again: loom vs Slurm's SlurmdTimeout path
+#   scale             job_test, engine, node-table read and backfill cycles at 1,250 nodes
+#                     (10k GPUs): select/topo vs cons_tres (bench/slurmctld_scale.sh --nodes for others)
 # Reports are also kept in /tmp/loom-bench-logs/NAME.log. Exit status: 1 if
 # any benchmark failed or reported a floor not met.
 set -uo pipefail
@@ -23,7 +26,7 @@ b=$LOOM_BUILDDIR/bench
 all="topo place ckpt health-check health-predictor job-test backfill fault"
 names=${*:-$all}
 for n in $names; do
-	case " $all " in *" $n "*) ;; *) echo "bench: unknown benchmark '$n' (one of: $all)" >&2; exit 2 ;; esac
+	case " $all scale " in *" $n "*) ;; *) echo "bench: unknown benchmark '$n' (one of: $all scale)" >&2; exit 2 ;; esac
 done
 # Benchmarks are not part of `make all`: build them (and loom, if needed).
 if [ ! -f "$LOOM_BUILDDIR/Makefile" ]; then
@@ -44,6 +47,7 @@ for n in $names; do
 	job-test) cmd=("$top/bench/slurmctld_job_test.sh") ;;
 	backfill) cmd=("$top/bench/backfill_plans.sh") ;;
 	fault) cmd=("$top/bench/health_fault_to_running.sh") ;;
+	scale) cmd=("$top/bench/slurmctld_scale.sh") ;;
 	esac
 	if "${cmd[@]}" 2>&1 | tee "$logs/$n.log"; then :; else failed+=("$n"); fi
 done

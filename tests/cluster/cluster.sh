@@ -11,6 +11,7 @@
 #                   [--will-run engine|cons_tres]  (select/topo's will_run=: who plans backfill's starts)
 #                   [--conf-line "Key=Value"]...  (lines appended to slurm.conf)
 #                   [--loom all|none]  (none: no loom plugin at all, plain Slurm; implies --select cons_tres)
+#                   [--snapshot-check yes|no]  (select/topo's snapshot_check=, default yes)
 #                   [--slurm VERSION]  (default $LOOM_SLURM or 22.05.8; scripts/slurm.sh supported lists them)
 #   cluster.sh down [--dir DIR]
 #   cluster.sh env  [--dir DIR]        prints the exports that point clients at it (SLURM_CONF, PATH)
@@ -20,7 +21,9 @@
 # state/, logs in log/, pid files in run/, fake GPU devices in dev/, the plugins in
 # plugins/; etc/slurm-release names the release. Nodes are n1..nN, 4 per leaf switch, 2 leaves per pod, pods under one
 # spine (topology.conf); the first half of the nodes carry feature "a100", the
-# second half "h100" (two GPU generations). `up` waits until every node is idle;
+# second half "h100" (two GPU generations). N is 1 to 4096: slurmd start in
+# batches, and `up` refuses when N slurmd will not fit in memory (about 6 MiB
+# each) or in the file descriptors it may open. `up` waits until every node is idle;
 # `down` stops exactly the processes this cluster started (pid files, and the job
 # steps whose environment names this cluster). A second `up` cleans up first.
 set -euo pipefail
@@ -40,14 +43,15 @@ plugstack_args=
 placement=topo
 will_run=engine
 conf_lines=()
-timeout=60
+timeout=
 loom=all
+snapshot_check=yes
 
 die() { echo "cluster: error: $*" >&2; exit 1; }
 say() { echo "cluster: $*" >&2; }
 
 usage() {
-	sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -69,6 +73,7 @@ while [ $# -gt 0 ]; do
 	--conf-line) conf_lines+=("$2"); shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--loom) loom=$2; shift 2 ;;
+	--snapshot-check) snapshot_check=$2; shift 2 ;;
 	--slurm) slurm=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) die "unknown option '$1' (see: cluster.sh --help)" ;;
@@ -76,7 +81,12 @@ while [ $# -gt 0 ]; do
 done
 case $nodes in ''|*[!0-9]*) die "--nodes '$nodes': expected a number" ;; esac
 case $gpus in ''|*[!0-9]*) die "--gpus-per-node '$gpus': expected a number" ;; esac
-[ "$nodes" -ge 1 ] && [ "$nodes" -le 256 ] || die "--nodes $nodes: expected 1 to 256"
+[ "$nodes" -ge 1 ] && [ "$nodes" -le 4096 ] || die "--nodes $nodes: expected 1 to 4096"
+case $snapshot_check in yes|no) ;; *) die "--snapshot-check '$snapshot_check': expected yes or no" ;; esac
+# Waiting for the nodes: a minute, and more for a large cluster (registration
+# of thousands of slurmd on a few cores takes minutes).
+[ -n "$timeout" ] || timeout=$(( nodes > 240 ? nodes / 4 : 60 ))
+case $timeout in ''|*[!0-9]*) die "--timeout '$timeout': expected seconds" ;; esac
 [ "$gpus" -ge 0 ] && [ "$gpus" -le 16 ] || die "--gpus-per-node $gpus: expected 0 to 16"
 case $select in topo|cons_tres|topo_cons_tres) ;; *) die "--select '$select': expected topo, topo_cons_tres or cons_tres" ;; esac
 case $loom in all) ;; none) select=cons_tres ;; *) die "--loom '$loom': expected all or none" ;; esac
@@ -340,7 +350,7 @@ EOF
 	# with a full read of the node table; run.sh fails a scenario that logs a
 	# difference.
 	printf '%s\n' "# select/topo (loom-topo.conf(5))" "gpu_classes=a100,h100" "placement=$placement" "will_run=$will_run" \
-		"snapshot_check=yes" >"$dir/etc/loom-topo.conf"
+		"snapshot_check=$snapshot_check" >"$dir/etc/loom-topo.conf"
 
 	# No NodeName=: the lines apply to every node, dynamic ones (slurmd -Z) too.
 	: >"$dir/etc/gres.conf"
@@ -431,6 +441,40 @@ wait_idle() {
 	done
 }
 
+# What N slurmd need, checked before any starts: memory (measured: about 5.7
+# MiB of RSS per slurmd, and slurmctld's table) and descriptors (slurmctld
+# may hold a connection to every slurmd at once).
+check_resources() {
+	local avail_kib need_kib fds
+	avail_kib=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+	need_kib=$(( nodes * 6 * 1024 + 512 * 1024 ))
+	if [ -n "$avail_kib" ] && [ "$avail_kib" -lt "$need_kib" ]; then
+		die "--nodes $nodes needs about $(( need_kib / 1024 )) MiB ($nodes slurmd of about 6 MiB, and slurmctld); $(( avail_kib / 1024 )) MiB are available"
+	fi
+	fds=$(( nodes * 2 + 1024 ))
+	if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$fds" ]; then
+		ulimit -n "$fds" 2>/dev/null ||
+			die "--nodes $nodes: slurmctld needs $fds file descriptors; the limit is $(ulimit -n) (hard $(ulimit -Hn))"
+	fi
+}
+
+# Start slurmd for n$1..n$2, in batches of 32 started at once: each waits
+# for its own daemonizing, and a failure names its node.
+start_slurmd() {
+	local first=$1 last=$2 i b pids=() names=()
+	for i in $(seq "$first" "$last"); do
+		LOOM_CLUSTER_DAEMON=$dir "$slurm_sbin/slurmd" -N "n$i" >"$dir/log/slurmd-n$i.stdout" 2>&1 &
+		pids+=($!); names+=("n$i")
+		if [ ${#pids[@]} -ge 32 ] || [ "$i" = "$last" ]; then
+			for b in "${!pids[@]}"; do
+				wait "${pids[$b]}" ||
+					{ cat "$dir/log/slurmd-${names[$b]}.stdout" >&2; print_logs >&2; die "slurmd -N ${names[$b]} failed to start"; }
+			done
+			pids=(); names=()
+		fi
+	done
+}
+
 do_up() {
 	local i
 	[ "$(id -u)" = 0 ] || die "the test cluster runs its daemons as root (SlurmUser=root): run as root"
@@ -441,6 +485,7 @@ do_up() {
 	[ "$have" = "$slurm" ] || die "$slurm_sbin/slurmctld is Slurm '${have:-?}', not $slurm"
 	# A previous cluster in this dir (or its remains after a crash): stop it first.
 	do_down
+	check_resources
 	find_builddir
 	ensure_munge
 	rm -rf "$dir/state" "$dir/spool" "$dir/log" "$dir/run" "$dir/scratch"
@@ -456,10 +501,7 @@ do_up() {
 	export SLURM_CONF=$conf
 	LOOM_CLUSTER_DAEMON=$dir "$slurm_sbin/slurmctld" -i >"$dir/log/slurmctld.stdout" 2>&1 ||
 		{ cat "$dir/log/slurmctld.stdout" >&2; print_logs >&2; die "slurmctld failed to start"; }
-	for i in $(seq 1 "$nodes"); do
-		LOOM_CLUSTER_DAEMON=$dir "$slurm_sbin/slurmd" -N "n$i" >"$dir/log/slurmd-n$i.stdout" 2>&1 ||
-			{ cat "$dir/log/slurmd-n$i.stdout" >&2; print_logs >&2; die "slurmd -N n$i failed to start"; }
-	done
+	start_slurmd 1 "$nodes"
 	wait_idle || die "cluster did not come up (logs above, and under $dir/log)"
 	say "up: Slurm $slurm, $nodes nodes x $gpus GPUs, select/$select, plugins: $(cd "$dir/plugins" && ls ./*.so 2>/dev/null | tr '\n' ' ' | sed 's|\./||g')"
 	print_env
