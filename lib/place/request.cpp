@@ -1,6 +1,7 @@
 // The request's text form: fail-closed key=value words.
 #include "lib/place/request.hpp"
 
+#include "lib/topo/build.hpp"
 #include "lib/util/hostlist.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/log.hpp"
@@ -82,7 +83,7 @@ ConfigSchema request_schema(Request &r)
 		     [locality](std::string_view v) { return locality(v, Locality::prefer); })
 		.add("switches", "at most this many leaves", integer(&r.max_leaves, 0))
 		.add("exclude", "nodes not to use (hostlist)", [&r](std::string_view v) -> status {
-			auto names = hostlist_expand(v, 1u << 20);
+			auto names = hostlist_expand(v, topo::max_cluster_nodes);
 			if (!names)
 				return unexpected(names.error());
 			r.exclude = std::move(*names);
@@ -146,7 +147,7 @@ std::string format_request(const Request &r)
 	if (!r.exclude.empty()) {
 		std::vector<std::string> names; // entries may be hostlists themselves
 		for (const std::string &e : r.exclude) {
-			auto x = hostlist_expand(e, 1u << 20);
+			auto x = hostlist_expand(e, topo::max_cluster_nodes);
 			if (x)
 				names.insert(names.end(), x->begin(), x->end());
 			else

@@ -19,16 +19,30 @@ namespace loom::select_topo {
 namespace {
 
 // Slurm's call, passed on to cons_tres (as it came, or with another bitmap or mode).
+// This thread's CPU time (us): what a job_test cost slurmctld, apart from
+// the time its thread waited for a core.
+double thread_cpu_us()
+{
+	timespec ts{};
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
 struct Call {
 	job_record_t *job;
 	bitstr_t *bitmap;
 	uint32_t min_nodes, max_nodes, req_nodes;
 	uint16_t mode;
 	const JobTestTail &tail;
+	mutable double cons_tres_cpu_us = 0; // spent in cons_tres's job_test, every call of this one
 
 	int forward(bitstr_t *b, uint16_t m) const
 	{
-		return cons_tres_job_test(job, b, min_nodes, max_nodes, req_nodes, m, tail);
+		double c0 = thread_cpu_us();
+		int rc = cons_tres_job_test(job, b, min_nodes, max_nodes, req_nodes, m, tail);
+		cons_tres_cpu_us += thread_cpu_us() - c0;
+		return rc;
 	}
 	int forward() const { return forward(bitmap, mode); }
 };
@@ -43,10 +57,12 @@ struct OwnedBitmap {
 	~OwnedBitmap() { FREE_NULL_BITMAP(b); }
 };
 
-// Since job_test began, and what of the node table was read (how many
-// nodes, all of them or those that changed, how long it took).
+// Since job_test began (wall clock, and this thread's CPU time), and what
+// of the node table was read (how many nodes, all of them or those that
+// changed, how long it took).
 struct Timer {
 	std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+	double cpu0 = thread_cpu_us();
 	Refresh read;
 	double read_us = 0;
 
@@ -54,11 +70,16 @@ struct Timer {
 	{
 		return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
 	}
+	double cpu_us() const { return thread_cpu_us() - cpu0; }
 	std::string table() const
 	{
 		if (read.nodes == 0)
 			return "node table unchanged";
-		return strprintf("%s %zu nodes read %.0f us", read.full ? "node table:" : "changed:", read.nodes, read_us);
+		if (read.full)
+			return strprintf("node table: %zu nodes read %.0f us", read.nodes, read_us);
+		if (read.swept)
+			return strprintf("changed: %zu nodes read %.0f us (%zu by the sweep)", read.nodes, read_us, read.swept);
+		return strprintf("changed: %zu nodes read %.0f us", read.nodes, read_us);
 	}
 };
 
@@ -229,8 +250,9 @@ int place_now(Snapshot &s, const Call &c, const place::Request &req, const place
 		std::string nodes = s.names(k.nodes);
 		record("placed " + nodes + " candidate " + std::to_string(rank) + ": " + k.why);
 		std::string table = t.table();
-		info("select/topo: JobId=%u placed on %s (candidate %d of %zu, engine %.0f us, job_test %.0f us, %s%s%s): %s",
-		     id, nodes.c_str(), rank, d.candidates.size(), us, t.us(), table.c_str(),
+		info("select/topo: JobId=%u placed on %s (candidate %d of %zu, engine %.0f us, job_test %.0f us, cpu %.0f us, "
+		     "cons_tres cpu %.0f us, %s%s%s): %s",
+		     id, nodes.c_str(), rank, d.candidates.size(), us, t.us(), t.cpu_us(), c.cons_tres_cpu_us, table.c_str(),
 		     within->note.empty() ? "" : "; ", within->note.c_str(), k.why.c_str());
 		return SLURM_SUCCESS;
 	}
@@ -260,8 +282,8 @@ int topo_job_test(Snapshot &s, job_record_t *job, bitstr_t *bitmap, uint32_t min
 		int rc = c.forward();
 		if (rc == SLURM_SUCCESS && !will_run) {
 			char *nodes = bitmap2node_name(bitmap);
-			info("select/topo: JobId=%u placed by cons_tres on %s (%s, job_test %.0f us)", job->job_id, nodes,
-			     why.c_str(), t.us());
+			info("select/topo: JobId=%u placed by cons_tres on %s (%s, job_test %.0f us, cpu %.0f us)", job->job_id,
+			     nodes, why.c_str(), t.us(), t.cpu_us());
 			xfree(nodes);
 		}
 		return rc;

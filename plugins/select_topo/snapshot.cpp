@@ -5,6 +5,7 @@
 #include "plugins/select_topo/history.hpp"
 #include "plugins/select_topo/slurm_view.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <unistd.h>
@@ -171,11 +172,15 @@ void snapshot_note_node(int index) noexcept
 	}
 }
 
-// Every node when anything may have changed (a forwarded call said so, the
-// health weights changed, or a node record changed and node_sweep has passed
-// since the last full read: last_node_update has whole seconds, so an update
-// in the second of the last read counts as one); else only the nodes the
-// forwarded calls named.
+// Every node when anything may have changed (a forwarded call said so, or the
+// health weights changed); else the nodes the forwarded calls named, and,
+// once node_sweep has passed since the last sweep began and a node record
+// changed (last_node_update has whole seconds, so an update in the second the
+// last sweep began counts as one), a sweep: sweep_slice nodes per job_test,
+// in index order, until every node has been read once. What only the sweep
+// picks up is never needed for a decision's own nodes: Slurm offers no
+// drained or down node, and recheck() reads a decision's nodes before they
+// are given.
 Refresh refresh(Snapshot &s)
 {
 	Refresh r;
@@ -191,11 +196,17 @@ Refresh refresh(Snapshot &s)
 	}
 	bool all = g_all.exchange(false, std::memory_order_acq_rel);
 	bool node_records = node_update != s.seen_node_update || node_update >= s.swept_at;
-	bool sweep = node_records && now - s.swept_at >= s.config.node_sweep_s;
-	if (all || sweep || weights->generation != s.seen_weights) {
+	if (!s.sweeping && node_records && now - s.swept_at >= s.config.node_sweep_s) {
+		s.sweeping = true;
+		s.sweep_next = 0;
+		s.seen_node_update = node_update;
+		s.swept_at = now;
+	}
+	if (all || weights->generation != s.seen_weights) {
 		s.seen_weights = weights->generation;
 		s.seen_node_update = node_update;
 		s.swept_at = now;
+		s.sweeping = false; // this read is the sweep
 		r.full = true;
 		node_record_t *node;
 		for (int i = 0; (node = next_node(&i)); i++) {
@@ -216,6 +227,20 @@ Refresh refresh(Snapshot &s)
 			continue;
 		(void)read_node(s, m, node, *weights);
 		r.nodes++;
+	}
+	if (s.sweeping) {
+		size_t end = std::min(s.model_of.size(), s.sweep_next + sweep_slice);
+		for (size_t i = s.sweep_next; i < end; i++) {
+			topo::Index m = s.model_of[i];
+			node_record_t *node = node_at(static_cast<int>(i));
+			if (m == topo::none || !node)
+				continue;
+			(void)read_node(s, m, node, *weights);
+			r.swept++;
+			r.nodes++;
+		}
+		s.sweep_next = end;
+		s.sweeping = end < s.model_of.size();
 	}
 	return r;
 }

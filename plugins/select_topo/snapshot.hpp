@@ -32,7 +32,9 @@ struct Snapshot {
 	// What the engine's State was last read from (see refresh()).
 	uint64_t seen_weights = UINT64_MAX;
 	time_t seen_node_update = -1;
-	time_t swept_at = 0; // the last read of every node
+	time_t swept_at = 0;     // when the last sweep of every node began
+	size_t sweep_next = 0;   // the sweep under way: the next Slurm node index it reads
+	bool sweeping = false;
 
 	// The model node of a Slurm node index (topo::none: not in the fabric).
 	topo::Index model(int64_t slurm_index) const;
@@ -56,7 +58,11 @@ void snapshot_note_node(int index) noexcept;
 struct Refresh {
 	size_t nodes = 0;  // nodes read
 	bool full = false; // every node
+	size_t swept = 0;  // of those, read by the sweep under way (sweep_slice at most)
 };
+// A sweep reads this many nodes per job_test, however large the cluster: its
+// cost per decision does not grow with the node count.
+constexpr size_t sweep_slice = 128;
 Refresh refresh(Snapshot &s);
 
 // Read these nodes again (the nodes a job is about to get: a suspect mark or
