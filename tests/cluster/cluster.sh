@@ -22,8 +22,9 @@
 # plugins/; etc/slurm-release names the release. Nodes are n1..nN, 4 per leaf switch, 2 leaves per pod, pods under one
 # spine (topology.conf); the first half of the nodes carry feature "a100", the
 # second half "h100" (two GPU generations). N is 1 to 4096: slurmd start in
-# batches, and `up` refuses when N slurmd will not fit in memory (about 7 MiB
-# each) or in the file descriptors it may open. `up` waits until every node is idle;
+# batches, and `up` refuses when N slurmd will not fit in memory (a slurmd
+# holds the node table: 2 MiB each at 256 nodes, 10 at 2,048) or in the file
+# descriptors it may open. `up` waits until every node is idle;
 # `down` stops exactly the processes this cluster started (pid files, and the job
 # steps whose environment names this cluster). A second `up` cleans up first.
 set -euo pipefail
@@ -51,7 +52,7 @@ die() { echo "cluster: error: $*" >&2; exit 1; }
 say() { echo "cluster: $*" >&2; }
 
 usage() {
-	sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -457,16 +458,17 @@ wait_idle() {
 	done
 }
 
-# What N slurmd need, checked before any starts: memory (measured: a slurmd's
-# proportional set size is about 6.1 MiB at 1,250 nodes; 7 with room for
-# growth, and slurmctld's table) and descriptors (slurmctld
+# What N slurmd need, checked before any starts: memory (measured on 22.05: a
+# slurmd's proportional set size grows with the node table it holds, 2.2 MiB
+# each at 256 nodes, 5.6 at 1,250 and 9.5 at 2,048, so about 1.5 MiB + 4.2 KiB
+# per node of the cluster, and slurmctld's 512 MiB) and descriptors (slurmctld
 # may hold a connection to every slurmd at once).
 check_resources() {
 	local avail_kib need_kib fds
 	avail_kib=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
-	need_kib=$(( nodes * 7 * 1024 + 512 * 1024 ))
+	need_kib=$(( nodes * (1536 + nodes * 42 / 10) + 512 * 1024 ))
 	if [ -n "$avail_kib" ] && [ "$avail_kib" -lt "$need_kib" ]; then
-		die "--nodes $nodes needs about $(( need_kib / 1024 )) MiB ($nodes slurmd of about 7 MiB, and slurmctld); $(( avail_kib / 1024 )) MiB are available"
+		die "--nodes $nodes needs about $(( need_kib / 1024 )) MiB ($nodes slurmd of about $(( (1536 + nodes * 42 / 10) / 1024 )) MiB, and slurmctld); $(( avail_kib / 1024 )) MiB are available"
 	fi
 	fds=$(( nodes * 2 + 1024 ))
 	if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$fds" ]; then
