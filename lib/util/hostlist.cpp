@@ -133,6 +133,27 @@ size_t names_in(const std::vector<Part> &parts)
 	return n;
 }
 
+// Every name of checked parts, in order.
+std::vector<std::string> expand_parts(const std::vector<Part> &parts)
+{
+	std::vector<std::string> out;
+	out.reserve(names_in(parts));
+	for (const Part &p : parts) {
+		std::vector<std::string> names{std::string(p.literals[0])};
+		for (size_t b = 0; b < p.brackets.size(); b++) {
+			std::vector<std::string> next;
+			for (const auto &n : names)
+				for (const Range &r : p.brackets[b])
+					for (long long v = r.lo; v <= r.hi; v++)
+						next.push_back(n + padded(v, r.width) + std::string(p.literals[b + 1]));
+			names = std::move(next);
+		}
+		for (auto &n : names)
+			out.push_back(std::move(n));
+	}
+	return out;
+}
+
 } // namespace
 
 expected<size_t> hostlist_count(std::string_view expr)
@@ -151,35 +172,22 @@ expected<std::vector<std::string>> hostlist_expand(std::string_view expr, size_t
 	// Counted before anything is built: a hostile range costs no memory.
 	if (names_in(*parts) > max_names)
 		return unexpected("hostlist expands to more than " + std::to_string(max_names) + " names");
-	std::vector<std::string> out;
-	for (const Part &p : *parts) {
-		std::vector<std::string> names{std::string(p.literals[0])};
-		for (size_t b = 0; b < p.brackets.size(); b++) {
-			std::vector<std::string> next;
-			for (const auto &n : names)
-				for (const Range &r : p.brackets[b])
-					for (long long v = r.lo; v <= r.hi; v++)
-						next.push_back(n + padded(v, r.width) + std::string(p.literals[b + 1]));
-			names = std::move(next);
-		}
-		for (auto &n : names)
-			out.push_back(std::move(n));
-	}
-	return out;
+	return expand_parts(*parts);
 }
 
 expected<std::vector<std::string>> HostlistBudget::expand(std::string_view expr)
 {
 	if (expr.empty())
 		return std::vector<std::string>{};
-	auto n = hostlist_count(expr);
-	if (!n)
-		return unexpected(n.error());
-	if (*n > left_)
+	auto parts = parse_hostlist(expr);
+	if (!parts)
+		return unexpected(parts.error());
+	size_t n = names_in(*parts);
+	if (n > left_)
 		return unexpected("the file names more than " + std::to_string(max_) + " " + what_ +
-				  " in all, more than one file may describe");
-	left_ -= *n;
-	return hostlist_expand(expr, *n);
+				  " in all (one file describes at most " + std::to_string(max_) + ")");
+	left_ -= n;
+	return expand_parts(*parts);
 }
 
 std::string hostlist_compress(const std::vector<std::string> &names)

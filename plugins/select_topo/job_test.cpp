@@ -18,7 +18,6 @@
 namespace loom::select_topo {
 namespace {
 
-// Slurm's call, passed on to cons_tres (as it came, or with another bitmap or mode).
 // This thread's CPU time (us): what a job_test cost slurmctld, apart from
 // the time its thread waited for a core.
 double thread_cpu_us()
@@ -29,6 +28,7 @@ double thread_cpu_us()
 	return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
 }
 
+// Slurm's call, passed on to cons_tres (as it came, or with another bitmap or mode).
 struct Call {
 	job_record_t *job;
 	bitstr_t *bitmap;

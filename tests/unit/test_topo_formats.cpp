@@ -487,8 +487,8 @@ START_TEST(topology_conf_and_check)
 		big += "SwitchName=s" + std::to_string(k) + " Nodes=r" + std::to_string(k) + "n[0-59999]\n";
 	auto many = parse_topology_conf(big, "big.conf");
 	ck_assert(!many);
-	ck_assert_sstr_eq(many.error().str(), "big.conf:3: nodes: the file names more than 131072 nodes in all, "
-					      "more than one file may describe");
+	ck_assert_sstr_eq(many.error().str(), "big.conf:3: nodes: the file names more than 131072 nodes in all "
+					      "(one file describes at most 131072)");
 	auto blocks = parse_block_conf("BlockName=b1 Nodes=a[0-99999]\nBlockName=b2 Nodes=b[0-99999]\n", "block.conf");
 	ck_assert(!blocks);
 	ck_assert_sstr_eq(blocks.error().where, "block.conf:2");

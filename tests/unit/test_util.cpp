@@ -299,7 +299,7 @@ START_TEST(hostlists)
 	ck_assert_int_eq(budget.expand("")->size(), 0);
 	auto over = budget.expand("b[1-5]");
 	ck_assert(!over);
-	ck_assert_sstr_eq(over.error().str(), "the file names more than 10 nodes in all, more than one file may describe");
+	ck_assert_sstr_eq(over.error().str(), "the file names more than 10 nodes in all (one file describes at most 10)");
 	ck_assert_int_eq(budget.expand("b[1-4]")->size(), 4);
 }
 END_TEST
