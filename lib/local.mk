@@ -5,12 +5,13 @@
 #   util  <-  topo  <-  place        (select/topo, loom place/topo)
 #   util  <-  health                 (jobcomp/health, loom health)
 #   util  <-  ckpt                   (the SDK, spank_ckpt, loom ckpt)
+#   place, ckpt, health  <-  sim     (loom sim: the engines themselves, not copies)
 #
 # Only topo links hwloc, libyaml and libibverbs; the SDK (util + ckpt) and the
 # SPANK plugins that slurmstepd, sbatch and srun load do not pull them in.
 # Link order: a module before the ones it uses ($(LOOM_LIBS) is all of them).
 noinst_LTLIBRARIES += lib/libloom_util.la lib/libloom_topo.la lib/libloom_place.la \
-	lib/libloom_ckpt.la lib/libloom_health.la
+	lib/libloom_ckpt.la lib/libloom_health.la lib/libloom_sim.la
 LOOM_LIB_CXXFLAGS = $(AM_CXXFLAGS) $(LOOM_VISIBILITY_FLAGS)
 
 lib_libloom_util_la_SOURCES =
@@ -38,15 +39,22 @@ lib_libloom_health_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 lib_libloom_health_la_CXXFLAGS = $(LOOM_LIB_CXXFLAGS)
 lib_libloom_health_la_LIBADD = $(JSONC_LIBS) $(LIBS)
 
+lib_libloom_sim_la_SOURCES =
+lib_libloom_sim_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+lib_libloom_sim_la_CXXFLAGS = $(LOOM_LIB_CXXFLAGS)
+lib_libloom_sim_la_LIBADD =
+
 LOOM_UTIL_LIBS = lib/libloom_util.la
 LOOM_TOPO_LIBS = lib/libloom_topo.la $(LOOM_UTIL_LIBS)
 LOOM_PLACE_LIBS = lib/libloom_place.la $(LOOM_TOPO_LIBS)
 LOOM_CKPT_LIBS = lib/libloom_ckpt.la $(LOOM_UTIL_LIBS)
 LOOM_HEALTH_LIBS = lib/libloom_health.la $(LOOM_UTIL_LIBS)
-LOOM_LIBS = lib/libloom_health.la lib/libloom_place.la lib/libloom_topo.la lib/libloom_ckpt.la $(LOOM_UTIL_LIBS)
+LOOM_SIM_LIBS = lib/libloom_sim.la lib/libloom_health.la lib/libloom_place.la lib/libloom_topo.la lib/libloom_ckpt.la $(LOOM_UTIL_LIBS)
+LOOM_LIBS = lib/libloom_sim.la lib/libloom_health.la lib/libloom_place.la lib/libloom_topo.la lib/libloom_ckpt.la $(LOOM_UTIL_LIBS)
 
 include lib/util/local.mk
 include lib/topo/local.mk
 include lib/place/local.mk
 include lib/ckpt/local.mk
 include lib/health/local.mk
+include lib/sim/local.mk

@@ -1,0 +1,13 @@
+# lib/sim: `loom sim`, the whole system at 10k-100k GPUs in simulation, on
+# lib/place's engine, lib/ckpt's interval policy and lib/health's judgement.
+lib_libloom_sim_la_SOURCES += \
+	lib/sim/cluster_gen.hpp lib/sim/cluster_gen.cpp \
+	lib/sim/jobs.hpp lib/sim/jobs.cpp \
+	lib/sim/failures.hpp lib/sim/failures.cpp \
+	lib/sim/cost.hpp lib/sim/cost.cpp \
+	lib/sim/placer.hpp lib/sim/placer.cpp \
+	lib/sim/simulator.hpp lib/sim/simulator.cpp \
+	lib/sim/report.hpp lib/sim/report.cpp
+
+# `loom sim`.
+tools_loom_SOURCES += tools/loom_sim.cpp

@@ -1,0 +1,792 @@
+// loom sim: the scheduler loop.
+#include "lib/sim/simulator.hpp"
+
+#include "lib/ckpt/policy.hpp"
+#include "lib/health/failure_stats.hpp"
+#include "lib/place/request.hpp"
+#include "lib/place/state.hpp"
+#include "lib/place/state_file.hpp"
+#include "lib/sim/placer.hpp"
+#include "lib/util/fs.hpp"
+#include "lib/util/log.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <queue>
+
+namespace loom::sim {
+
+double JobResult::ettr() const
+{
+	if (first_start_s < 0 || end_s <= first_start_s)
+		return 0;
+	return std::min(1.0, productive_s / static_cast<double>(end_s - first_start_s));
+}
+
+namespace {
+
+enum Kind : uint8_t { ev_end, ev_jobfail, ev_drain, ev_repair, ev_fail, ev_submit, ev_eligible, ev_backfill, ev_sample };
+
+struct Event {
+	int64_t t;
+	uint8_t kind;
+	uint64_t seq;
+	uint32_t a, b;
+	bool operator>(const Event &o) const
+	{
+		if (t != o.t)
+			return t > o.t;
+		if (kind != o.kind)
+			return kind > o.kind;
+		return seq > o.seq;
+	}
+};
+
+enum class St : uint8_t { future, pending, running, done };
+
+struct Live {
+	const Job *job = nullptr;
+	St st = St::future;
+	int64_t eligible_s = 0;
+	double remaining = 0; // work left, reference seconds
+	uint32_t serial = 0;  // bumps at every start: stale end events are ignored
+	std::vector<topo::Index> nodes;
+	std::vector<int> gpus;
+	int64_t start_s = 0;
+	int64_t restore_s = 0;    // this run's restart overhead
+	double speed = 1;         // reference work per second of compute
+	int64_t interval_s = 0;   // 0: no checkpoints
+	bool timeout_end = false; // this run ends at its limit
+	bool committed_since_restart = true;
+	JobResult res;
+	place::Request req;
+};
+
+struct FailCtx {
+	uint32_t live;
+	uint32_t serial;
+	uint32_t cause;
+	topo::Index node;
+	int64_t fault_s;
+};
+
+double pct(std::vector<double> v, double p)
+{
+	if (v.empty())
+		return 0;
+	std::sort(v.begin(), v.end());
+	size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+	return v[i];
+}
+
+class Sim {
+public:
+	Sim(const topo::Cluster &c, const std::vector<Job> &jobs, const std::vector<Failure> &failures, const RunConfig &cfg,
+	    std::unique_ptr<Placer> placer)
+		: c_(c), failures_(failures), cfg_(cfg), placer_(std::move(placer)), state_(c)
+	{
+		live_.resize(jobs.size());
+		for (size_t i = 0; i < jobs.size(); i++) {
+			Live &l = live_[i];
+			l.job = &jobs[i];
+			l.remaining = static_cast<double>(jobs[i].work_s);
+			l.res.id = jobs[i].id;
+			l.res.submit_s = jobs[i].submit_s;
+			l.res.gpus = jobs[i].gpus();
+			l.res.nodes = jobs[i].nodes;
+			l.req.min_nodes = jobs[i].nodes;
+			l.req.gpus_per_node = jobs[i].gpus_per_node;
+			l.req.comm = jobs[i].comm;
+			l.req.gpu_class = jobs[i].gpu_class;
+		}
+		node_jobs_.resize(c.nodes.size());
+		for (const topo::Node &n : c.nodes) {
+			cluster_gpus_ += n.gpu_count;
+			if (n.perf_class < c.classes.size())
+				class_of_[n.name] = c.classes.name(n.perf_class);
+		}
+		avail_gpus_ = cluster_gpus_;
+		up_.assign(c.nodes.size(), true);
+		for (size_t d = 0; d < c.domains.size(); d++)
+			if (c.domains[d].direct_end > c.domains[d].node_begin)
+				leaves_.push_back(static_cast<topo::Index>(d));
+		prior_mtbf_s_ = cfg.failures.none || cfg.failures.rate_per_1000_node_days <= 0
+					? 1e12
+					: 1000.0 * 86400 / cfg.failures.rate_per_1000_node_days;
+	}
+
+	expected<RunResult> run()
+	{
+		auto wall0 = std::chrono::steady_clock::now();
+		for (size_t i = 0; i < live_.size(); i++)
+			push(live_[i].job->submit_s, ev_submit, static_cast<uint32_t>(i));
+		for (size_t i = 0; i < failures_.size(); i++)
+			if (cfg_.horizon_s <= 0 || failures_[i].t <= cfg_.horizon_s)
+				push(failures_[i].t, ev_fail, static_cast<uint32_t>(i));
+		push(0, ev_sample, 0);
+		uint64_t n_events = 0;
+		while (!q_.empty()) {
+			Event e = q_.top();
+			if (cfg_.horizon_s > 0 && e.t > cfg_.horizon_s)
+				break;
+			if (e.kind == ev_sample && e.t > now_ && unfinished_ == 0 && failures_left() == 0)
+				break;
+			q_.pop();
+			advance(e.t);
+			handle(e);
+			if (q_.empty() || q_.top().t != now_) {
+				if (dirty_)
+					main_pass();
+				if (!pending_.empty() && bf_due_ < 0) {
+					bf_due_ = (now_ / cfg_.sched.bf_interval_s + 1) * cfg_.sched.bf_interval_s;
+					push(bf_due_, ev_backfill, 0);
+				}
+			}
+			if ((++n_events & 4095) == 0 && cfg_.progress)
+				cfg_.progress(now_);
+			if (!error_.empty())
+				return unexpected(error_);
+		}
+		int64_t end = cfg_.horizon_s > 0 ? cfg_.horizon_s : now_;
+		advance(std::max(end, now_));
+		RunResult r;
+		r.placer = cfg_.placer;
+		for (Live &l : live_) {
+			if (l.st == St::running) {
+				l.res.state = "RUNNING";
+				l.res.end_s = now_;
+				l.res.productive_s += progress_at(l, now_).second / l.speed;
+			}
+			r.jobs.push_back(l.res);
+		}
+		r.timeline = std::move(timeline_);
+		summarize(r);
+		r.summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+		return r;
+	}
+
+private:
+	void push(int64_t t, uint8_t kind, uint32_t a, uint32_t b = 0) { q_.push({t, kind, seq_++, a, b}); }
+	size_t failures_left() const { return failures_.size() - failures_seen_; }
+
+	void advance(int64_t t)
+	{
+		if (t > now_) {
+			double dt = static_cast<double>(t - now_);
+			busy_gs_ += static_cast<double>(busy_gpus_) * dt;
+			avail_gs_ += static_cast<double>(avail_gpus_) * dt;
+			now_ = t;
+		}
+	}
+
+	void handle(const Event &e)
+	{
+		switch (e.kind) {
+		case ev_submit: {
+			Live &l = live_[e.a];
+			unfinished_++;
+			if (l.job->nodes > static_cast<int>(c_.nodes.size()) || l.job->gpus_per_node > state_.max_node_gpus()) {
+				l.st = St::done;
+				l.res.state = "FAILED";
+				l.res.end_s = now_;
+				unfinished_--;
+				rejected_++;
+				return;
+			}
+			l.st = St::pending;
+			l.eligible_s = now_;
+			pending_.push_back(e.a);
+			dirty_ = true;
+			break;
+		}
+		case ev_eligible: {
+			Live &l = live_[e.a];
+			if (l.st == St::pending) {
+				pending_.push_back(e.a);
+				dirty_ = true;
+			}
+			break;
+		}
+		case ev_end: {
+			Live &l = live_[e.a];
+			if (l.st != St::running || l.serial != e.b)
+				return;
+			end_run(e.a, false);
+			break;
+		}
+		case ev_fail:
+			failures_seen_++;
+			fault(e.a);
+			break;
+		case ev_jobfail:
+			job_failed(fails_[e.a]);
+			break;
+		case ev_drain:
+			drain(static_cast<topo::Index>(e.a), failures_[e.b].cause);
+			break;
+		case ev_repair:
+			if (!up_[e.a]) {
+				up_[e.a] = true;
+				(void)state_.set_available(static_cast<topo::Index>(e.a), true);
+				avail_gpus_ += c_.nodes[e.a].gpu_count;
+				drained_--;
+				dirty_ = true;
+			}
+			break;
+		case ev_backfill:
+			bf_due_ = -1;
+			if (!pending_.empty())
+				backfill_pass();
+			break;
+		case ev_sample:
+			sample();
+			if (cfg_.horizon_s <= 0 || now_ + cfg_.sched.sample_s <= cfg_.horizon_s)
+				push(now_ + cfg_.sched.sample_s, ev_sample, 0);
+			break;
+		}
+	}
+
+	// ---- runs ----
+
+	// Progress of the running job at time t: (committed, done) in reference seconds.
+	std::pair<double, double> progress_at(const Live &l, int64_t t) const
+	{
+		double e = static_cast<double>(t - l.start_s - l.restore_s);
+		if (e <= 0)
+			return {0, 0};
+		if (l.interval_s <= 0) {
+			double done = std::min(l.remaining, e * l.speed);
+			return {done >= l.remaining ? done : 0, done};
+		}
+		double cycle = static_cast<double>(l.interval_s) + cfg_.ckpt.cost_s;
+		double full = std::floor(e / cycle);
+		double in = e - full * cycle;
+		double committed = std::min(l.remaining, full * static_cast<double>(l.interval_s) * l.speed);
+		double done = std::min(l.remaining, (full * static_cast<double>(l.interval_s) + std::min(in, static_cast<double>(l.interval_s))) * l.speed);
+		if (done >= l.remaining)
+			committed = done;
+		return {committed, done};
+	}
+
+	// Wall time for the rest of the work on this run (restore, compute, checkpoints).
+	double run_wall(const Live &l) const
+	{
+		double compute = l.remaining / l.speed;
+		double writes = 0;
+		if (l.interval_s > 0)
+			writes = std::floor(compute / static_cast<double>(l.interval_s)) * cfg_.ckpt.cost_s;
+		if (l.interval_s > 0 && std::fmod(compute, static_cast<double>(l.interval_s)) == 0 && compute > 0)
+			writes -= cfg_.ckpt.cost_s; // no checkpoint at the very end
+		return static_cast<double>(l.restore_s) + compute + writes;
+	}
+
+	std::vector<std::string> names(const std::vector<topo::Index> &nodes) const
+	{
+		std::vector<std::string> v;
+		v.reserve(nodes.size());
+		for (topo::Index n : nodes)
+			v.push_back(c_.nodes[static_cast<size_t>(n)].name);
+		return v;
+	}
+
+	void start(uint32_t i, const place::Candidate &cand)
+	{
+		Live &l = live_[i];
+		if (auto st = place::commit(state_, l.req, cand); !st) {
+			error_ = "commit of job " + std::to_string(l.job->id) + " failed: " + st.error().str();
+			return;
+		}
+		l.st = St::running;
+		l.serial++;
+		l.nodes = cand.nodes;
+		l.gpus = cand.gpus;
+		l.start_s = now_;
+		Span sp = placement_cost(c_, l.nodes, l.job->comm, cfg_.cost);
+		l.speed = sp.speed / sp.step_factor;
+		if (l.res.first_start_s < 0) {
+			l.res.first_start_s = now_;
+			l.res.leaves = sp.leaves;
+			l.res.nvlink_domains = sp.nvlink_domains;
+			l.res.common_level = sp.common_level;
+			l.res.step_factor = sp.step_factor;
+		}
+		l.restore_s = l.res.restarts > 0 && l.job->ckpt ? cfg_.ckpt.restart_s : 0;
+		l.interval_s = 0;
+		if (l.job->ckpt) {
+			if (cfg_.ckpt.interval_s > 0) {
+				l.interval_s = cfg_.ckpt.interval_s;
+			} else {
+				double m = health::job_mtbf(stats_, names(l.nodes), prior_mtbf_s_);
+				l.interval_s = ckpt::auto_interval(cfg_.ckpt.cost_s, m,
+								   {cfg_.ckpt.min_interval_s, cfg_.ckpt.max_interval_s});
+			}
+		}
+		for (size_t k = 0; k < l.nodes.size(); k++)
+			node_jobs_[static_cast<size_t>(l.nodes[k])].push_back(i);
+		busy_gpus_ += l.job->gpus();
+		double wall = run_wall(l);
+		l.timeout_end = wall > static_cast<double>(l.job->limit_s);
+		int64_t end = now_ + (l.timeout_end ? l.job->limit_s : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(wall))));
+		running_end_.push_back({now_ + l.job->limit_s, i});
+		push(end, ev_end, i, l.serial);
+	}
+
+	// Take the run off its nodes; record its exposure.
+	void release(uint32_t i, const health::Classification &cls)
+	{
+		Live &l = live_[i];
+		for (size_t k = 0; k < l.nodes.size(); k++) {
+			(void)state_.release(l.nodes[k], l.gpus[k], 0);
+			auto &v = node_jobs_[static_cast<size_t>(l.nodes[k])];
+			v.erase(std::remove(v.begin(), v.end(), i), v.end());
+		}
+		busy_gpus_ -= l.job->gpus();
+		health::JobEnd je;
+		je.job_id = l.job->id;
+		je.nodes = names(l.nodes);
+		je.start_time = l.start_s;
+		je.end_time = now_;
+		stats_.record(je, cls, class_of_, now_);
+		l.nodes.clear();
+		l.gpus.clear();
+		dirty_ = true;
+	}
+
+	// The run ended by itself: done, or at its time limit.
+	void end_run(uint32_t i, bool)
+	{
+		Live &l = live_[i];
+		auto [committed, done] = progress_at(l, now_);
+		if (!l.timeout_end) {
+			l.res.productive_s += l.remaining / l.speed;
+			l.remaining = 0;
+			release(i, {});
+			finish(i, "COMPLETED");
+			return;
+		}
+		// At the limit: a checkpointing job commits what it has (the
+		// coordinator asks before the limit) and requeues itself.
+		if (l.job->ckpt) {
+			double saved = std::max(committed, done - cfg_.ckpt.cost_s * l.speed);
+			saved = std::max(0.0, saved);
+			l.res.productive_s += saved / l.speed;
+			l.res.lost_gpu_s += (static_cast<double>(now_ - l.start_s) - saved / l.speed) * l.job->gpus();
+			l.remaining -= saved;
+			release(i, {});
+			if (saved > 0 && l.res.restarts < cfg_.failures.restart_budget) {
+				requeue(i, cfg_.sched.requeue_delay_s);
+				return;
+			}
+			finish(i, "TIMEOUT");
+			return;
+		}
+		l.res.lost_gpu_s += static_cast<double>(now_ - l.start_s) * l.job->gpus();
+		release(i, {});
+		finish(i, "TIMEOUT");
+	}
+
+	void finish(uint32_t i, const char *state)
+	{
+		Live &l = live_[i];
+		l.st = St::done;
+		l.res.state = state;
+		l.res.end_s = now_;
+		unfinished_--;
+	}
+
+	void requeue(uint32_t i, int64_t delay)
+	{
+		Live &l = live_[i];
+		l.st = St::pending;
+		l.res.restarts++;
+		l.eligible_s = now_ + delay;
+		requeues_++;
+		push(l.eligible_s, ev_eligible, i);
+	}
+
+	// ---- failures ----
+
+	void fault(uint32_t fi)
+	{
+		const Failure &f = failures_[fi];
+		if (static_cast<size_t>(f.node) >= c_.nodes.size() || !up_[static_cast<size_t>(f.node)] ||
+		    f.cause >= cfg_.failures.causes.size())
+			return;
+		failures_n_++;
+		const Cause &cause = cfg_.failures.causes[f.cause];
+		for (uint32_t j : node_jobs_[static_cast<size_t>(f.node)]) {
+			Live &l = live_[j];
+			fails_.push_back({j, l.serial, f.cause, f.node, now_});
+			push(now_ + cause.detect_s, ev_jobfail, static_cast<uint32_t>(fails_.size() - 1));
+		}
+		if (cause.hardware)
+			push(now_ + cause.detect_s, ev_drain, static_cast<uint32_t>(f.node), fi);
+	}
+
+	void job_failed(const FailCtx &fc)
+	{
+		Live &l = live_[fc.live];
+		if (l.st != St::running || l.serial != fc.serial)
+			return;
+		const Cause &cause = cfg_.failures.causes[fc.cause];
+		Outcome o = judge_failure(cause, l.job->id, names(l.nodes), c_.nodes[static_cast<size_t>(fc.node)].name, l.job->ckpt,
+					  static_cast<uint32_t>(l.res.restarts), static_cast<uint32_t>(cfg_.failures.restart_budget));
+		job_failures_++;
+		auto [committed, done] = progress_at(l, fc.fault_s);
+		(void)done;
+		if (!l.job->ckpt)
+			committed = 0; // nothing saved: a requeued job starts over
+		if (committed > 0)
+			l.committed_since_restart = true;
+		l.res.productive_s += committed / l.speed;
+		l.res.lost_gpu_s += (static_cast<double>(now_ - l.start_s) - committed / l.speed) * l.job->gpus();
+		l.remaining -= committed;
+		bool fresh = l.job->ckpt ? committed > 0 || l.res.restarts == 0 : true;
+		health::Classification cls;
+		cls.cls = o.cls;
+		cls.culprits = o.drain;
+		release(fc.live, cls);
+		refresh_health();
+		if (o.requeue && fresh) {
+			requeue(fc.live, cfg_.sched.requeue_delay_s);
+		} else if (o.requeue || o.cls == health::FailureClass::user_error) {
+			// Held after a failure without a new checkpoint (spank_ckpt's
+			// rule), or not requeued by loom at all (the job's own error):
+			// its user releases or resubmits it.
+			holds_++;
+			requeue(fc.live, cfg_.failures.user_resubmit_s);
+		} else {
+			finish(fc.live, "FAILED");
+		}
+	}
+
+	void drain(topo::Index n, uint32_t cause)
+	{
+		if (!up_[static_cast<size_t>(n)])
+			return;
+		up_[static_cast<size_t>(n)] = false;
+		(void)state_.set_available(n, false);
+		avail_gpus_ -= c_.nodes[static_cast<size_t>(n)].gpu_count;
+		drained_++;
+		drains_++;
+		push(now_ + std::max<int64_t>(1, cfg_.failures.causes[cause].repair_s), ev_repair, static_cast<uint32_t>(n));
+	}
+
+	void refresh_health()
+	{
+		auto w = health::node_health_weights(stats_);
+		for (const auto &[name, weight] : w) {
+			topo::Index n = c_.find_node(name);
+			if (n != topo::none)
+				place::update_health(state_, n, weight, false);
+		}
+	}
+
+	// ---- scheduling ----
+
+	double priority(const Live &l) const
+	{
+		double age = std::min(1.0, static_cast<double>(now_ - l.job->submit_s) / static_cast<double>(cfg_.sched.max_age_s));
+		return cfg_.sched.age_weight * age +
+		       cfg_.sched.size_weight * static_cast<double>(l.job->gpus()) / static_cast<double>(cluster_gpus_);
+	}
+
+	std::vector<uint32_t> ordered()
+	{
+		// Drop jobs no longer pending (started or re-pushed), keep one entry each.
+		std::vector<uint32_t> v;
+		v.reserve(pending_.size());
+		for (uint32_t i : pending_)
+			if (live_[i].st == St::pending && live_[i].eligible_s <= now_ && !mark_[i]) {
+				mark_[i] = true;
+				v.push_back(i);
+			}
+		for (uint32_t i : v)
+			mark_[i] = false;
+		pending_.clear();
+		std::vector<std::pair<double, uint32_t>> p;
+		p.reserve(v.size());
+		for (uint32_t i : v)
+			p.push_back({priority(live_[i]), i});
+		std::sort(p.begin(), p.end(), [&](const auto &a, const auto &b) {
+			if (a.first != b.first)
+				return a.first > b.first;
+			return live_[a.second].job->id < live_[b.second].job->id;
+		});
+		v.clear();
+		for (const auto &x : p)
+			v.push_back(x.second);
+		return v;
+	}
+
+	// Shapes that did not fit in this pass: a job at least as large (same
+	// class) does not fit either.
+	struct Shape {
+		int nodes, gpn;
+		const std::string *cls;
+	};
+	bool dominated(const Live &l, const std::vector<Shape> &failed) const
+	{
+		for (const Shape &s : failed)
+			if (l.job->nodes >= s.nodes && l.job->gpus_per_node >= s.gpn && *s.cls == l.job->gpu_class)
+				return true;
+		return false;
+	}
+
+	// Try to place now; on success the job starts.
+	bool try_start(uint32_t i, std::vector<Shape> &failed, bool *fits_only = nullptr)
+	{
+		Live &l = live_[i];
+		const place::Capacity &tot = state_.total();
+		if (tot.free_gpus < l.job->gpus() || tot.with_free(l.job->gpus_per_node) < l.job->nodes || dominated(l, failed)) {
+			failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.job->gpu_class});
+			return false;
+		}
+		bool dump = cfg_.dump_at_s >= 0 && !dumped_ && now_ >= cfg_.dump_at_s;
+		std::string state_text = dump ? place::write_state(state_) : std::string();
+		auto t0 = std::chrono::steady_clock::now();
+		auto d = placer_->choose(state_, l.req);
+		engine_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+		decisions_++;
+		if (!d) {
+			error_ = "job " + std::to_string(l.job->id) + " (" + l.job->source + "): " + d.error().str();
+			return false;
+		}
+		if (!d->placed()) {
+			failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.job->gpu_class});
+			return false;
+		}
+		if (fits_only) {
+			*fits_only = true;
+			pick_ = d->candidates[0];
+			return true;
+		}
+		if (dump)
+			write_dump(state_text, l, d->candidates[0]);
+		start(i, d->candidates[0]);
+		return true;
+	}
+
+	void write_dump(const std::string &state_text, const Live &l, const place::Candidate &cand)
+	{
+		dumped_ = true;
+		std::string nodes;
+		for (topo::Index n : cand.nodes)
+			nodes += (nodes.empty() ? "" : ",") + c_.nodes[static_cast<size_t>(n)].name;
+		(void)write_file_atomic(cfg_.dump_prefix + "state.txt", state_text);
+		(void)write_file_atomic(cfg_.dump_prefix + "request.txt", place::format_request(l.req) + "\n");
+		(void)write_file_atomic(cfg_.dump_prefix + "decision.txt",
+					strprintf("time=%lld job=%u placer=%s nodes=%s\n", static_cast<long long>(now_),
+						  l.job->id, cfg_.placer.c_str(), nodes.c_str()));
+	}
+
+	void keep_pending(const std::vector<uint32_t> &order)
+	{
+		for (uint32_t i : order)
+			if (live_[i].st == St::pending)
+				pending_.push_back(i);
+	}
+
+	void main_pass()
+	{
+		dirty_ = false;
+		if (mark_.size() != live_.size())
+			mark_.assign(live_.size(), false);
+		std::vector<uint32_t> order = ordered();
+		std::vector<Shape> failed;
+		int tried = 0;
+		for (uint32_t i : order) {
+			if (tried++ >= cfg_.sched.main_depth)
+				break;
+			if (!try_start(i, failed))
+				break; // Slurm's main scheduler stops at the first job that cannot start
+			if (!error_.empty())
+				break;
+		}
+		keep_pending(order);
+	}
+
+	void backfill_pass()
+	{
+		if (mark_.size() != live_.size())
+			mark_.assign(live_.size(), false);
+		std::vector<uint32_t> order = ordered();
+		std::vector<Shape> failed;
+		int tried = 0;
+		bool reserved = false;
+		int64_t shadow = 0, extra = 0;
+		for (uint32_t i : order) {
+			if (tried++ >= cfg_.sched.bf_max_job_test || !error_.empty())
+				break;
+			Live &l = live_[i];
+			if (!reserved) {
+				if (try_start(i, failed))
+					continue;
+				reserved = true;
+				reservation(l.job->gpus(), shadow, extra);
+				failed.clear(); // later jobs may fit where the head does not
+				continue;
+			}
+			bool ends_before = now_ + l.job->limit_s <= shadow;
+			if (!ends_before && l.job->gpus() > extra)
+				continue;
+			if (try_start(i, failed) && !ends_before)
+				extra -= l.job->gpus();
+		}
+		keep_pending(order);
+	}
+
+	// When the head job of 'gpus' GPUs could start by the running jobs' time
+	// limits, and how many GPUs are spare then.
+	void reservation(int64_t gpus, int64_t &shadow, int64_t &extra)
+	{
+		std::vector<std::pair<int64_t, uint32_t>> ends;
+		std::vector<std::pair<int64_t, uint32_t>> keep;
+		for (const auto &e : running_end_)
+			if (live_[e.second].st == St::running) {
+				keep.push_back(e);
+				ends.push_back(e);
+			}
+		running_end_ = std::move(keep);
+		std::sort(ends.begin(), ends.end());
+		int64_t free = state_.total().free_gpus;
+		shadow = now_;
+		for (const auto &[t, i] : ends) {
+			if (free >= gpus)
+				break;
+			free += live_[i].job->gpus();
+			shadow = t;
+		}
+		if (free < gpus)
+			shadow = INT64_MAX / 4;
+		extra = std::max<int64_t>(0, free - gpus);
+	}
+
+	void sample()
+	{
+		Sample s;
+		s.t = now_;
+		s.busy_gpus = busy_gpus_;
+		s.available_gpus = avail_gpus_;
+		s.idle_nodes = state_.total().idle;
+		for (topo::Index d : leaves_) {
+			const topo::Domain &dom = c_.domains[static_cast<size_t>(d)];
+			if (state_.domain(d).idle == dom.direct_end - dom.node_begin && dom.node_end == dom.direct_end)
+				s.idle_leaves++;
+		}
+		for (size_t v = 0; v < c_.nvlink_domains.size(); v++)
+			if (state_.nvlink(static_cast<topo::Index>(v)).idle ==
+			    static_cast<int32_t>(c_.nvlink_domains[v].nodes.size()))
+				s.idle_nvlink++;
+		for (uint32_t i : pending_)
+			if (live_[i].st == St::pending) {
+				s.pending_jobs++;
+				s.pending_gpus += live_[i].job->gpus();
+			}
+		s.drained_nodes = drained_;
+		timeline_.push_back(s);
+	}
+
+	void summarize(RunResult &r)
+	{
+		Summary &s = r.summary;
+		s.jobs = r.jobs.size();
+		std::vector<double> waits;
+		double jct = 0, leaves = 0, factor = 0, ettr = 0;
+		size_t multi = 0;
+		for (const JobResult &j : r.jobs) {
+			if (j.first_start_s >= 0) {
+				s.started++;
+				waits.push_back(static_cast<double>(j.first_start_s - j.submit_s) / 3600);
+				if (j.nodes > 1) {
+					multi++;
+					leaves += j.leaves;
+					factor += j.step_factor;
+				}
+				if (j.gpus >= cfg_.large_gpus) {
+					s.large_jobs++;
+					ettr += j.ettr();
+				}
+			}
+			if (j.state == "COMPLETED") {
+				s.completed++;
+				jct += static_cast<double>(j.end_s - j.submit_s) / 3600;
+			}
+			s.timeouts += j.state == "TIMEOUT";
+			s.failed += j.state == "FAILED";
+			s.lost_gpu_h += j.lost_gpu_s / 3600;
+		}
+		double sum = 0;
+		for (double w : waits)
+			sum += w;
+		s.wait_mean_h = waits.empty() ? 0 : sum / static_cast<double>(waits.size());
+		s.wait_p95_h = pct(waits, 0.95);
+		s.jct_mean_h = s.completed ? jct / static_cast<double>(s.completed) : 0;
+		s.multi_leaves_mean = multi ? leaves / static_cast<double>(multi) : 0;
+		s.multi_step_factor = multi ? factor / static_cast<double>(multi) : 0;
+		s.ettr_large = s.large_jobs ? ettr / static_cast<double>(s.large_jobs) : 0;
+		s.sim_end_s = now_;
+		s.utilization = now_ > 0 ? busy_gs_ / (static_cast<double>(cluster_gpus_) * static_cast<double>(now_)) : 0;
+		s.utilization_available = avail_gs_ > 0 ? busy_gs_ / avail_gs_ : 0;
+		s.failures = failures_n_;
+		s.job_failures = job_failures_;
+		s.drains = drains_;
+		s.requeues = requeues_;
+		s.holds = holds_;
+		s.rejected = rejected_;
+		double il = 0;
+		for (const Sample &x : r.timeline)
+			il += static_cast<double>(x.idle_leaves);
+		s.idle_leaves_mean = r.timeline.empty() ? 0 : il / static_cast<double>(r.timeline.size());
+		s.decisions = decisions_;
+		s.engine_s = engine_s_;
+	}
+
+	const topo::Cluster &c_;
+	const std::vector<Failure> &failures_;
+	const RunConfig &cfg_;
+	std::unique_ptr<Placer> placer_;
+	place::State state_;
+	std::vector<Live> live_;
+	std::vector<std::vector<uint32_t>> node_jobs_;
+	std::vector<uint32_t> pending_;
+	std::vector<bool> mark_;
+	std::vector<std::pair<int64_t, uint32_t>> running_end_;
+	std::vector<FailCtx> fails_;
+	std::vector<bool> up_;
+	std::vector<topo::Index> leaves_;
+	std::map<std::string, std::string> class_of_;
+	health::FailureStats stats_;
+	std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q_;
+	std::vector<Sample> timeline_;
+	place::Candidate pick_;
+	std::string error_;
+	uint64_t seq_ = 0;
+	int64_t now_ = 0;
+	int64_t bf_due_ = -1;
+	bool dirty_ = false, dumped_ = false;
+	int64_t cluster_gpus_ = 0, avail_gpus_ = 0, busy_gpus_ = 0;
+	double busy_gs_ = 0, avail_gs_ = 0;
+	double prior_mtbf_s_ = 0;
+	size_t unfinished_ = 0, failures_seen_ = 0, failures_n_ = 0, job_failures_ = 0, drains_ = 0, requeues_ = 0,
+	       holds_ = 0, rejected_ = 0, drained_ = 0;
+	uint64_t decisions_ = 0;
+	double engine_s_ = 0;
+};
+
+} // namespace
+
+expected<RunResult> simulate(const topo::Cluster &cluster, const std::vector<Job> &jobs,
+			     const std::vector<Failure> &failures, const RunConfig &cfg)
+{
+	auto placer = make_placer(cfg.placer, cluster, cfg.weights);
+	if (!placer)
+		return unexpected(placer.error());
+	Sim sim(cluster, jobs, failures, cfg, std::move(*placer));
+	return sim.run();
+}
+
+} // namespace loom::sim

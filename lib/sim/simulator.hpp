@@ -1,0 +1,123 @@
+// loom sim: a Slurm-shaped scheduler loop over loom's own engines.
+//
+// The loop replays jobs against a cluster model with one of several placers
+// (placer.hpp), on lib/place's State (the same free-capacity index select/topo
+// keeps in slurmctld), lib/ckpt's interval policy and lib/health's judgement
+// of every failure (failures.hpp):
+//  - priority: multifactor-like, age (up to max_age) and job size terms,
+//    PriorityFavorSmall=NO;
+//  - the main scheduler at every event: jobs in priority order until the first
+//    that does not fit (Slurm's per-partition stop), at most main_depth;
+//  - backfill every bf_interval: the first job that does not fit gets a
+//    reservation at the time enough GPUs come free by the running jobs' time
+//    limits (EASY backfill); later jobs start when they fit now and either end
+//    by their limit before it or use only GPUs the reservation does not need;
+//    at most bf_max_job_test jobs per cycle;
+//  - time limits kill a run (TIMEOUT); requeued jobs are eligible again after
+//    requeue_delay (Slurm: cred_expire + 1 s).
+// A run of a checkpointing job computes in cycles of the interval T followed
+// by a blocking checkpoint of cost C; a failure loses the work since the last
+// committed checkpoint, and a restart costs restart_s before work resumes.
+// The run's speed is the cost model's (cost.hpp): placement and GPU class.
+#pragma once
+
+#include "lib/place/weights.hpp"
+#include "lib/sim/cost.hpp"
+#include "lib/sim/failures.hpp"
+#include "lib/sim/jobs.hpp"
+#include "lib/topo/model.hpp"
+#include "lib/util/expected.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace loom::sim {
+
+struct SchedConfig {
+	double age_weight = 1000;
+	double size_weight = 1000;
+	int64_t max_age_s = 7 * 86400;
+	int64_t bf_interval_s = 30;
+	int bf_max_job_test = 500;
+	int main_depth = 100;
+	int64_t requeue_delay_s = 121;
+	int64_t sample_s = 3600;
+};
+
+struct CkptConfig {
+	int64_t interval_s = 0;    // 0: automatic (Daly, from the job's MTBF)
+	double cost_s = 60;        // blocking time of one checkpoint
+	int64_t restart_s = 300;   // restore and warm-up after a restart
+	int64_t min_interval_s = 300, max_interval_s = 6 * 3600;
+};
+
+struct RunConfig {
+	std::string placer = "loom";
+	int64_t horizon_s = 0;     // stop here (0: when every job has ended)
+	SchedConfig sched;
+	CkptConfig ckpt;
+	FailureModel failures;     // for repair times, restart budget, causes
+	CostModel cost;
+	place::Weights weights;
+	int64_t large_gpus = 1024; // jobs counted as large (ETTR)
+	// Write the state, request and decision of the first placement at or
+	// after this time (s) to dump_prefix{state,request,decision}.txt (-1: never).
+	int64_t dump_at_s = -1;
+	std::string dump_prefix;
+	// Called now and then with the simulated time (progress bars).
+	std::function<void(int64_t now_s)> progress;
+};
+
+struct JobResult {
+	uint32_t id = 0;
+	int64_t submit_s = 0, first_start_s = -1, end_s = -1;
+	std::string state = "PENDING"; // COMPLETED, TIMEOUT, FAILED, RUNNING, PENDING
+	int gpus = 0, nodes = 0;
+	int leaves = 0, nvlink_domains = 0, common_level = -1; // of the first placement
+	double step_factor = 1;        // of the first placement
+	int restarts = 0;
+	double lost_gpu_s = 0;
+	double productive_s = 0;       // wall time that became committed work
+	double ettr() const;           // productive / (end - first start)
+};
+
+struct Sample {
+	int64_t t = 0;
+	int64_t busy_gpus = 0, available_gpus = 0, idle_nodes = 0, idle_leaves = 0, idle_nvlink = 0;
+	int64_t pending_jobs = 0, pending_gpus = 0, drained_nodes = 0;
+};
+
+struct Summary {
+	size_t jobs = 0, started = 0, completed = 0, timeouts = 0, failed = 0;
+	double utilization = 0;           // GPU-seconds busy / GPU-seconds of the cluster
+	double utilization_available = 0; // ... / GPU-seconds of nodes in service
+	double wait_mean_h = 0, wait_p95_h = 0;
+	double jct_mean_h = 0;            // completed jobs: end - submit
+	double multi_leaves_mean = 0;     // leaves per multi-node job
+	double multi_step_factor = 0;     // mean step factor of multi-node jobs
+	double ettr_large = 0;            // over large jobs that ran
+	size_t large_jobs = 0;
+	double lost_gpu_h = 0;
+	size_t failures = 0, job_failures = 0, drains = 0, requeues = 0;
+	size_t holds = 0;    // not requeued by loom (held, or the job's own error): back after user_resubmit
+	size_t rejected = 0; // larger than the cluster
+	double idle_leaves_mean = 0;
+	uint64_t decisions = 0;
+	double engine_s = 0;
+	double wall_s = 0;
+	int64_t sim_end_s = 0;
+};
+
+struct RunResult {
+	std::string placer;
+	std::vector<JobResult> jobs;
+	std::vector<Sample> timeline;
+	Summary summary;
+};
+
+expected<RunResult> simulate(const topo::Cluster &cluster, const std::vector<Job> &jobs,
+			     const std::vector<Failure> &failures, const RunConfig &cfg);
+
+} // namespace loom::sim
