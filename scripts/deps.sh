@@ -25,6 +25,8 @@ pkgs=(
 	ccache libhttp-parser-dev
 	# PyTorch, for the Python SDK's save_torch_async()/load_torch() test (tests/ckpt/sdk_torch.sh)
 	python3-torch
+	# rsvg-convert: loom sim's SVG plots are rendered by it in the tests (tests/tools/sim_cli.sh)
+	librsvg2-bin
 	# packaging: make rpm, make deb
 	rpm debhelper fakeroot xz-utils elfutils cpio
 )

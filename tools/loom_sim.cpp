@@ -23,8 +23,8 @@ void usage(FILE *out)
 	std::fprintf(out,
 		     "usage: loom sim (--cluster FILE | --generate SPEC) (--trace FILE | --generate-jobs SPEC)\n"
 		     "                [--placer NAME]... [--failures MODEL|default|none] [--days N] [--seed N] --out DIR\n"
-		     "                [--time-scale X | --load X] [--size-scale X] [--skip-days N] [--ckpt-interval auto|DURATION]\n"
-		     "                [--ckpt-cost DURATION] [--restart-cost DURATION] [--class-speed LIST]\n"
+		     "                [--time-scale X | --load X] [--size-scale X] [--skip-days N] [--ckpt-interval auto|DUR]\n"
+		     "                [--ckpt-cost DUR] [--restart-cost DUR] [--class-speed LIST]\n"
 		     "                [--weights FILE] [--large-gpus N] [--dump-at HOURS] [--progress yes|no|auto] [--quiet]\n"
 		     "\n"
 		     "Replays jobs against a cluster under a Slurm-like scheduler loop (priority, backfill, time limits,\n"

@@ -57,7 +57,8 @@ expected<FailureModel> parse_failure_model(std::string_view text, const std::str
 	s.add("rate", "failures per 1000 node-days", real(&m.rate_per_1000_node_days, 0, 1e6))
 		.add("lemon_share", "share of nodes that fail more often", real(&m.lemon_share, 0, 1))
 		.add("lemon_factor", "how much more often", real(&m.lemon_factor, 1, 1e4))
-		.integer("restart_budget", &m.restart_budget, 0, 1000, "requeues per job")
+		.integer("restart_budget", &m.restart_budget, 0, 100000, "requeues of a job without --ckpt")
+		.integer("ckpt_max_restarts", &m.ckpt_max_restarts, 0, 100000, "requeues of a --ckpt job")
 		.duration("user_resubmit", &m.user_resubmit_s, 0, 365 * 86400, "delay before a user resubmits");
 	for (Cause &c : m.causes) {
 		s.add("cause." + c.name + ".share", "relative share", real(&c.share, 0, 1e9))
@@ -88,9 +89,11 @@ std::string format_failure_model(const FailureModel &m)
 {
 	if (m.none)
 		return "none\n";
-	std::string out = strprintf("rate=%g lemon_share=%g lemon_factor=%g restart_budget=%lld user_resubmit=%s\n",
+	std::string out = strprintf("rate=%g lemon_share=%g lemon_factor=%g restart_budget=%lld ckpt_max_restarts=%lld "
+				    "user_resubmit=%s\n",
 				    m.rate_per_1000_node_days, m.lemon_share, m.lemon_factor,
-				    static_cast<long long>(m.restart_budget), format_duration(m.user_resubmit_s).c_str());
+				    static_cast<long long>(m.restart_budget), static_cast<long long>(m.ckpt_max_restarts),
+				    format_duration(m.user_resubmit_s).c_str());
 	for (const Cause &c : m.causes)
 		out += strprintf("cause.%s.share=%g cause.%s.repair=%s cause.%s.detect=%s\n", c.name.c_str(), c.share,
 				 c.name.c_str(), format_duration(c.repair_s).c_str(), c.name.c_str(),

@@ -18,7 +18,8 @@
 // The model file: key=value words, '#' comments:
 //   rate=3.79                 failures per 1000 node-days, all causes
 //   lemon_share=0.01 lemon_factor=10
-//   restart_budget=10         requeues per job (jobcomp/health's RestartBudget)
+//   restart_budget=3          requeues of a job without --ckpt (jobcomp/health's restart_budget)
+//   ckpt_max_restarts=10      of a --ckpt job (spank_ckpt's max_restarts; the site may allow up to 100)
 //   user_resubmit=30m         a job loom does not requeue is resubmitted by its user after this
 //   cause.NAME.share=30.1     relative share (any scale)
 //   cause.NAME.repair=72h     time out of service once drained
@@ -52,7 +53,8 @@ struct FailureModel {
 	double rate_per_1000_node_days = 3.79;
 	double lemon_share = 0.01;
 	double lemon_factor = 10;
-	int64_t restart_budget = 10;
+	int64_t restart_budget = 3;
+	int64_t ckpt_max_restarts = 10;
 	int64_t user_resubmit_s = 1800;
 	std::vector<Cause> causes;
 	bool none = false; // --failures none

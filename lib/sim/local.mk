@@ -11,3 +11,15 @@ lib_libloom_sim_la_SOURCES += \
 
 # `loom sim`.
 tools_loom_SOURCES += tools/loom_sim.cpp
+
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_sim
+TESTS += tests/unit/test_sim
+tests_unit_test_sim_SOURCES = tests/unit/test_sim.cpp tests/unit/check_main.hpp
+tests_unit_test_sim_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_sim_LDADD = $(LOOM_SIM_LIBS) $(CHECK_LIBS)
+endif
+EXTRA_DIST += tests/data/sim
+# loom sim end to end: placers, replay of its decisions with loom place, plots.
+TESTS += tests/tools/sim_cli.sh
+EXTRA_DIST += tests/tools/sim_cli.sh

@@ -376,7 +376,7 @@ private:
 			l.res.lost_gpu_s += (static_cast<double>(now_ - l.start_s) - saved / l.speed) * l.job->gpus();
 			l.remaining -= saved;
 			release(i, {});
-			if (saved > 0 && l.res.restarts < cfg_.failures.restart_budget) {
+			if (saved > 0 && static_cast<uint32_t>(l.res.restarts) < budget(l)) {
 				requeue(i, cfg_.sched.requeue_delay_s);
 				return;
 			}
@@ -386,6 +386,11 @@ private:
 		l.res.lost_gpu_s += static_cast<double>(now_ - l.start_s) * l.job->gpus();
 		release(i, {});
 		finish(i, "TIMEOUT");
+	}
+
+	uint32_t budget(const Live &l) const
+	{
+		return static_cast<uint32_t>(l.job->ckpt ? cfg_.failures.ckpt_max_restarts : cfg_.failures.restart_budget);
 	}
 
 	void finish(uint32_t i, const char *state)
@@ -433,7 +438,7 @@ private:
 			return;
 		const Cause &cause = cfg_.failures.causes[fc.cause];
 		Outcome o = judge_failure(cause, l.job->id, names(l.nodes), c_.nodes[static_cast<size_t>(fc.node)].name, l.job->ckpt,
-					  static_cast<uint32_t>(l.res.restarts), static_cast<uint32_t>(cfg_.failures.restart_budget));
+					  static_cast<uint32_t>(l.res.restarts), budget(l));
 		job_failures_++;
 		auto [committed, done] = progress_at(l, fc.fault_s);
 		(void)done;

@@ -62,6 +62,7 @@ for c in $cmds; do
 	check_cmd_help "$c"
 	case $c in
 	place) check place ;;
+	sim) check sim ;;
 	topo) for s in discover build show check convert; do check topo "$s"; done ;;
 	ckpt) for s in ls verify prune; do check ckpt "$s"; done ;;
 	health) for s in check config classify stats probe; do check health "$s"; done ;;

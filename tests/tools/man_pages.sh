@@ -26,7 +26,7 @@ for d in "$src"/plugins/*/; do
 	[ "$name" = common ] && continue
 	[ -f "$src/doc/$name.8" ] || { echo "FAIL: plugin $name has no doc/$name.8"; fail=1; }
 done
-for page in loom.1 loom-topo.1 loom-place.1 loom-health.1 loom-ckpt.1 loom-topo.conf.5 loom-health.conf.5; do
+for page in loom.1 loom-sim.1 loom-topo.1 loom-place.1 loom-health.1 loom-ckpt.1 loom-topo.conf.5 loom-health.conf.5; do
 	[ -f "$src/doc/$page" ] || { echo "FAIL: doc/$page missing"; fail=1; }
 done
 [ $fail = 0 ] && echo "man_pages: ${#pages[@]} pages format cleanly"

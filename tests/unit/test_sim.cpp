@@ -1,0 +1,477 @@
+// Unit tests for loom sim: generated clusters, trace readers (on real Philly
+// rows and a hand-written Alibaba file), the failure model and its outcomes
+// through lib/health, the cost model, and the scheduler loop.
+#include "tests/unit/check_main.hpp"
+
+#include "lib/place/engine.hpp"
+#include "lib/sim/cluster_gen.hpp"
+#include "lib/sim/cost.hpp"
+#include "lib/sim/failures.hpp"
+#include "lib/sim/jobs.hpp"
+#include "lib/sim/report.hpp"
+#include "lib/sim/simulator.hpp"
+#include "lib/topo/build.hpp"
+
+#include <cmath>
+#include <set>
+#include <string>
+#include <unistd.h>
+
+using namespace loom;
+using namespace loom::sim;
+
+namespace {
+
+topo::Cluster make(const std::string &spec)
+{
+	auto g = parse_cluster_gen(spec);
+	ck_assert_msg(g.has_value(), "%s", g ? "" : g.error().str().c_str());
+	auto s = cluster_spec(*g);
+	ck_assert(s.has_value());
+	auto c = topo::build_cluster(std::move(*s));
+	ck_assert_msg(c.has_value(), "%s", c ? "" : c.error().str().c_str());
+	return std::move(*c);
+}
+
+std::vector<topo::Index> nodes_of(const topo::Cluster &c, std::initializer_list<const char *> names)
+{
+	std::vector<topo::Index> v;
+	for (const char *n : names)
+		v.push_back(c.find_node(n));
+	return v;
+}
+
+} // namespace
+
+START_TEST(generated_nvl72)
+{
+	// 10,240 GPUs of 8 per node: 1,280 nodes; racks of 9 nodes, two per leaf
+	// of 18: 72 leaves (the last one of 2 nodes), 143 racks.
+	topo::Cluster c = make("gpus=10240 fabric=nvl72");
+	ck_assert_int_eq(c.nodes.size(), 1280);
+	ck_assert_int_eq(c.nvlink_domains.size(), 143);
+	size_t leaves = 0;
+	for (const topo::Domain &d : c.domains)
+		leaves += d.direct_end > d.node_begin;
+	ck_assert_int_eq(leaves, 72);
+	for (const topo::NvlinkDomain &v : c.nvlink_domains) {
+		ck_assert(v.nodes.size() <= 9);
+		for (topo::Index n : v.nodes) // a rack never straddles two leaves
+			ck_assert_int_eq(c.nodes[static_cast<size_t>(n)].leaf, c.nodes[static_cast<size_t>(v.nodes[0])].leaf);
+	}
+	for (const topo::Node &n : c.nodes)
+		ck_assert_int_eq(n.gpu_count, 8);
+}
+END_TEST
+
+START_TEST(generated_rail_and_classes)
+{
+	// Rail groups of 32 nodes: every NIC r of a node on rail switch r of its group.
+	topo::Cluster c = make("gpus=2048 fabric=rail classes=h100:50,b200:50 leaves_per_pod=2");
+	ck_assert_int_eq(c.nodes.size(), 256);
+	ck_assert_int_eq(c.rails.size(), 8 * 8); // 8 groups of 32 nodes, 8 rails each
+	for (const topo::Nic &nic : c.nics) {
+		const topo::Rail &r = c.rails[static_cast<size_t>(nic.rail_switch)];
+		ck_assert_int_eq(r.index, nic.rail);
+		ck_assert_int_eq(r.group, c.nodes[static_cast<size_t>(nic.node)].leaf);
+	}
+	// Two classes, half the nodes each, whole pods each (4 pods of 64 nodes).
+	std::map<std::string, int> per;
+	for (const topo::Node &n : c.nodes)
+		per[c.classes.name(n.perf_class)]++;
+	ck_assert_int_eq(per["h100"], 128);
+	ck_assert_int_eq(per["b200"], 128);
+	ck_assert_str_eq(c.classes.name(c.nodes[0].perf_class).c_str(), "h100");
+	ck_assert_str_eq(c.classes.name(c.nodes[255].perf_class).c_str(), "b200");
+}
+END_TEST
+
+START_TEST(generate_bad_spec)
+{
+	auto g = parse_cluster_gen("gpus=1024 fabric=torus");
+	ck_assert(!g.has_value());
+	ck_assert_msg(g.error().str().find("fabric") != std::string::npos, "%s", g.error().str().c_str());
+	auto h = parse_cluster_gen("fabric=nvl72 nodes_per_leaf=16");
+	ck_assert(!h.has_value());
+	ck_assert_msg(h.error().str().find("whole NVLink domains") != std::string::npos, "%s", h.error().str().c_str());
+	ck_assert(!parse_cluster_gen("gpus=8000000").has_value());
+	ck_assert(!parse_cluster_gen("classes=h100:0").has_value());
+}
+END_TEST
+
+START_TEST(philly_rows)
+{
+	TraceFill f;
+	auto jobs = read_philly(test::data("sim/philly-slice.csv"), f);
+	ck_assert_msg(jobs.has_value(), "%s", jobs ? "" : jobs.error().str().c_str());
+	ck_assert_int_eq(jobs->size(), 30); // 30 data rows
+	// The earliest row (2017-09-29 07:58:32, 860662 s, 1 GPU) comes first.
+	const Job &first = jobs->front();
+	ck_assert_int_eq(first.submit_s, 0);
+	ck_assert_int_eq(first.work_s, 860662);
+	ck_assert_int_eq(first.limit_s, 479 * 3600); // 2 x 860662 s = 478.1 h, rounded up
+	ck_assert_int_eq(first.nodes, 1);
+	ck_assert(!first.ckpt && first.comm == place::Comm::light);
+	// Next: 2017-10-06 01:49:35, 16 GPUs, 195 s: 6 d 17:51:03 later.
+	const Job &second = (*jobs)[1];
+	ck_assert_int_eq(second.submit_s, 6 * 86400 + 17 * 3600 + 51 * 60 + 3);
+	ck_assert_int_eq(second.nodes, 2);
+	ck_assert_int_eq(second.gpus_per_node, 8);
+	ck_assert_int_eq(second.limit_s, 3600);
+	ck_assert(second.ckpt && second.comm == place::Comm::normal);
+	int seen = 0;
+	for (const Job &j : *jobs) {
+		if (j.work_s == 1257) { // 12 GPUs: 2 nodes of 6
+			ck_assert_int_eq(j.nodes, 2);
+			ck_assert_int_eq(j.gpus_per_node, 6);
+			seen++;
+		}
+		if (j.work_s == 7673) { // 128 GPUs: 16 nodes of 8, heavy
+			ck_assert_int_eq(j.nodes, 16);
+			ck_assert(j.comm == place::Comm::heavy);
+			seen++;
+		}
+	}
+	ck_assert_int_eq(seen, 2);
+	// The first 7 days hold those two rows; twice as fast, the second comes at half the time.
+	f.days = 7;
+	f.time_scale = 2;
+	auto week = read_philly(test::data("sim/philly-slice.csv"), f);
+	ck_assert(week.has_value());
+	ck_assert_int_eq(week->size(), 2);
+	ck_assert_int_eq((*week)[1].submit_s, (6 * 86400 + 17 * 3600 + 51 * 60 + 3) / 2);
+}
+END_TEST
+
+START_TEST(trace_errors)
+{
+	char path[] = "/tmp/loom-sim-trace-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert(fd >= 0);
+	std::string text = "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,66.0,1,66.0,a\n"
+			   "2017-10-09 07:01:56,66.0,two,66.0,a\n";
+	ck_assert(write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+	close(fd);
+	auto t = read_trace(path, TraceFill{}, {});
+	ck_assert(!t.has_value());
+	std::string msg = t.error().str();
+	ck_assert_msg(msg.find(std::string(path) + ":3") != std::string::npos && msg.find("num_gpus") != std::string::npos,
+		      "%s", msg.c_str());
+	unlink(path);
+	auto none = read_trace("/nonexistent/trace.csv", TraceFill{}, {});
+	ck_assert(!none.has_value());
+}
+END_TEST
+
+START_TEST(alibaba_pods)
+{
+	TraceFill f;
+	auto jobs = read_alibaba(test::data("sim/alibaba-pods-handwritten.csv"), f, {"V100M32", "h100"});
+	ck_assert_msg(jobs.has_value(), "%s", jobs ? "" : jobs.error().str().c_str());
+	// Six pods: one CPU-only and one that never ran are left out.
+	ck_assert_int_eq(jobs->size(), 4);
+	ck_assert_int_eq((*jobs)[0].work_s, 12537);
+	ck_assert_int_eq((*jobs)[1].gpus(), 1);	    // gpu_milli 460: a whole GPU
+	ck_assert_int_eq((*jobs)[1].work_s, 3500);   // from scheduling at 200 to deletion at 3700
+	ck_assert_int_eq((*jobs)[1].submit_s, 100);  // created at 100
+	ck_assert_int_eq((*jobs)[2].gpus(), 8);
+	ck_assert_str_eq((*jobs)[2].gpu_class.c_str(), "V100M32"); // the cluster has that class
+	ck_assert_str_eq((*jobs)[3].gpu_class.c_str(), "");	   // G3: the cluster has none
+}
+END_TEST
+
+START_TEST(failure_outcomes)
+{
+	// Each cause's evidence through jobcomp/health's own classifier.
+	FailureModel m = default_failure_model();
+	std::vector<std::string> job = {"n00001", "n00002", "n00003"};
+	std::map<std::string, const Cause *> by;
+	for (const Cause &c : m.causes)
+		by[c.name] = &c;
+	Outcome gpu = judge_failure(*by["gpu"], 7, job, "n00002", true, 0, 10);
+	ck_assert(gpu.cls == health::FailureClass::gpu_fault);
+	ck_assert(gpu.requeue);
+	ck_assert_int_eq(gpu.drain.size(), 1);
+	ck_assert_str_eq(gpu.drain[0].c_str(), "n00002");
+	Outcome host = judge_failure(*by["host"], 7, job, "n00003", false, 0, 10);
+	ck_assert(host.cls == health::FailureClass::node_failure);
+	ck_assert(host.requeue && host.drain.size() == 1 && host.drain[0] == "n00003");
+	Outcome net = judge_failure(*by["network"], 7, job, "n00001", true, 0, 10);
+	ck_assert(net.cls == health::FailureClass::network_fault);
+	ck_assert(net.drain.size() == 1 && net.drain[0] == "n00001");
+	Outcome hang = judge_failure(*by["nccl"], 7, job, "n00001", true, 0, 10);
+	ck_assert(hang.cls == health::FailureClass::nccl_timeout);
+	ck_assert(hang.requeue && hang.drain.empty()); // a watchdog timeout blames no node
+	Outcome bug = judge_failure(*by["software"], 7, job, "n00001", true, 0, 10);
+	ck_assert(bug.cls == health::FailureClass::user_error);
+	ck_assert(!bug.requeue && bug.drain.empty());
+	Outcome spent = judge_failure(*by["gpu"], 7, job, "n00002", true, 10, 10);
+	ck_assert(!spent.requeue && spent.drain.size() == 1); // budget spent: drained, not requeued
+	for (const char *c : {"hbm", "sram", "gsp"})
+		ck_assert_msg(judge_failure(*by[c], 7, job, "n00002", true, 0, 10).cls == health::FailureClass::gpu_fault, "%s", c);
+	ck_assert(judge_failure(*by["nic"], 7, job, "n00002", true, 0, 10).cls == health::FailureClass::network_fault);
+}
+END_TEST
+
+START_TEST(failure_draws)
+{
+	FailureModel m = default_failure_model();
+	// 10,000 nodes for 100 days at 3.79 per 1000 node-days: 3,790 expected
+	// (Poisson: sd 62).
+	auto a = draw_failures(m, 10000, 100 * 86400, 5);
+	auto b = draw_failures(m, 10000, 100 * 86400, 5);
+	ck_assert_int_eq(a.size(), b.size());
+	for (size_t i = 0; i < a.size(); i++)
+		ck_assert(a[i].t == b[i].t && a[i].node == b[i].node && a[i].cause == b[i].cause);
+	ck_assert_msg(std::fabs(static_cast<double>(a.size()) - 3790) < 4 * 62, "%zu failures", a.size());
+	// Lemons: 1% of the nodes at 10x the rate hold 10/(99+10) = 9.2% of the failures.
+	std::map<int32_t, int> per;
+	for (const Failure &f : a)
+		per[f.node]++;
+	int lemon_failures = 0;
+	for (const auto &[node, n] : per)
+		if (n >= 4) // a normal node expects 0.35
+			lemon_failures += n;
+	ck_assert_msg(lemon_failures > 200 && lemon_failures < 500, "%d", lemon_failures);
+	// Causes in their shares: the GPU (30.1%) about 1,140 of them.
+	size_t gpu = 0;
+	for (const Failure &f : a)
+		gpu += m.causes[f.cause].name == "gpu";
+	ck_assert_msg(gpu > 1000 && gpu < 1290, "%zu", gpu);
+	FailureModel off = m;
+	off.none = true;
+	ck_assert(draw_failures(off, 10000, 86400, 1).empty());
+}
+END_TEST
+
+START_TEST(failure_model_file)
+{
+	auto m = parse_failure_model("rate=6.5 lemon_share=0\ncause.gpu.repair=1d cause.software.share=0\n", "test.model");
+	ck_assert_msg(m.has_value(), "%s", m ? "" : m.error().str().c_str());
+	ck_assert(std::fabs(m->rate_per_1000_node_days - 6.5) < 1e-9);
+	for (const Cause &c : m->causes) {
+		if (c.name == "gpu")
+			ck_assert_int_eq(c.repair_s, 86400);
+		if (c.name == "software")
+			ck_assert(c.share == 0);
+	}
+	auto bad = parse_failure_model("cause.cosmic.share=1\n", "test.model");
+	ck_assert(!bad.has_value());
+	ck_assert_msg(bad.error().str().find("test.model:1") != std::string::npos &&
+			      bad.error().str().find("cause.cosmic.share") != std::string::npos,
+		      "%s", bad.error().str().c_str());
+}
+END_TEST
+
+START_TEST(cost_model)
+{
+	// Leaves of 18 nodes (3200 Gbit/s each), uplinks non-blocking at the leaf,
+	// 2:1 at the pod: a leaf's share per GPU 400, a pod's 200.
+	topo::Cluster c = make("gpus=4608 fabric=nvl72 leaves_per_pod=2");
+	CostModel m;
+	Span one = placement_cost(c, nodes_of(c, {"n00001"}), place::Comm::heavy, m);
+	ck_assert(one.step_factor == 1);
+	Span rack = placement_cost(c, nodes_of(c, {"n00001", "n00009"}), place::Comm::heavy, m);
+	ck_assert_int_eq(rack.nvlink_domains, 1);
+	ck_assert(std::fabs(rack.step_factor - (0.6 + 0.4 * 400.0 / 7200)) < 1e-9);
+	Span leaf = placement_cost(c, nodes_of(c, {"n00001", "n00010"}), place::Comm::heavy, m);
+	ck_assert_int_eq(leaf.leaves, 1);
+	ck_assert_int_eq(leaf.nvlink_domains, 2);
+	ck_assert(std::fabs(leaf.step_factor - 1) < 1e-9);
+	Span two_leaves = placement_cost(c, nodes_of(c, {"n00001", "n00019"}), place::Comm::heavy, m);
+	ck_assert_int_eq(two_leaves.leaves, 2);
+	ck_assert(std::fabs(two_leaves.step_factor - 1) < 1e-9); // non-blocking leaf uplinks
+	Span two_pods = placement_cost(c, nodes_of(c, {"n00001", "n00037"}), place::Comm::heavy, m);
+	ck_assert(std::fabs(two_pods.bottleneck_gbps - 200) < 1e-9);
+	ck_assert(std::fabs(two_pods.step_factor - (0.6 + 0.4 * 2)) < 1e-9);
+	Span light = placement_cost(c, nodes_of(c, {"n00001", "n00037"}), place::Comm::light, m);
+	ck_assert(std::fabs(light.step_factor - (0.97 + 0.03 * 2)) < 1e-9);
+}
+END_TEST
+
+namespace {
+
+Job job(uint32_t id, int64_t submit, int nodes, int gpn, int64_t work, bool ckpt = false)
+{
+	Job j;
+	j.id = id;
+	j.submit_s = submit;
+	j.nodes = nodes;
+	j.gpus_per_node = gpn;
+	j.work_s = work;
+	j.limit_s = std::max<int64_t>(3600, 2 * work);
+	j.comm = nodes > 1 ? place::Comm::normal : place::Comm::light;
+	j.ckpt = ckpt;
+	j.source = "test job " + std::to_string(id);
+	return j;
+}
+
+RunConfig quiet(const std::string &placer)
+{
+	RunConfig r;
+	r.placer = placer;
+	r.failures = default_failure_model();
+	r.failures.none = true;
+	return r;
+}
+
+} // namespace
+
+START_TEST(run_one_job)
+{
+	// One 4-node job on an idle fat tree: it starts at once, runs its work
+	// times the step factor of one leaf (1) and completes.
+	topo::Cluster c = make("gpus=512 fabric=fat");
+	std::vector<Job> jobs = {job(1, 100, 4, 8, 7200)};
+	auto r = simulate(c, jobs, {}, quiet("loom"));
+	ck_assert_msg(r.has_value(), "%s", r ? "" : r.error().str().c_str());
+	const JobResult &j = r->jobs[0];
+	ck_assert_str_eq(j.state.c_str(), "COMPLETED");
+	ck_assert_int_eq(j.first_start_s, 100);
+	ck_assert_int_eq(j.end_s, 100 + 7200);
+	ck_assert_int_eq(j.leaves, 1);
+	ck_assert(std::fabs(j.ettr() - 1) < 1e-9);
+	ck_assert_int_eq(r->summary.decisions, 1);
+}
+END_TEST
+
+START_TEST(backfill_respects_reservation)
+{
+	// 4 nodes of 8 GPUs. A: 3 nodes for 10 h. B (head, all 4 nodes) must
+	// wait for A. C (1 node, limit 2 h) ends before A's limit: backfilled at
+	// once. D (1 node, limit 40 h) would delay B: it waits for B.
+	topo::Cluster c = make("gpus=32 fabric=fat nodes_per_leaf=4");
+	Job a = job(1, 0, 3, 8, 36000), b = job(2, 10, 4, 8, 3600), cj = job(3, 20, 1, 8, 3600), d = job(4, 30, 1, 8, 72000);
+	a.limit_s = 36000;
+	cj.limit_s = 7200;
+	d.limit_s = 40 * 3600;
+	auto r = simulate(c, {a, b, cj, d}, {}, quiet("loom"));
+	ck_assert(r.has_value());
+	ck_assert_int_eq(r->jobs[0].first_start_s, 0);
+	ck_assert_msg(r->jobs[2].first_start_s < 120, "C started at %lld", static_cast<long long>(r->jobs[2].first_start_s));
+	ck_assert_int_eq(r->jobs[1].first_start_s, 36000); // B when A ends
+	ck_assert_msg(r->jobs[3].first_start_s >= 36000 + 3600, "D started at %lld",
+		      static_cast<long long>(r->jobs[3].first_start_s));
+}
+END_TEST
+
+START_TEST(deterministic_and_placers_differ)
+{
+	topo::Cluster c = make("gpus=2304 fabric=nvl72");
+	MixGen g;
+	g.days = 2;
+	g.large_min = 64;
+	g.large_max = 256;
+	auto jobs = generate_mix(g, 2304, 8);
+	FailureModel m = default_failure_model();
+	m.rate_per_1000_node_days = 50; // enough to see some in two days
+	auto fails = draw_failures(m, c.nodes.size(), 2 * 86400, 3);
+	ck_assert(!fails.empty());
+	RunConfig cfg;
+	cfg.failures = m;
+	cfg.horizon_s = 2 * 86400;
+	cfg.large_gpus = 64;
+	auto one = simulate(c, jobs, fails, cfg);
+	auto two = simulate(c, jobs, fails, cfg);
+	ck_assert(one.has_value() && two.has_value());
+	ck_assert(jobs_csv(*one) == jobs_csv(*two));
+	ck_assert(timeline_csv(*one) == timeline_csv(*two));
+	ck_assert(one->summary.job_failures > 0);
+	for (const char *p : {"tree", "firstfit", "block"}) {
+		cfg.placer = p;
+		auto r = simulate(c, jobs, fails, cfg);
+		ck_assert_msg(r.has_value(), "%s", p);
+		ck_assert_int_eq(r->summary.jobs, one->summary.jobs);
+		ck_assert_int_eq(r->summary.failures, one->summary.failures); // the same failures for every placer
+	}
+	// Every job that started got whole-gang nodes: no more GPUs busy than exist.
+	for (const Sample &s : one->timeline)
+		ck_assert(s.busy_gpus <= 2304 && s.busy_gpus >= 0);
+}
+END_TEST
+
+START_TEST(ettr_agrees_with_daly)
+{
+	// One 2,048-GPU job for 30 days of work on a cluster of 2,304 GPUs, at a
+	// failure rate that gives it an MTBF M = 3 h. With a checkpoint cost C,
+	// restart R and requeue delay D, the expected share of wall time that
+	// becomes committed work with interval T is about
+	//   T / (T + C) * (1 - ((T + C) / 2 + R + D) / M)
+	// and the best T is near Daly's.
+	topo::Cluster c = make("gpus=2304 fabric=nvl72");
+	FailureModel m = default_failure_model();
+	m.lemon_share = 0;
+	m.ckpt_max_restarts = 100000; // every failure requeues: the interval alone decides
+	for (Cause &k : m.causes) // every failure requeues the job at once
+		if (k.name == "software" || k.name == "nccl")
+			k.share = 0;
+	double node_days = 3.0 / 24 * 256; // M = 3 h over the job's 256 nodes
+	m.rate_per_1000_node_days = 1000 / node_days;
+	const double M = 3 * 3600.0, C = 60, R = 300, D = 121;
+	std::vector<Job> jobs = {job(1, 0, 256, 8, 30 * 86400, true)};
+	jobs[0].limit_s = 400 * 86400;
+	double best = 0;
+	int64_t best_t = 0;
+	for (int64_t t : {600, 1200, 1800, 3600}) {
+		RunConfig cfg;
+		cfg.failures = m;
+		cfg.ckpt.interval_s = t;
+		cfg.ckpt.cost_s = C;
+		cfg.ckpt.restart_s = R;
+		cfg.large_gpus = 2048;
+		auto fails = draw_failures(m, c.nodes.size(), 60 * 86400, 11);
+		auto r = simulate(c, jobs, fails, cfg);
+		ck_assert(r.has_value());
+		double ettr = r->jobs[0].ettr();
+		double T = static_cast<double>(t);
+		double expect = T / (T + C) * (1 - ((T + C) / 2 + R + D) / M);
+		ck_assert_msg(std::fabs(ettr - expect) < 0.04, "T=%lld: ETTR %.3f, expected about %.3f", static_cast<long long>(t),
+			      ettr, expect);
+		if (ettr > best) {
+			best = ettr;
+			best_t = t;
+		}
+	}
+	// Daly: sqrt(2CM) ~ 1138 s; of the intervals tried, 1200 s should win.
+	ck_assert_msg(best_t == 1200, "best interval %lld", static_cast<long long>(best_t));
+}
+END_TEST
+
+START_TEST(svg_is_well_formed)
+{
+	std::string svg = svg_lines("a <b>", "x", "y", {{"one", {{0, 0}, {1, 2}}}, {"two", {{0, 1}, {2, 1}}}});
+	ck_assert(svg.rfind("<svg ", 0) == 0);
+	ck_assert(svg.find("</svg>") != std::string::npos);
+	ck_assert(svg.find("a &lt;b&gt;") != std::string::npos);
+	size_t lines = 0;
+	for (size_t p = 0; (p = svg.find("<polyline", p)) != std::string::npos; p++)
+		lines++;
+	ck_assert_int_eq(lines, 2);
+}
+END_TEST
+
+static Suite *make_suite()
+{
+	Suite *s = suite_create("sim");
+	TCase *t = tcase_create("sim");
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, generated_nvl72);
+	tcase_add_test(t, generated_rail_and_classes);
+	tcase_add_test(t, generate_bad_spec);
+	tcase_add_test(t, philly_rows);
+	tcase_add_test(t, trace_errors);
+	tcase_add_test(t, alibaba_pods);
+	tcase_add_test(t, failure_outcomes);
+	tcase_add_test(t, failure_draws);
+	tcase_add_test(t, failure_model_file);
+	tcase_add_test(t, cost_model);
+	tcase_add_test(t, run_one_job);
+	tcase_add_test(t, backfill_respects_reservation);
+	tcase_add_test(t, deterministic_and_placers_differ);
+	tcase_add_test(t, ettr_agrees_with_daly);
+	tcase_add_test(t, svg_is_well_formed);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+LOOM_CHECK_MAIN(make_suite)
