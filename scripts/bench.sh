@@ -4,7 +4,7 @@
 #
 #   scripts/bench.sh [NAME...]
 #
-# NAME: topo place ckpt health-check health-predictor job-test backfill fault scale
+# NAME: topo place ckpt health-check health-predictor job-test backfill fault sim scale
 # (default: all but scale, which brings up 1,250 real slurmd for half an hour).
 #   topo              topology load time and memory at 1k/10k/100k GPUs
 #   place             placement engine per decision vs Slurm tree's greedy choice
@@ -14,6 +14,9 @@
 #   job-test          select/topo job_test time inside slurmctld vs cons_tres alone
 #   backfill          backfill's plans vs starts: cons_tres vs select/topo planning with cons_tres or the engine
 #   fault             fault to drain / to job running again: loom vs Slurm's SlurmdTimeout path
+#   sim               loom sim at 10k-100k GPUs: loom's placer vs Slurm tree, first-fit and block on
+#                     Philly, Alibaba and a large-model mix; ETTR by checkpoint interval; writes
+#                     bench/results/sim.md and its plots (bench/sim_report.sh)
 #   scale             job_test, engine, node-table read and backfill cycles at 1,250 nodes
 #                     (10k GPUs): select/topo vs cons_tres (bench/slurmctld_scale.sh --nodes for others)
 # Reports are also kept in /tmp/loom-bench-logs/NAME.log. Exit status: 1 if
@@ -23,7 +26,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build}
 export LOOM_SRCDIR=$top
 b=$LOOM_BUILDDIR/bench
-all="topo place ckpt health-check health-predictor job-test backfill fault"
+all="topo place ckpt health-check health-predictor job-test backfill fault sim"
 names=${*:-$all}
 for n in $names; do
 	case " $all scale " in *" $n "*) ;; *) echo "bench: unknown benchmark '$n' (one of: $all scale)" >&2; exit 2 ;; esac
@@ -48,6 +51,7 @@ for n in $names; do
 	backfill) cmd=("$top/bench/backfill_plans.sh") ;;
 	fault) cmd=("$top/bench/health_fault_to_running.sh") ;;
 	scale) cmd=("$top/bench/slurmctld_scale.sh") ;;
+	sim) cmd=("$top/bench/sim_report.sh") ;;
 	esac
 	if "${cmd[@]}" 2>&1 | tee "$logs/$n.log"; then :; else failed+=("$n"); fi
 done

@@ -246,8 +246,10 @@ int sim_main(int argc, char **argv)
 				return tool::exit_problems;
 			}
 			double work = 0;
+			// A job longer than the run offers only the run's length of work.
+			int64_t cap = days > 0 ? days * 86400 : INT64_MAX;
 			for (const sim::Job &j : *t)
-				work += static_cast<double>(j.gpus()) * static_cast<double>(j.work_s);
+				work += static_cast<double>(j.gpus()) * static_cast<double>(std::min(j.work_s, cap));
 			double span = t->empty() ? 0 : static_cast<double>(t->back().submit_s);
 			if (!(work > 0 && span > 0)) {
 				std::fprintf(stderr, "loom sim: --load: %s holds no work to scale\n", trace_file.c_str());

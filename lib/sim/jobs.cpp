@@ -191,6 +191,8 @@ expected<std::vector<Job>> read_alibaba(const std::string &path, const TraceFill
 			return unexpected(st.error());
 		if (auto st = num(cdel, del, "deletion_time"); !st)
 			return unexpected(st.error());
+		if (v[static_cast<size_t>(cs)].empty())
+			continue; // never scheduled (Pending)
 		if (auto st = num(cs, s, "scheduled_time"); !st)
 			return unexpected(st.error());
 		if (g < 1)

@@ -21,7 +21,7 @@
 // Alibaba GPU v2023 (openb_pod_list_*.csv): name, cpu_milli, memory_mib,
 // num_gpu (0-8), gpu_milli, gpu_spec ("V100M16|V100M32"), qos, pod_phase,
 // creation_time, deletion_time, scheduled_time (s). Pods of one node only; CPU-only
-// pods (num_gpu 0) are left out; a pod sharing a GPU (gpu_milli < 1000) takes the
+// pods (num_gpu 0) and pods never scheduled (no scheduled_time) are left out; a pod sharing a GPU (gpu_milli < 1000) takes the
 // whole GPU, as Slurm does without MPS/sharding; gpu_spec becomes the class asked
 // for (its first type) only when the cluster has that class.
 #pragma once
