@@ -120,15 +120,10 @@ ConfigSchema::Setter hw_counter_limits(std::map<std::string, int64_t> *out)
 ConfigSchema::Setter number(double *out, double min, double max)
 {
 	return [=](std::string_view v) -> status {
-		std::string s(v);
-		char *end = nullptr;
-		double d = std::strtod(s.c_str(), &end);
-		if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(d))
-			return unexpected("expected a number");
-		if (d < min || d > max)
-			return unexpected("expected a number between " + std::to_string(min) + " and " +
-					  std::to_string(max));
-		*out = d;
+		auto d = parse_real(v, min, max);
+		if (!d)
+			return unexpected(d.error());
+		*out = *d;
 		return ok();
 	};
 }

@@ -14,13 +14,10 @@ namespace {
 ConfigSchema::Setter number(double *out)
 {
 	return [out](std::string_view v) -> status {
-		std::string s(v);
-		char *end = nullptr;
-		errno = 0;
-		double x = s.empty() ? NAN : std::strtod(s.c_str(), &end);
-		if (s.empty() || *end != '\0' || errno != 0 || !std::isfinite(x) || x < 0 || x > 1e6)
-			return unexpected("expected a number between 0 and 1000000");
-		*out = x;
+		auto x = parse_real(v, 0, 1e6);
+		if (!x)
+			return unexpected(x.error());
+		*out = *x;
 		return ok();
 	};
 }

@@ -58,18 +58,6 @@ status parse_classes(std::string_view text, std::vector<ClassShare> &out)
 	return {};
 }
 
-ConfigSchema::Setter real(double *out, double min, double max)
-{
-	return [out, min, max](std::string_view v) -> status {
-		std::string s(v);
-		char *end = nullptr;
-		double x = std::strtod(s.c_str(), &end);
-		if (s.empty() || *end || !(x >= min && x <= max))
-			return unexpected(strprintf("expected a number from %g to %g", min, max));
-		*out = x;
-		return {};
-	};
-}
 
 } // namespace
 
@@ -84,10 +72,10 @@ expected<ClusterGen> parse_cluster_gen(std::string_view spec, const std::string 
 		.integer("nodes_per_leaf", &npl, 1, 4096, "nodes per leaf or rail group")
 		.integer("leaves_per_pod", &lpp, 1, 4096, "leaves per pod")
 		.integer("nvl_gpus", &nvl, 0, 1 << 16, "GPUs per NVLink domain")
-		.add("nic_gbps", "NIC rate per GPU", real(&g.nic_gbps, 1, 1e5))
-		.add("leaf_oversub", "leaf uplink oversubscription", real(&g.leaf_oversub, 1, 64))
-		.add("pod_oversub", "pod uplink oversubscription", real(&g.pod_oversub, 1, 64))
-		.add("nvlink_gbps", "NVLink bandwidth per GPU", real(&g.nvlink_gbps, 1, 1e6))
+		.real("nic_gbps", &g.nic_gbps, 1, 1e5, "NIC rate per GPU")
+		.real("leaf_oversub", &g.leaf_oversub, 1, 64, "leaf uplink oversubscription")
+		.real("pod_oversub", &g.pod_oversub, 1, 64, "pod uplink oversubscription")
+		.real("nvlink_gbps", &g.nvlink_gbps, 1, 1e6, "NVLink bandwidth per GPU")
 		.add("classes", "GPU classes by share", [&](std::string_view v) { return parse_classes(v, g.classes); })
 		.integer("cores_per_node", &cores, 0, 4096, "cores per node");
 	if (auto st = s.parse_words(spec, where); !st)

@@ -33,35 +33,18 @@ FailureModel default_failure_model()
 	return m;
 }
 
-namespace {
-
-ConfigSchema::Setter real(double *out, double min, double max)
-{
-	return [out, min, max](std::string_view v) -> status {
-		std::string s(v);
-		char *end = nullptr;
-		double x = std::strtod(s.c_str(), &end);
-		if (s.empty() || *end || !(x >= min && x <= max))
-			return unexpected(strprintf("expected a number from %g to %g", min, max));
-		*out = x;
-		return {};
-	};
-}
-
-} // namespace
-
 expected<FailureModel> parse_failure_model(std::string_view text, const std::string &where)
 {
 	FailureModel m = default_failure_model();
 	ConfigSchema s;
-	s.add("rate", "failures per 1000 node-days", real(&m.rate_per_1000_node_days, 0, 1e6))
-		.add("lemon_share", "share of nodes that fail more often", real(&m.lemon_share, 0, 1))
-		.add("lemon_factor", "how much more often", real(&m.lemon_factor, 1, 1e4))
+	s.real("rate", &m.rate_per_1000_node_days, 0, 1e6, "failures per 1000 node-days")
+		.real("lemon_share", &m.lemon_share, 0, 1, "share of nodes that fail more often")
+		.real("lemon_factor", &m.lemon_factor, 1, 1e4, "how much more often")
 		.integer("restart_budget", &m.restart_budget, 0, 100000, "requeues of a job without --ckpt")
 		.integer("ckpt_max_restarts", &m.ckpt_max_restarts, 0, 100000, "requeues of a --ckpt job")
 		.duration("user_resubmit", &m.user_resubmit_s, 0, 365 * 86400, "delay before a user resubmits");
 	for (Cause &c : m.causes) {
-		s.add("cause." + c.name + ".share", "relative share", real(&c.share, 0, 1e9))
+		s.real("cause." + c.name + ".share", &c.share, 0, 1e9, "relative share")
 			.duration("cause." + c.name + ".repair", &c.repair_s, 0, 365 * 86400, "time out of service")
 			.duration("cause." + c.name + ".detect", &c.detect_s, 0, 86400, "fault to job end");
 	}

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <random>
 
 namespace loom::sim {
@@ -30,6 +31,54 @@ std::vector<std::string> csv_fields(const std::string &line)
 		out.back().pop_back();
 	return out;
 }
+
+// A trace file: its header, then one row at a time with "file:line" for errors.
+class Csv {
+public:
+	status open(const std::string &path)
+	{
+		path_ = path;
+		in_.open(path);
+		if (!in_)
+			return unexpected(Error(path, "cannot open the trace"));
+		std::string line;
+		if (!std::getline(in_, line))
+			return unexpected(Error(path, "empty trace"));
+		head_ = csv_fields(line);
+		return {};
+	}
+	int col(const char *name) const
+	{
+		auto it = std::find(head_.begin(), head_.end(), name);
+		return it == head_.end() ? -1 : static_cast<int>(it - head_.begin());
+	}
+	// The next row; false at the end or on error (then error() says why).
+	bool next(std::vector<std::string> &fields, std::string &where)
+	{
+		std::string line;
+		while (std::getline(in_, line)) {
+			no_++;
+			if (line.empty() || line == "\r")
+				continue;
+			fields = csv_fields(line);
+			where = path_ + ":" + std::to_string(no_);
+			if (fields.size() != head_.size()) {
+				error_ = Error(where, strprintf("%zu fields, the header has %zu", fields.size(), head_.size()));
+				return false;
+			}
+			return true;
+		}
+		return false;
+	}
+	const std::optional<Error> &error() const { return error_; }
+
+private:
+	std::string path_;
+	std::ifstream in_;
+	std::vector<std::string> head_;
+	int no_ = 1;
+	std::optional<Error> error_;
+};
 
 bool to_double(const std::string &s, double &out)
 {
@@ -110,75 +159,50 @@ void fill_job(Job &j, int64_t gpus, int64_t run_s, const TraceFill &f)
 
 expected<std::vector<Job>> read_philly(const std::string &path, const TraceFill &f)
 {
-	std::ifstream in(path);
-	if (!in)
-		return unexpected(Error(path, "cannot open the trace"));
-	std::string line;
-	if (!std::getline(in, line))
-		return unexpected(Error(path, "empty trace"));
-	auto head = csv_fields(line);
-	auto col = [&](const char *name) {
-		auto it = std::find(head.begin(), head.end(), name);
-		return it == head.end() ? -1 : static_cast<int>(it - head.begin());
-	};
-	int ct = col("timestamp"), cd = col("duration"), cg = col("num_gpus");
+	Csv csv;
+	if (auto st = csv.open(path); !st)
+		return unexpected(st.error());
+	int ct = csv.col("timestamp"), cd = csv.col("duration"), cg = csv.col("num_gpus");
 	if (ct < 0 || cd < 0 || cg < 0)
 		return unexpected(Error(path + ":1", "not a Philly trace: expected the columns timestamp, duration, num_gpus"));
 	std::vector<Raw> raw;
-	int no = 1;
-	while (std::getline(in, line)) {
-		no++;
-		if (line.empty() || line == "\r")
-			continue;
-		auto v = csv_fields(line);
-		std::string where = path + ":" + std::to_string(no);
-		if (v.size() != head.size())
-			return unexpected(Error(where, strprintf("%zu fields, the header has %zu", v.size(), head.size())));
+	std::vector<std::string> v;
+	std::string where;
+	while (csv.next(v, where)) {
 		Raw r;
 		double d = 0, g = 0;
-		if (!to_time(v[static_cast<size_t>(ct)], r.t))
-			return unexpected(Error(where, "bad timestamp '" + v[static_cast<size_t>(ct)] + "': expected YYYY-MM-DD HH:MM:SS"));
-		if (!to_double(v[static_cast<size_t>(cd)], d) || d < 0 || d > 1e9)
-			return unexpected(Error(where, "bad duration '" + v[static_cast<size_t>(cd)] + "': expected seconds"));
-		if (!to_double(v[static_cast<size_t>(cg)], g) || g < 1 || g > 1e6 || g != std::floor(g))
-			return unexpected(Error(where, "bad num_gpus '" + v[static_cast<size_t>(cg)] + "': expected a whole number >= 1"));
+		const std::string &ts = v[static_cast<size_t>(ct)], &ds = v[static_cast<size_t>(cd)], &gs = v[static_cast<size_t>(cg)];
+		if (!to_time(ts, r.t))
+			return unexpected(Error(where, "bad timestamp '" + ts + "': expected YYYY-MM-DD HH:MM:SS"));
+		if (!to_double(ds, d) || d < 0 || d > 1e9)
+			return unexpected(Error(where, "bad duration '" + ds + "': expected seconds"));
+		if (!to_double(gs, g) || g < 1 || g > 1e6 || g != std::floor(g))
+			return unexpected(Error(where, "bad num_gpus '" + gs + "': expected a whole number >= 1"));
 		r.gpus = static_cast<int64_t>(g);
 		r.run = static_cast<int64_t>(std::ceil(d));
 		r.where = where;
 		raw.push_back(std::move(r));
 	}
+	if (csv.error())
+		return unexpected(*csv.error());
 	return finish(std::move(raw), f);
 }
 
 expected<std::vector<Job>> read_alibaba(const std::string &path, const TraceFill &f,
 					const std::vector<std::string> &cluster_classes)
 {
-	std::ifstream in(path);
-	if (!in)
-		return unexpected(Error(path, "cannot open the trace"));
-	std::string line;
-	if (!std::getline(in, line))
-		return unexpected(Error(path, "empty trace"));
-	auto head = csv_fields(line);
-	auto col = [&](const char *name) {
-		auto it = std::find(head.begin(), head.end(), name);
-		return it == head.end() ? -1 : static_cast<int>(it - head.begin());
-	};
-	int cg = col("num_gpu"), cc = col("creation_time"), cdel = col("deletion_time"), cs = col("scheduled_time"),
-	    cspec = col("gpu_spec");
+	Csv csv;
+	if (auto st = csv.open(path); !st)
+		return unexpected(st.error());
+	int cg = csv.col("num_gpu"), cc = csv.col("creation_time"), cdel = csv.col("deletion_time"),
+	    cs = csv.col("scheduled_time"), cspec = csv.col("gpu_spec");
 	if (cg < 0 || cc < 0 || cdel < 0 || cs < 0)
 		return unexpected(Error(path + ":1", "not an Alibaba GPU trace: expected the columns num_gpu, creation_time, "
 						     "deletion_time, scheduled_time"));
 	std::vector<Raw> raw;
-	int no = 1;
-	while (std::getline(in, line)) {
-		no++;
-		if (line.empty() || line == "\r")
-			continue;
-		auto v = csv_fields(line);
-		std::string where = path + ":" + std::to_string(no);
-		if (v.size() != head.size())
-			return unexpected(Error(where, strprintf("%zu fields, the header has %zu", v.size(), head.size())));
+	std::vector<std::string> v;
+	std::string where;
+	while (csv.next(v, where)) {
 		double g = 0, c = 0, del = 0, s = 0;
 		auto num = [&](int i, double &out, const char *what) -> status {
 			if (!to_double(v[static_cast<size_t>(i)], out) || out < 0 || out > 1e10)
@@ -206,7 +230,7 @@ expected<std::vector<Job>> read_alibaba(const std::string &path, const TraceFill
 		r.run = static_cast<int64_t>(std::ceil(del - start));
 		r.where = where;
 		if (cspec >= 0) {
-			std::string spec = v[static_cast<size_t>(cspec)];
+			const std::string &spec = v[static_cast<size_t>(cspec)];
 			std::string first = spec.substr(0, spec.find('|'));
 			for (const std::string &k : cluster_classes)
 				if (!first.empty() && k == first)
@@ -214,6 +238,8 @@ expected<std::vector<Job>> read_alibaba(const std::string &path, const TraceFill
 		}
 		raw.push_back(std::move(r));
 	}
+	if (csv.error())
+		return unexpected(*csv.error());
 	return finish(std::move(raw), f);
 }
 
@@ -249,18 +275,6 @@ status range(std::string_view v, int64_t &lo, int64_t &hi, int64_t min, int64_t 
 	return {};
 }
 
-ConfigSchema::Setter real(double *out, double min, double max)
-{
-	return [out, min, max](std::string_view v) -> status {
-		std::string s(v);
-		char *end = nullptr;
-		double x = std::strtod(s.c_str(), &end);
-		if (s.empty() || *end || !(x >= min && x <= max))
-			return unexpected(strprintf("expected a number from %g to %g", min, max));
-		*out = x;
-		return {};
-	};
-}
 
 } // namespace
 
@@ -270,8 +284,8 @@ expected<MixGen> parse_mix_gen(std::string_view spec, const std::string &where)
 	int64_t seed = 1;
 	ConfigSchema s;
 	s.integer("days", &g.days, 1, 3650, "arrival window in days")
-		.add("load", "offered load", real(&g.load, 0.01, 10))
-		.add("large_share", "share of GPU-hours in large jobs", real(&g.large_share, 0, 1))
+		.real("load", &g.load, 0.01, 10, "offered load")
+		.real("large_share", &g.large_share, 0, 1, "share of GPU-hours in large jobs")
 		.add("large_gpus", "large job sizes A-B",
 		     [&](std::string_view v) { return range(v, g.large_min, g.large_max, 1, 1 << 20); })
 		.add("large_hours", "large job run times A-B",
@@ -284,7 +298,7 @@ expected<MixGen> parse_mix_gen(std::string_view spec, const std::string &where)
 		     })
 		.add("small_gpus", "small job sizes A-B",
 		     [&](std::string_view v) { return range(v, g.small_min, g.small_max, 1, 1 << 20); })
-		.add("small_hours", "small jobs' median run time", real(&g.small_hours, 0.01, 24 * 30))
+		.real("small_hours", &g.small_hours, 0.01, 24 * 30, "small jobs' median run time")
 		.integer("ckpt_min_gpus", &g.ckpt_min_gpus, 1, 1 << 20, "smallest checkpointing job")
 		.integer("seed", &seed, 0, INT64_MAX, "random seed");
 	if (auto st = s.parse_words(spec, where); !st)

@@ -4,6 +4,7 @@
 #include "lib/util/log.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -59,6 +60,19 @@ expected<int64_t> parse_int(std::string_view text, int64_t min, int64_t max)
 		return unexpected(strprintf("must be between %lld and %lld", static_cast<long long>(min),
 					    static_cast<long long>(max)));
 	return v;
+}
+
+expected<double> parse_real(std::string_view text, double min, double max)
+{
+	std::string s(text);
+	char *end = nullptr;
+	errno = 0;
+	double d = s.empty() || std::isspace(static_cast<unsigned char>(s[0])) ? NAN : std::strtod(s.c_str(), &end);
+	if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(d))
+		return unexpected("expected a number");
+	if (d < min || d > max)
+		return unexpected(strprintf("expected a number from %g to %g", min, max));
+	return d;
 }
 
 expected<bool> parse_bool(std::string_view text)
@@ -206,6 +220,17 @@ ConfigSchema &ConfigSchema::integer(std::string key, int64_t *out, int64_t min, 
 {
 	return add(std::move(key), std::move(help), [=](std::string_view v) -> status {
 		auto r = parse_int(v, min, max);
+		if (!r)
+			return unexpected(r.error());
+		*out = *r;
+		return ok();
+	});
+}
+
+ConfigSchema &ConfigSchema::real(std::string key, double *out, double min, double max, std::string help)
+{
+	return add(std::move(key), std::move(help), [=](std::string_view v) -> status {
+		auto r = parse_real(v, min, max);
 		if (!r)
 			return unexpected(r.error());
 		*out = *r;

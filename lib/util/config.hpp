@@ -26,6 +26,9 @@ expected<int64_t> parse_duration(std::string_view text);
 expected<uint64_t> parse_size(std::string_view text);
 // Whole decimal integer with no trailing garbage, within [min, max].
 expected<int64_t> parse_int(std::string_view text, int64_t min, int64_t max);
+// A finite decimal number with no trailing garbage, within [min, max]
+// ("expected a number from MIN to MAX").
+expected<double> parse_real(std::string_view text, double min, double max);
 // yes/no, true/false, on/off, 1/0.
 expected<bool> parse_bool(std::string_view text);
 // Human form of a duration: 5400 -> "1h30m".
@@ -42,6 +45,7 @@ public:
 	ConfigSchema &string(std::string key, std::string *out, std::string help = {});
 	ConfigSchema &integer(std::string key, int64_t *out, int64_t min, int64_t max,
 			      std::string help = {});
+	ConfigSchema &real(std::string key, double *out, double min, double max, std::string help = {});
 	ConfigSchema &boolean(std::string key, bool *out, std::string help = {});
 	ConfigSchema &duration(std::string key, int64_t *out_seconds, int64_t min, int64_t max,
 			       std::string help = {});
