@@ -46,7 +46,9 @@ expected<FailureModel> parse_failure_model(std::string_view text, const std::str
 	for (Cause &c : m.causes) {
 		s.real("cause." + c.name + ".share", &c.share, 0, 1e9, "relative share")
 			.duration("cause." + c.name + ".repair", &c.repair_s, 0, 365 * 86400, "time out of service")
-			.duration("cause." + c.name + ".detect", &c.detect_s, 0, 86400, "fault to job end");
+			.duration("cause." + c.name + ".detect", &c.detect_s, 0, 86400, "fault to job end")
+			.real("cause." + c.name + ".warned", &c.warned, 0, 1, "share announced ahead")
+			.duration("cause." + c.name + ".lead", &c.lead_s, 0, 30 * 86400, "how far ahead");
 	}
 	if (auto st = s.parse_text(text, where); !st)
 		return unexpected(st.error());
@@ -78,9 +80,13 @@ std::string format_failure_model(const FailureModel &m)
 				    static_cast<long long>(m.restart_budget), static_cast<long long>(m.ckpt_max_restarts),
 				    format_duration(m.user_resubmit_s).c_str());
 	for (const Cause &c : m.causes)
-		out += strprintf("cause.%s.share=%g cause.%s.repair=%s cause.%s.detect=%s\n", c.name.c_str(), c.share,
+		out += strprintf("cause.%s.share=%g cause.%s.repair=%s cause.%s.detect=%s%s\n", c.name.c_str(), c.share,
 				 c.name.c_str(), format_duration(c.repair_s).c_str(), c.name.c_str(),
-				 format_duration(c.detect_s).c_str());
+				 format_duration(c.detect_s).c_str(),
+				 c.warned > 0 ? strprintf(" cause.%s.warned=%g cause.%s.lead=%s", c.name.c_str(), c.warned,
+							  c.name.c_str(), format_duration(c.lead_s).c_str())
+						  .c_str()
+					      : "");
 	return out;
 }
 
@@ -118,6 +124,10 @@ std::vector<Failure> draw_failures(const FailureModel &m, size_t nodes, int64_t 
 		else
 			f.node = order[static_cast<size_t>(u(rng) * n) % nodes];
 		f.cause = cause(rng);
+		double ahead = u(rng); // drawn for every failure, so that warnings leave the rest as they were
+		const Cause &c = m.causes[f.cause];
+		if (ahead < c.warned)
+			f.warn_t = std::max<int64_t>(0, f.t - c.lead_s);
 		out.push_back(f);
 	}
 	return out;

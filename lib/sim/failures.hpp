@@ -24,6 +24,10 @@
 //   cause.NAME.share=30.1     relative share (any scale)
 //   cause.NAME.repair=72h     time out of service once drained
 //   cause.NAME.detect=0       from the fault to the job's end (a hang waits for the watchdog)
+//   cause.NAME.warned=0       share of these failures that signs announce ahead (rising
+//                             corrected ECC, link flaps: what loom health and its predictor
+//                             read); the node turns suspect that long before it fails:
+//   cause.NAME.lead=1h        placement puts it last, and spank_ckpt checkpoints the jobs on it
 // NAME is one of the causes below; a cause given share=0 never happens.
 #pragma once
 
@@ -47,6 +51,8 @@ struct Cause {
 	int64_t repair_s = 0;
 	int64_t detect_s = 0;
 	bool hardware = true; // the node checks find it on an idle node
+	double warned = 0;    // share announced by a suspect mark lead_s ahead
+	int64_t lead_s = 3600;
 };
 
 struct FailureModel {
@@ -69,6 +75,7 @@ std::string format_failure_model(const FailureModel &m);
 // ones: time order, the node by model index, the cause by index.
 struct Failure {
 	int64_t t = 0;
+	int64_t warn_t = -1; // the node turns suspect (-1: no warning)
 	int32_t node = 0;
 	uint32_t cause = 0;
 };

@@ -12,13 +12,14 @@ namespace loom::sim {
 std::string jobs_csv(const RunResult &r)
 {
 	std::string out = "id,submit_s,first_start_s,end_s,state,gpus,nodes,wait_s,leaves,nvlink_domains,common_level,"
-			  "step_factor,restarts,lost_gpu_h,ettr\n";
+			  "step_factor,restarts,lost_gpu_h,ettr,nodes\n";
 	for (const JobResult &j : r.jobs)
-		out += strprintf("%u,%lld,%lld,%lld,%s,%d,%d,%lld,%d,%d,%d,%.4f,%d,%.3f,%.4f\n", j.id,
+		out += strprintf("%u,%lld,%lld,%lld,%s,%d,%d,%lld,%d,%d,%d,%.4f,%d,%.3f,%.4f,\"%s\"\n", j.id,
 				 static_cast<long long>(j.submit_s), static_cast<long long>(j.first_start_s),
 				 static_cast<long long>(j.end_s), j.state.c_str(), j.gpus, j.nodes,
 				 static_cast<long long>(j.first_start_s >= 0 ? j.first_start_s - j.submit_s : -1), j.leaves,
-				 j.nvlink_domains, j.common_level, j.step_factor, j.restarts, j.lost_gpu_s / 3600, j.ettr());
+				 j.nvlink_domains, j.common_level, j.step_factor, j.restarts, j.lost_gpu_s / 3600, j.ettr(),
+				 j.first_nodes.c_str());
 	return out;
 }
 
@@ -66,6 +67,7 @@ const std::vector<Row> &rows()
 		{"drains", 0, [](const Summary &s) { return double(s.drains); }},
 		{"requeues", 0, [](const Summary &s) { return double(s.requeues); }},
 		{"holds", 0, [](const Summary &s) { return double(s.holds); }},
+		{"warnings", 0, [](const Summary &s) { return double(s.warnings); }},
 		{"lost_gpu_h", 1, [](const Summary &s) { return s.lost_gpu_h; }},
 		{"decisions", 0, [](const Summary &s) { return double(s.decisions); }},
 		{"decisions_per_s", 0,

@@ -8,6 +8,7 @@
 #include "lib/place/state_file.hpp"
 #include "lib/sim/placer.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/log.hpp"
 
 #include <algorithm>
@@ -28,7 +29,7 @@ double JobResult::ettr() const
 
 namespace {
 
-enum Kind : uint8_t { ev_end, ev_jobfail, ev_drain, ev_repair, ev_fail, ev_submit, ev_eligible, ev_backfill, ev_sample };
+enum Kind : uint8_t { ev_end, ev_jobfail, ev_drain, ev_repair, ev_warn, ev_fail, ev_submit, ev_eligible, ev_backfill, ev_sample };
 
 struct Event {
 	int64_t t;
@@ -61,6 +62,7 @@ struct Live {
 	int64_t interval_s = 0;   // 0: no checkpoints
 	bool timeout_end = false; // this run ends at its limit
 	bool committed_since_restart = true;
+	double warn_commit = 0;   // work saved by a checkpoint taken on a suspect mark (this run)
 	JobResult res;
 	place::Request req;
 };
@@ -110,6 +112,8 @@ public:
 		}
 		avail_gpus_ = cluster_gpus_;
 		up_.assign(c.nodes.size(), true);
+		suspect_.assign(c.nodes.size(), false);
+		hist_.assign(c.nodes.size(), 1.0);
 		for (size_t d = 0; d < c.domains.size(); d++)
 			if (c.domains[d].direct_end > c.domains[d].node_begin)
 				leaves_.push_back(static_cast<topo::Index>(d));
@@ -124,8 +128,11 @@ public:
 		for (size_t i = 0; i < live_.size(); i++)
 			push(live_[i].job->submit_s, ev_submit, static_cast<uint32_t>(i));
 		for (size_t i = 0; i < failures_.size(); i++)
-			if (cfg_.horizon_s <= 0 || failures_[i].t <= cfg_.horizon_s)
+			if (cfg_.horizon_s <= 0 || failures_[i].t <= cfg_.horizon_s) {
 				push(failures_[i].t, ev_fail, static_cast<uint32_t>(i));
+				if (failures_[i].warn_t >= 0)
+					push(failures_[i].warn_t, ev_warn, static_cast<uint32_t>(i));
+			}
 		push(0, ev_sample, 0);
 		uint64_t n_events = 0;
 		while (!q_.empty()) {
@@ -221,6 +228,9 @@ private:
 			failures_seen_++;
 			fault(e.a);
 			break;
+		case ev_warn:
+			warn(failures_[e.a]);
+			break;
 		case ev_jobfail:
 			job_failed(fails_[e.a]);
 			break;
@@ -231,6 +241,10 @@ private:
 			if (!up_[e.a]) {
 				up_[e.a] = true;
 				(void)state_.set_available(static_cast<topo::Index>(e.a), true);
+				if (suspect_[e.a]) { // repaired: the mark goes with the fault
+					suspect_[e.a] = false;
+					place::update_health(state_, static_cast<topo::Index>(e.a), hist_[e.a], false);
+				}
 				avail_gpus_ += c_.nodes[e.a].gpu_count;
 				drained_--;
 				dirty_ = true;
@@ -312,8 +326,10 @@ private:
 			l.res.nvlink_domains = sp.nvlink_domains;
 			l.res.common_level = sp.common_level;
 			l.res.step_factor = sp.step_factor;
+			l.res.first_nodes = hostlist_compress(names(l.nodes));
 		}
 		l.restore_s = l.res.restarts > 0 && l.job->ckpt ? cfg_.ckpt.restart_s : 0;
+		l.warn_commit = 0;
 		l.interval_s = 0;
 		if (l.job->ckpt) {
 			if (cfg_.ckpt.interval_s > 0) {
@@ -370,7 +386,7 @@ private:
 		// At the limit: a checkpointing job commits what it has (the
 		// coordinator asks before the limit) and requeues itself.
 		if (l.job->ckpt) {
-			double saved = std::max(committed, done - cfg_.ckpt.cost_s * l.speed);
+			double saved = std::max({committed, l.warn_commit, done - cfg_.ckpt.cost_s * l.speed});
 			saved = std::max(0.0, saved);
 			l.res.productive_s += saved / l.speed;
 			l.res.lost_gpu_s += (static_cast<double>(now_ - l.start_s) - saved / l.speed) * l.job->gpus();
@@ -442,6 +458,7 @@ private:
 		job_failures_++;
 		auto [committed, done] = progress_at(l, fc.fault_s);
 		(void)done;
+		committed = std::max(committed, l.warn_commit);
 		if (!l.job->ckpt)
 			committed = 0; // nothing saved: a requeued job starts over
 		if (committed > 0)
@@ -468,6 +485,23 @@ private:
 		}
 	}
 
+	// Signs ahead of a failure: loom health marks the node suspect; placement
+	// puts it last and spank_ckpt checkpoints the jobs running there.
+	void warn(const Failure &f)
+	{
+		size_t n = static_cast<size_t>(f.node);
+		if (n >= c_.nodes.size() || !up_[n] || suspect_[n])
+			return;
+		suspect_[n] = true;
+		warnings_++;
+		place::update_health(state_, f.node, hist_[n], true);
+		for (uint32_t j : node_jobs_[n]) {
+			Live &l = live_[j];
+			if (l.job->ckpt)
+				l.warn_commit = std::max(l.warn_commit, progress_at(l, now_).second);
+		}
+	}
+
 	void drain(topo::Index n, uint32_t cause)
 	{
 		if (!up_[static_cast<size_t>(n)])
@@ -485,8 +519,10 @@ private:
 		auto w = health::node_health_weights(stats_);
 		for (const auto &[name, weight] : w) {
 			topo::Index n = c_.find_node(name);
-			if (n != topo::none)
-				place::update_health(state_, n, weight, false);
+			if (n != topo::none) {
+				hist_[static_cast<size_t>(n)] = weight;
+				place::update_health(state_, n, weight, suspect_[static_cast<size_t>(n)]);
+			}
 		}
 	}
 
@@ -741,6 +777,7 @@ private:
 		s.drains = drains_;
 		s.requeues = requeues_;
 		s.holds = holds_;
+		s.warnings = warnings_;
 		s.rejected = rejected_;
 		double il = 0;
 		for (const Sample &x : r.timeline)
@@ -761,7 +798,8 @@ private:
 	std::vector<bool> mark_;
 	std::vector<std::pair<int64_t, uint32_t>> running_end_;
 	std::vector<FailCtx> fails_;
-	std::vector<bool> up_;
+	std::vector<bool> up_, suspect_;
+	std::vector<double> hist_; // failure-history health weight per node
 	std::vector<topo::Index> leaves_;
 	std::map<std::string, std::string> class_of_;
 	health::FailureStats stats_;
@@ -777,7 +815,7 @@ private:
 	double busy_gs_ = 0, avail_gs_ = 0;
 	double prior_mtbf_s_ = 0;
 	size_t unfinished_ = 0, failures_seen_ = 0, failures_n_ = 0, job_failures_ = 0, drains_ = 0, requeues_ = 0,
-	       holds_ = 0, rejected_ = 0, drained_ = 0;
+	       holds_ = 0, rejected_ = 0, drained_ = 0, warnings_ = 0;
 	uint64_t decisions_ = 0;
 	double engine_s_ = 0;
 };

@@ -76,6 +76,7 @@ struct JobResult {
 	std::string state = "PENDING"; // COMPLETED, TIMEOUT, FAILED, RUNNING, PENDING
 	int gpus = 0, nodes = 0;
 	int leaves = 0, nvlink_domains = 0, common_level = -1; // of the first placement
+	std::string first_nodes;       // the first placement, as a Slurm hostlist
 	double step_factor = 1;        // of the first placement
 	int restarts = 0;
 	double lost_gpu_s = 0;
@@ -103,6 +104,7 @@ struct Summary {
 	size_t failures = 0, job_failures = 0, drains = 0, requeues = 0;
 	size_t holds = 0;    // not requeued by loom (held, or the job's own error): back after user_resubmit
 	size_t rejected = 0; // larger than the cluster
+	size_t warnings = 0; // nodes marked suspect ahead of a failure
 	double idle_leaves_mean = 0;
 	uint64_t decisions = 0;
 	double engine_s = 0;

@@ -438,6 +438,60 @@ START_TEST(ettr_agrees_with_daly)
 }
 END_TEST
 
+START_TEST(warning_saves_work_and_steers_placement)
+{
+	// A 2-node --ckpt job with a 6 h interval; its first node fails 5 h in.
+	// Announced 1 h ahead, the node turns suspect: spank_ckpt checkpoints the
+	// job then (4 h of work kept, 1 h lost).
+	topo::Cluster c = make("gpus=32 fabric=fat nodes_per_leaf=4");
+	FailureModel m = default_failure_model();
+	uint32_t gpu = 0;
+	for (uint32_t k = 0; k < m.causes.size(); k++)
+		if (m.causes[k].name == "gpu")
+			gpu = k;
+	Job big = job(1, 0, 2, 8, 20 * 3600, true);
+	RunConfig cfg;
+	cfg.failures = m;
+	cfg.ckpt.interval_s = 6 * 3600;
+	auto first = simulate(c, {big}, {}, cfg);
+	ck_assert(first.has_value());
+	ck_assert_str_eq(first->jobs[0].first_nodes.c_str(), "n[00001-00002]");
+	Failure f;
+	f.t = 5 * 3600;
+	f.node = c.find_node("n00001");
+	f.cause = gpu;
+	auto plain = simulate(c, {big}, {f}, cfg);
+	f.warn_t = 4 * 3600;
+	auto warned = simulate(c, {big}, {f}, cfg);
+	ck_assert(plain.has_value() && warned.has_value());
+	ck_assert_int_eq(plain->summary.job_failures, 1);
+	ck_assert_int_eq(warned->summary.job_failures, 1);
+	ck_assert_int_eq(warned->summary.warnings, 1);
+	// 16 GPUs: 5 h lost without the warning, 1 h with it.
+	ck_assert_msg(std::fabs(plain->jobs[0].lost_gpu_s / 3600 - 16 * 5) < 0.1, "%.2f", plain->jobs[0].lost_gpu_s / 3600);
+	ck_assert_msg(std::fabs(warned->jobs[0].lost_gpu_s / 3600 - 16 * 1) < 0.1, "%.2f", warned->jobs[0].lost_gpu_s / 3600);
+	ck_assert(warned->jobs[0].end_s < plain->jobs[0].end_s);
+	// An idle node marked suspect: a 1-node job arriving then is placed off
+	// it by loom (suspect nodes last); first-fit, which knows nothing of
+	// health, takes it, and the job dies with the node.
+	Failure g;
+	g.t = 3 * 3600;
+	g.warn_t = 2 * 3600;
+	g.node = c.find_node("n00003");
+	g.cause = gpu;
+	Job one = job(3, 2 * 3600 + 60, 1, 8, 7200);
+	Job hold = job(4, 0, 2, 8, 10 * 3600); // n00001-n00002 busy: n00003 and n00004 are left
+	auto loom_run = simulate(c, {hold, one}, {g}, cfg);
+	cfg.placer = "firstfit";
+	auto ff_run = simulate(c, {hold, one}, {g}, cfg);
+	ck_assert(loom_run.has_value() && ff_run.has_value());
+	ck_assert_str_eq(loom_run->jobs[1].first_nodes.c_str(), "n00004");
+	ck_assert_int_eq(loom_run->summary.job_failures, 0);
+	ck_assert_str_eq(ff_run->jobs[1].first_nodes.c_str(), "n00003");
+	ck_assert_int_eq(ff_run->summary.job_failures, 1);
+}
+END_TEST
+
 START_TEST(svg_is_well_formed)
 {
 	std::string svg = svg_lines("a <b>", "x", "y", {{"one", {{0, 0}, {1, 2}}}, {"two", {{0, 1}, {2, 1}}}});
@@ -470,6 +524,7 @@ static Suite *make_suite()
 	tcase_add_test(t, backfill_respects_reservation);
 	tcase_add_test(t, deterministic_and_placers_differ);
 	tcase_add_test(t, ettr_agrees_with_daly);
+	tcase_add_test(t, warning_saves_work_and_steers_placement);
 	tcase_add_test(t, svg_is_well_formed);
 	suite_add_tcase(s, t);
 	return s;
