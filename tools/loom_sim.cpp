@@ -127,9 +127,9 @@ int sim_main(int argc, char **argv)
 				return tool::bad_value(cmd, "--progress", v, "expected yes, no or auto");
 			progress = v;
 		} else if ((a == "--days" || a == "--seed" || a == "--skip-days" || a == "--large-gpus") && value()) {
-			auto n = parse_int(v, a == "--seed" ? 0 : 1, a == "--seed" ? INT64_MAX : a == "--large-gpus" ? 1 << 20 : 36500);
-			if (a == "--skip-days" && !n)
-				n = parse_int(v, 0, 36500);
+			int64_t lo = a == "--days" || a == "--large-gpus" ? 1 : 0;
+			int64_t hi = a == "--seed" ? INT64_MAX : a == "--large-gpus" ? 1 << 20 : 36500;
+			auto n = parse_int(v, lo, hi);
 			if (!n)
 				return tool::bad_value(cmd, a, v, n.error().message);
 			(a == "--days" ? days : a == "--seed" ? seed : a == "--skip-days" ? skip_days : large) = *n;
@@ -223,7 +223,7 @@ int sim_main(int argc, char **argv)
 			std::fprintf(stderr, "loom sim: %s\n", m.error().str().c_str());
 			return tool::exit_usage;
 		}
-		if (!gen_jobs.empty() && gen_jobs.find("seed=") == std::string::npos)
+		if (gen_jobs.find("seed=") == std::string::npos)
 			m->seed = static_cast<uint64_t>(seed);
 		if (days > 0 && gen_jobs.find("days=") == std::string::npos)
 			m->days = days;

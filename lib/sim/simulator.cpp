@@ -61,7 +61,6 @@ struct Live {
 	double speed = 1;         // reference work per second of compute
 	int64_t interval_s = 0;   // 0: no checkpoints
 	bool timeout_end = false; // this run ends at its limit
-	bool committed_since_restart = true;
 	double warn_commit = 0;   // work saved by a checkpoint taken on a suspect mark (this run)
 	JobResult res;
 	place::Request req;
@@ -112,6 +111,7 @@ public:
 		}
 		avail_gpus_ = cluster_gpus_;
 		up_.assign(c.nodes.size(), true);
+		mark_.assign(jobs.size(), false);
 		suspect_.assign(c.nodes.size(), false);
 		hist_.assign(c.nodes.size(), 1.0);
 		for (size_t d = 0; d < c.domains.size(); d++)
@@ -221,7 +221,7 @@ private:
 			Live &l = live_[e.a];
 			if (l.st != St::running || l.serial != e.b)
 				return;
-			end_run(e.a, false);
+			end_run(e.a);
 			break;
 		}
 		case ev_fail:
@@ -372,7 +372,7 @@ private:
 	}
 
 	// The run ended by itself: done, or at its time limit.
-	void end_run(uint32_t i, bool)
+	void end_run(uint32_t i)
 	{
 		Live &l = live_[i];
 		auto [committed, done] = progress_at(l, now_);
@@ -461,8 +461,6 @@ private:
 		committed = std::max(committed, l.warn_commit);
 		if (!l.job->ckpt)
 			committed = 0; // nothing saved: a requeued job starts over
-		if (committed > 0)
-			l.committed_since_restart = true;
 		l.res.productive_s += committed / l.speed;
 		l.res.lost_gpu_s += (static_cast<double>(now_ - l.start_s) - committed / l.speed) * l.job->gpus();
 		l.remaining -= committed;
@@ -578,7 +576,7 @@ private:
 	}
 
 	// Try to place now; on success the job starts.
-	bool try_start(uint32_t i, std::vector<Shape> &failed, bool *fits_only = nullptr)
+	bool try_start(uint32_t i, std::vector<Shape> &failed)
 	{
 		Live &l = live_[i];
 		const place::Capacity &tot = state_.total();
@@ -599,11 +597,6 @@ private:
 		if (!d->placed()) {
 			failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.job->gpu_class});
 			return false;
-		}
-		if (fits_only) {
-			*fits_only = true;
-			pick_ = d->candidates[0];
-			return true;
 		}
 		if (dump)
 			write_dump(state_text, l, d->candidates[0]);
@@ -634,8 +627,6 @@ private:
 	void main_pass()
 	{
 		dirty_ = false;
-		if (mark_.size() != live_.size())
-			mark_.assign(live_.size(), false);
 		std::vector<uint32_t> order = ordered();
 		std::vector<Shape> failed;
 		int tried = 0;
@@ -652,8 +643,6 @@ private:
 
 	void backfill_pass()
 	{
-		if (mark_.size() != live_.size())
-			mark_.assign(live_.size(), false);
 		std::vector<uint32_t> order = ordered();
 		std::vector<Shape> failed;
 		int tried = 0;
@@ -805,7 +794,6 @@ private:
 	health::FailureStats stats_;
 	std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q_;
 	std::vector<Sample> timeline_;
-	place::Candidate pick_;
 	std::string error_;
 	uint64_t seq_ = 0;
 	int64_t now_ = 0;

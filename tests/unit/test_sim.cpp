@@ -355,7 +355,7 @@ START_TEST(backfill_respects_reservation)
 }
 END_TEST
 
-START_TEST(deterministic_and_placers_differ)
+START_TEST(deterministic_same_failures_for_every_placer)
 {
 	topo::Cluster c = make("gpus=2304 fabric=nvl72");
 	MixGen g;
@@ -522,7 +522,7 @@ static Suite *make_suite()
 	tcase_add_test(t, cost_model);
 	tcase_add_test(t, run_one_job);
 	tcase_add_test(t, backfill_respects_reservation);
-	tcase_add_test(t, deterministic_and_placers_differ);
+	tcase_add_test(t, deterministic_same_failures_for_every_placer);
 	tcase_add_test(t, ettr_agrees_with_daly);
 	tcase_add_test(t, warning_saves_work_and_steers_placement);
 	tcase_add_test(t, svg_is_well_formed);
