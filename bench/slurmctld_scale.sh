@@ -42,14 +42,16 @@ ctl_pid() { cat "$dir/run/slurmctld.pid"; }
 rss_mib() { awk -v k="$2:" '$1 == k {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 # Proportional set size (KiB): shared library pages counted once over all processes.
 pss_kib() { awk '$1 == "Pss:" {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
-# sbatch, again after a transient failure (munge or slurmctld busy under a burst).
+# sbatch, again after a transient failure (munge or slurmctld busy under a
+# burst, or still starting again after a reconfigure: from 24.11 on that
+# re-executes slurmctld), for up to a minute.
 submit() {
 	local i
-	for i in 1 2 3 4 5; do
+	for i in $(seq 1 30); do
 		sbatch -Q "$@" >/dev/null 2>"$dir/sbatch.err" && return 0
-		sleep 1
+		sleep 2
 	done
-	echo "scale bench: sbatch $* failed 5 times: $(tail -1 "$dir/sbatch.err")" >&2
+	echo "scale bench: sbatch $* failed 30 times in a minute: $(tail -1 "$dir/sbatch.err")" >&2
 	return 1
 }
 
