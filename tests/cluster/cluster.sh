@@ -458,17 +458,21 @@ wait_idle() {
 	done
 }
 
-# What N slurmd need, checked before any starts: memory (measured on 22.05: a
-# slurmd's proportional set size grows with the node table it holds, 2.2 MiB
-# each at 256 nodes, 5.6 at 1,250 and 9.5 at 2,048, so about 1.5 MiB + 4.2 KiB
-# per node of the cluster, and slurmctld's 512 MiB) and descriptors (slurmctld
-# may hold a connection to every slurmd at once).
+# What N slurmd need, checked before any starts: memory and descriptors
+# (slurmctld may hold a connection to every slurmd at once). A slurmd's
+# proportional set size grows with the node table it holds by about 4.2 KiB
+# per node of the cluster, over a base that depends on the release: measured
+# on 22.05.8, 2.2 MiB each at 256 nodes, 5.6 at 1,250 and 9.5 at 2,048 (base
+# 1.5 MiB); on 26.05.3, 4.6 MiB at 256 and 8.9 at 1,250 (base 3.5 MiB, taken
+# for every release from 24.11 on). And slurmctld's 512 MiB.
 check_resources() {
-	local avail_kib need_kib fds
+	local avail_kib need_kib fds base_kib=3584 each_kib
+	case $slurm in 22.05.*) base_kib=1536 ;; esac
+	each_kib=$(( base_kib + nodes * 42 / 10 ))
 	avail_kib=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
-	need_kib=$(( nodes * (1536 + nodes * 42 / 10) + 512 * 1024 ))
+	need_kib=$(( nodes * each_kib + 512 * 1024 ))
 	if [ -n "$avail_kib" ] && [ "$avail_kib" -lt "$need_kib" ]; then
-		die "--nodes $nodes needs about $(( need_kib / 1024 )) MiB ($nodes slurmd of about $(( (1536 + nodes * 42 / 10) / 1024 )) MiB, and slurmctld); $(( avail_kib / 1024 )) MiB are available"
+		die "--nodes $nodes needs about $(( need_kib / 1024 )) MiB ($nodes slurmd of Slurm $slurm of about $(( each_kib / 1024 )) MiB, and slurmctld); $(( avail_kib / 1024 )) MiB are available"
 	fi
 	fds=$(( nodes * 2 + 1024 ))
 	if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$fds" ]; then
