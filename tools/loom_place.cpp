@@ -3,7 +3,13 @@
 //
 //   loom place --explain --cluster FILE [--state FILE] --request "nodes=4 gpus_per_node=8"
 //              [--weights FILE] [--candidates N] [--baseline] [--json]
+//   loom place --spares [--spare-file FILE] [--json]
 #include "tools/command.hpp"
+
+#include "lib/health/spares.hpp"
+#include "lib/util/fs.hpp"
+#include "lib/util/hostlist.hpp"
+#include "lib/util/subprocess.hpp"
 
 #include "lib/place/engine.hpp"
 #include "lib/place/explain.hpp"
@@ -11,6 +17,7 @@
 #include "lib/topo/cluster_json.hpp"
 #include "lib/util/config.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -22,6 +29,7 @@ void usage(FILE *out)
 	std::fprintf(out,
 		     "usage: loom place [--explain] --cluster FILE [--state FILE] --request \"KEY=VALUE ...\"\n"
 		     "                  [--weights FILE] [--candidates N] [--baseline] [--json]\n"
+		     "       loom place --spares [--spare-file FILE] [--json]\n"
 		     "\n"
 		     "Prints the nodes the placement engine chooses for the request, the runner-up and why.\n"
 		     "  --cluster FILE    loom cluster file (loom topo build)\n"
@@ -32,14 +40,79 @@ void usage(FILE *out)
 		     "  --baseline        also show what Slurm's topology/tree would choose\n"
 		     "  --json            machine-readable output\n"
 		     "  --show-weights    print the weights in effect and exit\n"
+		     "  --spares          the spare pool per domain, as select/topo keeps it (spares= in\n"
+		     "                    loom-topo.conf); from --spare-file FILE, default the file in\n"
+		     "                    StateSaveLocation (asked of scontrol show config)\n"
 		     "Exit: 0 placed, 1 cannot fit now or bad input, 2 bad usage.\n");
+}
+
+// StateSaveLocation/loom-spares.json, as slurmctld's configuration has it.
+loom::expected<std::string> default_spare_file()
+{
+	auto r = loom::run_command({"scontrol", "show", "config"}, 10);
+	if (!r)
+		return loom::unexpected(r.error());
+	if (r->exit_code != 0)
+		return loom::unexpected("scontrol show config", std::string(loom::trim(r->output)));
+	for (const std::string &l : loom::split_lines(r->output)) {
+		std::string_view t = loom::trim(l);
+		if (t.rfind("StateSaveLocation", 0) != 0)
+			continue;
+		auto eq = t.find('=');
+		if (eq != std::string_view::npos)
+			return loom::path_join(loom::trim(t.substr(eq + 1)), "loom-spares.json");
+	}
+	return loom::unexpected("scontrol show config", "no StateSaveLocation line (give --spare-file)");
+}
+
+int spares_main(std::string file, bool json)
+{
+	using namespace loom;
+	if (file.empty()) {
+		auto f = default_spare_file();
+		if (!f) {
+			std::fprintf(stderr, "loom place --spares: %s\n", f.error().str().c_str());
+			return tool::exit_problems;
+		}
+		file = *f;
+	}
+	auto pool = health::read_spare_file(file);
+	if (!pool) {
+		std::fprintf(stderr, "loom place --spares: %s\n", pool.error().str().c_str());
+		return tool::exit_problems;
+	}
+	if (json) {
+		std::fputs(health::spare_file_json(*pool).c_str(), stdout);
+		return tool::exit_ok;
+	}
+	size_t want = 0, have = 0, w_kind = 4, w_name = 6;
+	for (const auto &d : pool->domains) {
+		w_kind = std::max(w_kind, d.kind.size());
+		w_name = std::max(w_name, d.name.size());
+	}
+	std::printf("%-*s  %-*s  %5s  %4s  %s\n", static_cast<int>(w_kind), "KIND", static_cast<int>(w_name), "DOMAIN",
+		    "NODES", "WANT", "SPARES");
+	for (const auto &d : pool->domains) {
+		want += static_cast<size_t>(d.want);
+		have += d.spares.size();
+		std::string spares = d.spares.empty() ? "-" : hostlist_compress(d.spares);
+		if (static_cast<int>(d.spares.size()) < d.want)
+			spares += "  (short: " + std::to_string(d.spares.size()) + " of " + std::to_string(d.want) + ")";
+		std::printf("%-*s  %-*s  %5zu  %4d  %s\n", static_cast<int>(w_kind), d.kind.c_str(),
+			    static_cast<int>(w_name), d.name.c_str(), d.nodes.size(), d.want, spares.c_str());
+	}
+	std::printf("%zu of %zu spares in %zu domains; jobs with a time limit up to %s may use them; %s\n", have, want,
+		    pool->domains.size(), pool->lend_max_s ? format_duration(pool->lend_max_s).c_str() : "0 (none)",
+		    file.c_str());
+	return have < want ? tool::exit_problems : tool::exit_ok;
 }
 
 int place_main(int argc, char **argv)
 {
 	using namespace loom;
 	std::string cluster_file, state_file, request_text, weights_file;
-	bool json = false, baseline = false, show_weights = false, have_request = false;
+	bool json = false, baseline = false, show_weights = false, have_request = false, spares = false;
+	std::string spare_file;
 	int64_t candidates = 2;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
@@ -60,6 +133,10 @@ int place_main(int argc, char **argv)
 			baseline = true;
 		} else if (a == "--show-weights") {
 			show_weights = true;
+		} else if (a == "--spares") {
+			spares = true;
+		} else if (a == "--spare-file" && value(spare_file)) {
+			spares = true;
 		} else if (a == "--cluster" && value(cluster_file)) {
 		} else if (a == "--state" && value(state_file)) {
 		} else if (a == "--request" && value(request_text)) {
@@ -76,6 +153,8 @@ int place_main(int argc, char **argv)
 			return tool::exit_usage;
 		}
 	}
+	if (spares)
+		return spares_main(spare_file, json);
 	place::Weights weights;
 	if (!weights_file.empty()) {
 		auto w = place::load_weights_file(weights_file);

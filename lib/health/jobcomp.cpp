@@ -20,6 +20,8 @@ expected<JobcompOptions> parse_jobcomp_options(std::string_view words, const std
 		.duration("drain_window", &o.drain_window, 60, 30 * 86400, "window of the drain cap")
 		.boolean("drain", &o.drain, "drain culprit nodes")
 		.boolean("requeue", &o.requeue, "requeue infrastructure failures")
+		.boolean("spares", &o.spares, "restart infrastructure failures on spares of the same domains")
+		.string("spare_file", &o.spare_file, "select/topo's spare pool (default StateSaveLocation/loom-spares.json)")
 		.string("state_dir", &o.state_dir, "backlog and statistics directory (default StateSaveLocation)")
 		.string("stats_publish", &o.stats_publish,
 			"a copy of the failure statistics for spank_ckpt on the nodes (absolute path)")
@@ -35,6 +37,8 @@ expected<JobcompOptions> parse_jobcomp_options(std::string_view words, const std
 			c = ' ';
 	if (auto st = s.parse_words(spaced, where); !st)
 		return unexpected(st.error());
+	if (!o.spare_file.empty() && o.spare_file[0] != '/')
+		return unexpected(where, "spare_file='" + o.spare_file + "': expected an absolute path");
 	if (!o.stats_publish.empty() && o.stats_publish[0] != '/')
 		return unexpected(where, "stats_publish='" + o.stats_publish + "': expected an absolute path");
 	return o;
@@ -112,6 +116,7 @@ Json job_record_object(const JobRecord &r)
 	o.set("gpu_class", Json::string(r.gpu_class));
 	o.set("already_requeued", Json::boolean(r.already_requeued));
 	o.set("ckpt_max_restarts", Json::integer(r.ckpt_max_restarts));
+	o.set("time_limit_s", Json::integer(r.time_limit_s));
 	return o;
 }
 
@@ -152,6 +157,7 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	// written before then has ckpt_from_comment instead (read, not used).
 	auto cc = r.integer_or("ckpt_max_restarts", -1, -1, 1000000);
 	auto old_comment = r.boolean_or("ckpt_from_comment", false);
+	auto tl = r.integer_or("time_limit_s", 0, 0, INT64_MAX); // absent in older backlogs
 	for (const Error *err :
 	     {id ? nullptr : &id.error(), state ? nullptr : &state.error(), exit_code ? nullptr : &exit_code.error(),
 	      sig ? nullptr : &sig.error(), nodes ? nullptr : &nodes.error(), nstate ? nullptr : &nstate.error(),
@@ -160,7 +166,8 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	      uid ? nullptr : &uid.error(), user ? nullptr : &user.error(), name ? nullptr : &name.error(),
 	      wd ? nullptr : &wd.error(), so ? nullptr : &so.error(), se ? nullptr : &se.error(),
 	      aj ? nullptr : &aj.error(), at ? nullptr : &at.error(), gc ? nullptr : &gc.error(),
-	      ar ? nullptr : &ar.error(), cc ? nullptr : &cc.error(), old_comment ? nullptr : &old_comment.error()})
+	      ar ? nullptr : &ar.error(), cc ? nullptr : &cc.error(), old_comment ? nullptr : &old_comment.error(),
+	      tl ? nullptr : &tl.error()})
 		if (err)
 			return unexpected(*err);
 	if (auto fin = r.finish(); !fin)
@@ -191,6 +198,7 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	rec.gpu_class = *gc;
 	rec.already_requeued = *ar;
 	rec.ckpt_max_restarts = *cc;
+	rec.time_limit_s = *tl;
 	return rec;
 }
 

@@ -25,6 +25,10 @@ struct JobcompOptions {
 	int64_t max_drains = 4;      // nodes loom may drain per drain_window; past it: log only
 	int64_t drain_window = 3600; // seconds
 	bool drain = true, requeue = true;
+	// Restart an infrastructure failure on its healthy nodes plus spares of
+	// the same domains (lib/health/spares.hpp), in a reservation of its own.
+	bool spares = true;
+	std::string spare_file;      // select/topo's pool; default StateSaveLocation/loom-spares.json
 	std::string state_dir;       // default: StateSaveLocation
 	std::string stats_publish;   // also write the failure statistics here (absolute path; "" = no)
 	std::string scontrol = "scontrol";
@@ -46,6 +50,7 @@ struct JobRecord {
 	std::string gpu_class;        // from the job's GPU request ("h100"), "gpu", or ""
 	bool already_requeued = false; // Slurm requeued it itself (NODE_FAIL with JobRequeue)
 	int64_t ckpt_max_restarts = -1; // LOOM_CKPT_MAX_RESTARTS of a --ckpt job (-1: none)
+	int64_t time_limit_s = 0;       // 0: none (the partition's, or unlimited)
 };
 
 std::string job_record_json(const JobRecord &r);

@@ -1,6 +1,7 @@
 #include "lib/health/jobcomp_worker.hpp"
 
 #include "lib/health/job_log.hpp"
+#include "lib/health/spares.hpp"
 #include "lib/util/subprocess.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
@@ -9,7 +10,9 @@
 #include <chrono>
 #include <cstring>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <ctime>
+#include <algorithm>
 #include <pwd.h>
 #include <set>
 
@@ -54,6 +57,81 @@ void scan_outputs(const JobRecord &rec, const JobcompOptions &opt, JobLogScan &a
 		for (const auto &[k, c] : s->counts)
 			all.counts[k] += c;
 	}
+}
+
+// The requeue of an infrastructure failure on spares (spares.hpp): a
+// reservation of the job's healthy nodes and one spare per culprit, the job
+// requeued held, moved into it, and released; so that it starts at once on
+// those nodes, ahead of the queue, with its priority as Slurm has it. False
+// when the job should take the normal requeue instead (out.no_spares says
+// why); true when it was requeued here (out.requeued, and out.spares when
+// the reservation is its own).
+bool requeue_on_spares(const JobRecord &rec, const JobcompOptions &opt, SlurmOps &slurm, JobOutcome &out)
+{
+	const JobEnd &e = rec.end;
+	// No pool published (select/topo without spares=): nothing to try, nothing to say.
+	if (opt.spare_file.empty() || ::access(opt.spare_file.c_str(), F_OK) != 0)
+		return false;
+	std::vector<std::string> culprits;
+	for (const auto &n : out.decision.drain)
+		if (std::find(e.nodes.begin(), e.nodes.end(), n) != e.nodes.end())
+			culprits.push_back(n);
+	if (culprits.empty()) {
+		out.no_spares = "no culprit node named";
+		return false;
+	}
+	auto pool = read_spare_file(opt.spare_file);
+	if (!pool) {
+		out.no_spares = "no spare pool: " + pool.error().str();
+		return false;
+	}
+	std::vector<std::string> cand = candidate_spares(*pool, culprits);
+	std::map<std::string, SlurmNode> states;
+	if (!cand.empty()) {
+		auto st = slurm.show_nodes(cand);
+		if (!st) {
+			out.no_spares = "spare states unknown: " + st.error().str();
+			return false;
+		}
+		states = std::move(*st);
+	}
+	Replacement plan = plan_replacement(*pool, e.nodes, culprits, states);
+	if (!plan.ok) {
+		out.no_spares = plan.why;
+		return false;
+	}
+	std::string name = "loom_spare_" + std::to_string(e.job_id) + "_" + std::to_string(e.restart_count + 1);
+	SlurmOps::Reservation r{name, join(plan.nodes, ","), user_name(rec.uid, rec.user),
+				rec.time_limit_s > 0 ? rec.time_limit_s + 600 : 0};
+	if (auto st = slurm.create_reservation(r); !st) {
+		out.no_spares = "reservation refused: " + st.error().str();
+		return false;
+	}
+	bool held = false;
+	if (!rec.already_requeued) {
+		if (auto st = slurm.requeue_hold(e.job_id); !st) {
+			out.no_spares = "requeuehold failed: " + st.error().str();
+			(void)slurm.delete_reservation(name);
+			return false;
+		}
+		held = true;
+	}
+	std::string note = "loom: restarted on spares " + plan.summary() + " in reservation " + name;
+	auto up = slurm.update_job(e.job_id, {"ReservationName=" + name, "AdminComment=" + note});
+	if (held)
+		if (auto st = slurm.release(e.job_id); !st)
+			log_error("job %u: release after requeuehold failed, the job stays held: %s", e.job_id,
+				  st.error().str().c_str());
+	out.requeued = true;
+	if (!up) {
+		out.no_spares = "moving the job into " + name + " failed: " + up.error().str();
+		(void)slurm.delete_reservation(name);
+		return true; // requeued all the same, without its spares
+	}
+	out.reservation = name;
+	out.spares = plan.swaps;
+	log_info("job %u: %s", e.job_id, note.c_str());
+	return true;
 }
 
 } // namespace
@@ -124,7 +202,13 @@ JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm,
 			limiter.record(now);
 			out.drained.push_back(n);
 		}
-	if (out.decision.requeue && opt.requeue && !rec.already_requeued) {
+	bool on_spares = false;
+	if (out.decision.requeue && opt.requeue && opt.spares && is_infrastructure(out.cls.cls)) {
+		on_spares = requeue_on_spares(rec, opt, slurm, out);
+		if (!on_spares && !out.no_spares.empty())
+			log_info("job %u: loom: requeued without spares: %s", e.job_id, out.no_spares.c_str());
+	}
+	if (!on_spares && out.decision.requeue && opt.requeue && !rec.already_requeued) {
 		if (auto r = slurm.requeue(e.job_id); r)
 			out.requeued = true;
 		else

@@ -31,6 +31,10 @@ struct JobOutcome {
 	JobDecision decision;
 	std::vector<std::string> drained, capped; // capped: would have drained, cap reached
 	bool requeued = false;
+	// Restarted on spares: the reservation, and culprit -> spare.
+	std::string reservation;
+	std::vector<std::pair<std::string, std::string>> spares;
+	std::string no_spares; // why a requeue went without spares ("" when it had them or none was tried)
 };
 
 // Handle one finished job; logs are read from the job's files. A job is

@@ -290,4 +290,32 @@ status ScontrolOps::requeue(uint32_t job_id) { return update({scontrol_, "requeu
 
 status ScontrolOps::hold(uint32_t job_id) { return update({scontrol_, "hold", std::to_string(job_id)}); }
 
+std::vector<std::string> ScontrolOps::reservation_argv(const Reservation &r) const
+{
+	std::string duration = r.duration_s > 0 ? std::to_string((r.duration_s + 59) / 60) : "UNLIMITED";
+	return {scontrol_, "create", "reservation", "ReservationName=" + r.name, "Nodes=" + r.nodes, "StartTime=now",
+		"Duration=" + duration, "Users=" + r.user, "Flags=IGNORE_JOBS,PURGE_COMP=00:01:00"};
+}
+
+status ScontrolOps::create_reservation(const Reservation &r) { return update(reservation_argv(r)); }
+
+status ScontrolOps::delete_reservation(const std::string &name)
+{
+	return update({scontrol_, "delete", "ReservationName=" + name});
+}
+
+status ScontrolOps::requeue_hold(uint32_t job_id)
+{
+	return update({scontrol_, "requeuehold", std::to_string(job_id)});
+}
+
+status ScontrolOps::release(uint32_t job_id) { return update({scontrol_, "release", std::to_string(job_id)}); }
+
+status ScontrolOps::update_job(uint32_t job_id, const std::vector<std::string> &settings)
+{
+	std::vector<std::string> argv = {scontrol_, "update", "JobId=" + std::to_string(job_id)};
+	argv.insert(argv.end(), settings.begin(), settings.end());
+	return update(argv);
+}
+
 } // namespace loom::health

@@ -91,6 +91,36 @@ public:
 	virtual status set_note(const std::string &node, const std::string &field, const std::string &value) = 0;
 	virtual status requeue(uint32_t job_id) = 0;
 	virtual status hold(uint32_t job_id) = 0;
+	// A replacement's reservation (spares.hpp): 'nodes' for 'user' from now,
+	// for duration_s (0: unlimited), ending itself a minute after its last
+	// job (PURGE_COMP); created over the jobs still on the nodes (IGNORE_JOBS).
+	struct Reservation {
+		std::string name, nodes, user;
+		int64_t duration_s = 0;
+	};
+	virtual status create_reservation(const Reservation &r)
+	{
+		return unexpected("create reservation " + r.name, "not supported here");
+	}
+	virtual status delete_reservation(const std::string &name)
+	{
+		return unexpected("delete reservation " + name, "not supported here");
+	}
+	// Requeued and held (so that nothing starts it before update_job), then released.
+	virtual status requeue_hold(uint32_t job_id)
+	{
+		return unexpected("requeuehold " + std::to_string(job_id), "not supported here");
+	}
+	virtual status release(uint32_t job_id)
+	{
+		return unexpected("release " + std::to_string(job_id), "not supported here");
+	}
+	// settings: "ReservationName=x", "AdminComment=..." (one argv word each).
+	virtual status update_job(uint32_t job_id, const std::vector<std::string> &settings)
+	{
+		(void)settings;
+		return unexpected("update job " + std::to_string(job_id), "not supported here");
+	}
 	virtual void set_cancel(const std::atomic<bool> *cancel) { (void)cancel; }
 	// Calls that failed because 'cancel' read true (so a caller can tell a
 	// job cut short by a stop from one that was handled).
@@ -107,6 +137,13 @@ public:
 	status set_note(const std::string &node, const std::string &field, const std::string &value) override;
 	status requeue(uint32_t job_id) override;
 	status hold(uint32_t job_id) override;
+	status create_reservation(const Reservation &r) override;
+	status delete_reservation(const std::string &name) override;
+	status requeue_hold(uint32_t job_id) override;
+	status release(uint32_t job_id) override;
+	status update_job(uint32_t job_id, const std::vector<std::string> &settings) override;
+	// The argv of create_reservation, for logs and tests.
+	std::vector<std::string> reservation_argv(const Reservation &r) const;
 	void set_cancel(const std::atomic<bool> *cancel) override { cancel_ = cancel; }
 	uint64_t cancelled_calls() const override { return cut_.load(); }
 	// The argv of each call, for logs and tests.

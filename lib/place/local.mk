@@ -13,6 +13,7 @@ lib_libloom_place_la_SOURCES += \
 	lib/place/synthetic.hpp lib/place/synthetic.cpp \
 	lib/place/explain.hpp lib/place/explain.cpp \
 	lib/place/slurm_policy.hpp lib/place/slurm_policy.cpp \
+	lib/place/spares.hpp lib/place/spares.cpp \
 	lib/place/baseline.cpp
 
 if HAVE_CHECK
@@ -32,3 +33,12 @@ EXTRA_DIST += tests/data/place
 
 # `loom place --explain`.
 tools_loom_SOURCES += tools/loom_place.cpp
+
+# The spare pool (lib/place/spares) and its file and replacement plan (lib/health/spares).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_spares
+TESTS += tests/unit/test_spares
+tests_unit_test_spares_SOURCES = tests/unit/test_spares.cpp tests/unit/check_main.hpp
+tests_unit_test_spares_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_spares_LDADD = lib/libloom_health.la $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
+endif

@@ -44,6 +44,8 @@ int start_worker(const char *location)
 	std::string save = slurm_conf.state_save_location ? slurm_conf.state_save_location : "";
 	if (opt->state_dir.empty())
 		opt->state_dir = loc_dir.empty() ? save : loc_dir;
+	if (opt->spare_file.empty() && !save.empty())
+		opt->spare_file = save + "/loom-spares.json";
 	if (opt->state_dir.empty()) {
 		error("jobcomp/health: no StateSaveLocation and no state_dir= option");
 		return SLURM_ERROR;

@@ -1,5 +1,6 @@
 #include "plugins/select_topo/config.hpp"
 
+#include "lib/place/spares.hpp"
 #include "lib/util/config.hpp"
 
 #include <cerrno>
@@ -32,10 +33,17 @@ expected<Config> read_config(const std::string &path)
 		.duration("node_sweep", &c.node_sweep_s, 0, 3600,
 			  "how often, at most, the whole node table is read (0: at every node record change)")
 		.boolean("snapshot_check", &c.snapshot_check,
-			 "compare the engine's state with a full read at every job_test (tests)");
+			 "compare the engine's state with a full read at every job_test (tests)")
+		.string("spares", &c.spares, "spare nodes per domain kind (leaf:1,nvlink:2,pod:5%)")
+		.duration("spare_lend", &c.spare_lend_s, 0, 30 * 86400, "longest time limit of a job that may use spares")
+		.string("spare_file", &c.spare_file, "where the spare pool is published (absolute path)");
 	status r = s.parse_file(path);
 	if (!r)
 		return unexpected(r.error());
+	if (auto sp = place::parse_spares(c.spares); !sp)
+		return unexpected(path, sp.error().str());
+	if (!c.spare_file.empty() && c.spare_file[0] != '/')
+		return unexpected(path, "spare_file='" + c.spare_file + "': expected an absolute path");
 	if (!c.failure_stats.empty() && c.failure_stats != "none" && c.failure_stats[0] != '/')
 		return unexpected(path, "failure_stats='" + c.failure_stats + "': expected an absolute path or none");
 	return c;

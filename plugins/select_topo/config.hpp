@@ -19,6 +19,12 @@
 //                                              for node health weights; default:
 //                                              its file when JobCompType=jobcomp/health
 //   failure_stats_poll=10s                     how often the file is checked
+//   spares=leaf:1,pod:5%                       spare nodes kept per domain kind
+//                                              (lib/place/spares.hpp); default none
+//   spare_lend=30min                           jobs with a time limit up to this may
+//                                              run on spares (0: none)
+//   spare_file=PATH                            where the pool is published; default
+//                                              StateSaveLocation/loom-spares.json
 //
 // Parsed fail-closed: an unknown key or a bad value is an error naming the
 // file, line, key and value.
@@ -52,6 +58,12 @@ struct Config {
 	// Compare the engine's free GPUs with a full read of the node table at
 	// every job_test and log any difference (tests; costs the full read).
 	bool snapshot_check = false;
+	// The spare pool (lib/place/spares.hpp): spares per domain kind, the
+	// longest job that may borrow a spare, and where the pool is published
+	// for jobcomp/health and `loom spares` ("" = StateSaveLocation/loom-spares.json).
+	std::string spares;
+	int64_t spare_lend_s = 1800;
+	std::string spare_file;
 };
 
 // Reads 'path' if it exists; a missing file gives the defaults.

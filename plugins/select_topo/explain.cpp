@@ -100,6 +100,8 @@ void explain_decision(const std::string &dir, uint32_t job_id, std::string reque
 	enqueue(std::move(items));
 }
 
+void write_async(const std::string &path, std::string text) { enqueue({{path, std::move(text)}}); }
+
 void explain_stop()
 {
 	{

@@ -21,6 +21,8 @@ namespace loom::select_topo {
 void explain_fabric(const std::string &dir, std::string cluster_json);
 void explain_decision(const std::string &dir, uint32_t job_id, std::string request, std::string state,
 		      std::string decision);
+// Any other file select/topo publishes (the spare pool), by the same writer.
+void write_async(const std::string &path, std::string text);
 // Stop the writer thread, writing what is queued (plugin fini).
 void explain_stop();
 

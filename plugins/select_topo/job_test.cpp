@@ -262,6 +262,31 @@ int place_now(Snapshot &s, const Call &c, const place::Request &req, const place
 	return nf.then == place::Unplaced::wait ? SLURM_ERROR : c.forward();
 }
 
+// The spare pool's rule (lib/place/spares.hpp): spares are taken out of the
+// nodes Slurm offers a job that may not use them, in every mode that gives
+// or plans nodes, whoever places the job. A job may: when its time limit is
+// at most spare_lend, when it runs in a reservation (a replacement's, or an
+// admin's: Slurm offers it only the reservation's nodes), and on a node it
+// asked for by name.
+size_t withhold_spares(Snapshot &s, const JobAsk &ask, bitstr_t *bitmap)
+{
+	refresh_spares(s);
+	if (!s.pool_ready || ask.in_reservation || place::may_borrow_spares(s.spare_spec, ask.time_limit_s))
+		return 0;
+	size_t n = 0;
+	int64_t size = bit_size(bitmap);
+	for (const place::SpareDomain &d : s.pool.domains)
+		for (topo::Index m : d.spares) {
+			int i = s.slurm_of[static_cast<size_t>(m)];
+			if (i < 0 || i >= size || !bit_test(bitmap, i) ||
+			    std::find(ask.required.begin(), ask.required.end(), i) != ask.required.end())
+				continue;
+			bit_clear(bitmap, i);
+			n++;
+		}
+	return n;
+}
+
 } // namespace
 
 int topo_job_test(Snapshot &s, job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
@@ -274,6 +299,11 @@ int topo_job_test(Snapshot &s, job_record_t *job, bitstr_t *bitmap, uint32_t min
 	// part of the answer (cons_tres's list of jobs to preempt is for its own nodes).
 	bool will_run = mode == SELECT_MODE_WILL_RUN && s.config.will_run == "engine" &&
 			s.config.placement != "cons_tres" && !job_test_preempts(tail);
+	if (mode == SELECT_MODE_RUN_NOW || mode == SELECT_MODE_WILL_RUN)
+		if (size_t n = withhold_spares(s, ask, bitmap); n && debug_on())
+			info("select/topo: JobId=%u: %zu spare node(s) withheld (time limit %lld s, spare_lend %lld s)",
+			     job->job_id, n, static_cast<long long>(ask.time_limit_s),
+			     static_cast<long long>(s.spare_spec.lend_max_s));
 	if (mode != SELECT_MODE_RUN_NOW && !will_run)
 		return test_only(s, c, hints);
 	Timer t;

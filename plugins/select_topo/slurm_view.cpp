@@ -66,6 +66,15 @@ bool node_suspect(node_record_t *node)
 	return node && (has(node->extra) || has(node->comment));
 }
 
+place::SpareNodeState spare_node_state(node_record_t *node)
+{
+	if (!node || IS_NODE_DOWN(node) || IS_NODE_DRAIN(node) || IS_NODE_NO_RESPOND(node) || IS_NODE_FAIL(node) ||
+	    IS_NODE_FUTURE(node) || IS_NODE_POWERED_DOWN(node) || IS_NODE_POWERING_UP(node) || IS_NODE_MAINT(node) ||
+	    IS_NODE_REBOOT_REQUESTED(node) || (node->node_state & NODE_STATE_RES) || node_suspect(node))
+		return place::SpareNodeState::unusable;
+	return IS_NODE_IDLE(node) && !IS_NODE_COMPLETING(node) ? place::SpareNodeState::idle : place::SpareNodeState::busy;
+}
+
 std::vector<SlurmNodeInfo> slurm_nodes()
 {
 	std::vector<SlurmNodeInfo> out;
@@ -120,6 +129,11 @@ JobAsk job_ask(job_record_t *job)
 				a.required.push_back(static_cast<int>(i));
 	a.spank_env = job->spank_job_env;
 	a.spank_env_size = job->spank_job_env_size;
+	uint32_t limit = job->time_limit;
+	if (limit == NO_VAL && job->part_ptr)
+		limit = job->part_ptr->default_time != NO_VAL ? job->part_ptr->default_time : job->part_ptr->max_time;
+	a.time_limit_s = limit == NO_VAL || limit == INFINITE ? 0 : static_cast<int64_t>(limit) * 60;
+	a.in_reservation = job->resv_name && job->resv_name[0];
 	return a;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "lib/place/slurm_policy.hpp"
+#include "lib/place/spares.hpp"
 #include "plugins/select_topo/fabric.hpp"
 #include "plugins/common/slurm_internal.hpp"
 
@@ -27,6 +28,9 @@ NodeGpus node_gpus(node_record_t *node);
 // extra=loom:suspect:<why>`). Placement puts such nodes last.
 bool node_suspect(node_record_t *node);
 
+// What the spare pool needs of a node (lib/place/spares.hpp).
+place::SpareNodeState spare_node_state(node_record_t *node);
+
 // What a job asks for, as far as placement cares.
 struct JobAsk {
 	uint32_t job_id = 0;
@@ -41,6 +45,8 @@ struct JobAsk {
 	place::SlurmPolicies policies; // --spread-job, --contiguous, LLN (required_* set by the placer)
 	std::vector<int> required;     // -w/--nodelist: Slurm node indexes
 	bool use_min_nodes = false;    // --use-min-nodes
+	int64_t time_limit_s = 0;      // its time limit, else the partition's default or maximum; 0: unlimited
+	bool in_reservation = false;   // --reservation (or a replacement's, jobcomp/health)
 };
 JobAsk job_ask(job_record_t *job);
 

@@ -1,7 +1,9 @@
 #include "plugins/select_topo/snapshot.hpp"
 
+#include "lib/health/spares.hpp"
 #include "lib/util/hostlist.hpp"
 #include "lib/util/log.hpp"
+#include "plugins/select_topo/explain.hpp"
 #include "plugins/select_topo/history.hpp"
 #include "plugins/select_topo/slurm_view.hpp"
 
@@ -134,6 +136,16 @@ expected<std::unique_ptr<Snapshot>> load_snapshot()
 		return unexpected(fabric.error());
 	s->fabric = std::move(*fabric);
 	s->kinds = topo::locality_kinds(s->fabric.cluster);
+	auto spares = place::parse_spares(s->config.spares);
+	if (!spares)
+		return unexpected(s->config.path, spares.error().str());
+	if (status st = place::check_spare_kinds(*spares, s->kinds); !st)
+		return unexpected(s->config.path, st.error().str());
+	s->spare_spec = std::move(*spares);
+	s->spare_spec.lend_max_s = s->config.spare_lend_s;
+	s->spare_file = s->config.spare_file;
+	if (s->spare_file.empty() && slurm_conf.state_save_location)
+		s->spare_file = std::string(slurm_conf.state_save_location) + "/loom-spares.json";
 	s->state = std::make_unique<place::State>(s->fabric.cluster);
 	map_nodes(*s);
 	return s;
@@ -243,6 +255,54 @@ Refresh refresh(Snapshot &s)
 		s.sweeping = end < s.model_of.size();
 	}
 	return r;
+}
+
+void refresh_spares(Snapshot &s)
+{
+	if (s.spare_spec.empty())
+		return;
+	time_t update = last_node_update, now = std::time(nullptr);
+	if (s.pool_ready && (update == s.pool_seen_update || now == s.pool_at))
+		return;
+	s.pool_seen_update = update;
+	s.pool_at = now;
+	const topo::Cluster &c = s.fabric.cluster;
+	std::vector<place::SpareNodeState> st(c.nodes.size(), place::SpareNodeState::unusable);
+	for (size_t m = 0; m < c.nodes.size(); m++)
+		if (node_record_t *node = node_at(s.slurm_of[m]); node)
+			st[m] = spare_node_state(node);
+	place::SparePool pool = place::choose_spares(c, s.spare_spec, st);
+	bool changed = !s.pool_ready || pool.spare != s.pool.spare;
+	s.pool = std::move(pool);
+	s.pool_ready = true;
+	if (!changed)
+		return;
+	health::SpareFile f;
+	f.written = static_cast<int64_t>(now);
+	f.lend_max_s = s.spare_spec.lend_max_s;
+	size_t want = 0, have = 0;
+	std::vector<std::string> short_of;
+	for (const place::SpareDomain &d : s.pool.domains) {
+		health::SpareFile::Domain o{d.kind, d.name, {}, {}, d.want};
+		for (topo::Index m : d.nodes)
+			o.nodes.push_back(c.nodes[static_cast<size_t>(m)].name);
+		for (topo::Index m : d.spares)
+			o.spares.push_back(c.nodes[static_cast<size_t>(m)].name);
+		want += static_cast<size_t>(d.want);
+		have += d.spares.size();
+		if (static_cast<int>(d.spares.size()) < d.want)
+			short_of.push_back(d.name);
+		f.domains.push_back(std::move(o));
+	}
+	std::string shortage;
+	for (size_t i = 0; i < short_of.size() && i < 8; i++)
+		shortage += (i ? "," : " short in ") + short_of[i];
+	if (short_of.size() > 8)
+		shortage += ",... (" + std::to_string(short_of.size()) + " domains)";
+	info("select/topo: spare pool: %zu of %zu spares in %zu domains%s", have, want, s.pool.domains.size(),
+	     shortage.c_str());
+	if (!s.spare_file.empty())
+		write_async(s.spare_file, health::spare_file_json(f));
 }
 
 bool recheck(Snapshot &s, const std::vector<topo::Index> &nodes)

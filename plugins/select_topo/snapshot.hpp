@@ -7,6 +7,7 @@
 // job_test. Decisions are lib/place's; this file only converts.
 #pragma once
 
+#include "lib/place/spares.hpp"
 #include "lib/place/state.hpp"
 #include "lib/place/weights.hpp"
 #include "plugins/common/slurm_internal.hpp"
@@ -35,6 +36,13 @@ struct Snapshot {
 	time_t swept_at = 0;     // when the last sweep of every node began
 	size_t sweep_next = 0;   // the sweep under way: the next Slurm node index it reads
 	bool sweeping = false;
+	// The spare pool (lib/place/spares.hpp) and where it is published.
+	place::SpareSpec spare_spec;
+	place::SparePool pool;
+	std::string spare_file;
+	time_t pool_seen_update = -1; // last_node_update the pool was computed at
+	time_t pool_at = 0;
+	bool pool_ready = false;
 
 	// The model node of a Slurm node index (topo::none: not in the fabric).
 	topo::Index model(int64_t slurm_index) const;
@@ -64,6 +72,11 @@ struct Refresh {
 // cost per decision does not grow with the node count.
 constexpr size_t sweep_slice = 128;
 Refresh refresh(Snapshot &s);
+
+// The spare pool from the node table, when a node record changed (at most
+// once a second: a pass over every node); published to spare_file, by the
+// writer thread, when its spares changed.
+void refresh_spares(Snapshot &s);
 
 // Read these nodes again (the nodes a job is about to get: a suspect mark or
 // a GPU count Slurm told no select plugin about); true when any differed.

@@ -67,6 +67,39 @@ struct FakeSlurm : SlurmOps {
 		requeued.push_back(id);
 		return ok();
 	}
+	// The replacement's calls, in order ("create loom_spare_7_1 n[1-2,4] alice", "requeuehold 7", ...).
+	std::vector<std::string> calls;
+	bool refuse_reservation = false;
+	status create_reservation(const Reservation &r) override
+	{
+		if (refuse_reservation)
+			return unexpected("scontrol create reservation", "Requested nodes are busy");
+		calls.push_back("create " + r.name + " " + r.nodes + " " + r.user + " " + std::to_string(r.duration_s));
+		return ok();
+	}
+	status delete_reservation(const std::string &name) override
+	{
+		calls.push_back("delete " + name);
+		return ok();
+	}
+	status requeue_hold(uint32_t id) override
+	{
+		calls.push_back("requeuehold " + std::to_string(id));
+		return ok();
+	}
+	status release(uint32_t id) override
+	{
+		calls.push_back("release " + std::to_string(id));
+		return ok();
+	}
+	status update_job(uint32_t id, const std::vector<std::string> &settings) override
+	{
+		std::string c = "update " + std::to_string(id);
+		for (const auto &s : settings)
+			c += " " + s;
+		calls.push_back(c);
+		return ok();
+	}
 };
 
 std::string logs() { return test::srcdir() + "/tests/health/joblogs"; }
@@ -99,6 +132,17 @@ void rm(const std::string &d)
 {
 	std::string cmd = "rm -rf '" + d + "'";
 	ck_assert_int_eq(std::system(cmd.c_str()), 0);
+}
+
+// select/topo's pool file for n[1-4] (leaf1, spare n4) and n[5-8] (leaf2, spare n8).
+std::string write_pool(const std::string &dir)
+{
+	std::string path = dir + "/loom-spares.json";
+	std::string text = "{\"format\": \"loom-spares/1\", \"written\": 1764800000, \"lend_max_s\": 1800, \"domains\": ["
+			   "{\"kind\": \"leaf\", \"name\": \"leaf1\", \"nodes\": \"n[1-4]\", \"want\": 1, \"spares\": \"n4\"},"
+			   "{\"kind\": \"leaf\", \"name\": \"leaf2\", \"nodes\": \"n[5-8]\", \"want\": 1, \"spares\": \"n8\"}]}\n";
+	ck_assert(write_file_atomic(path, text));
+	return path;
 }
 
 } // namespace
@@ -501,6 +545,104 @@ START_TEST(drains_only_what_is_loom_to_drain)
 }
 END_TEST
 
+START_TEST(infrastructure_failure_restarts_on_a_spare_of_its_leaf)
+{
+	std::string dir = temp_dir();
+	JobcompOptions opt;
+	opt.spare_file = write_pool(dir);
+	DrainLimiter lim(opt.max_drains, opt.drain_window);
+	FailureStats stats;
+	FakeSlurm slurm;
+	slurm.nodes["n4"] = slurm_node("n4", "IDLE");
+	slurm.nodes["n8"] = slurm_node("n8", "IDLE");
+	// gpu-ecc.out blames n3 (leaf1): leaf1's spare n4 takes its place, the
+	// job keeps n1 and n2, in a reservation of its own, requeued held, moved
+	// into it and released; no plain requeue.
+	JobRecord r = job(101, "gpu-ecc.out", {"n1", "n2", "n3"});
+	r.end.checkpointed = r.end.requeue_allowed = true;
+	r.time_limit_s = 3600;
+	JobOutcome out = handle_job(r, opt, slurm, lim, stats, 5000);
+	ck_assert(slurm.drained == std::vector<std::string>{"n3"});
+	ck_assert_int_eq(slurm.requeued.size(), 0);
+	ck_assert(out.requeued);
+	ck_assert_sstr_eq(out.reservation.c_str(), "loom_spare_101_1");
+	ck_assert_int_eq(slurm.calls.size(), 4);
+	ck_assert_sstr_eq(slurm.calls[0].c_str(), "create loom_spare_101_1 n1,n2,n4 alice 4200");
+	ck_assert_sstr_eq(slurm.calls[1].c_str(), "requeuehold 101");
+	ck_assert_sstr_eq(slurm.calls[2].c_str(),
+			  "update 101 ReservationName=loom_spare_101_1 AdminComment=loom: restarted on spares n3 -> n4 "
+			  "(leaf leaf1) in reservation loom_spare_101_1");
+	ck_assert_sstr_eq(slurm.calls[3].c_str(), "release 101");
+	// Slurm requeued it itself (a node set DOWN under a --requeue job): moved
+	// into the reservation, neither requeued again nor held.
+	FakeSlurm s2;
+	s2.nodes["n4"] = slurm_node("n4", "IDLE");
+	JobRecord down = job(102, "user-error.out", {"n2", "n3"});
+	down.end.state = "NODE_FAIL";
+	down.end.requeue_allowed = true;
+	down.already_requeued = true;
+	s2.nodes["n3"] = slurm_node("n3", "DOWN*", "Not responding");
+	out = handle_job(down, opt, s2, lim, stats, 5001);
+	ck_assert_int_eq(s2.requeued.size(), 0);
+	ck_assert_int_eq(s2.calls.size(), 2);
+	ck_assert_sstr_eq(s2.calls[0].c_str(), "create loom_spare_102_1 n2,n4 alice 0");
+	ck_assert(s2.calls[1].rfind("update 102 ReservationName=loom_spare_102_1 ", 0) == 0);
+	rm(dir);
+}
+END_TEST
+
+START_TEST(without_a_spare_for_every_culprit_the_job_takes_the_normal_requeue)
+{
+	std::string dir = temp_dir();
+	JobcompOptions opt;
+	opt.spare_file = write_pool(dir);
+	DrainLimiter lim(opt.max_drains, opt.drain_window);
+	FailureStats stats;
+	// Two nodes of leaf1 down together, one spare in leaf1: none is used.
+	FakeSlurm slurm;
+	slurm.nodes["n4"] = slurm_node("n4", "IDLE");
+	slurm.nodes["n2"] = slurm_node("n2", "DOWN*", "Not responding");
+	slurm.nodes["n3"] = slurm_node("n3", "DOWN*", "Not responding");
+	JobRecord r = job(103, "user-error.out", {"n1", "n2", "n3"});
+	r.end.state = "NODE_FAIL";
+	r.end.requeue_allowed = true;
+	JobOutcome out = handle_job(r, opt, slurm, lim, stats, 5000);
+	ck_assert_int_eq(out.decision.drain.size(), 2);
+	ck_assert(slurm.calls.empty());
+	ck_assert(slurm.requeued == std::vector<uint32_t>{103});
+	ck_assert_msg(out.no_spares == "no usable spare left in leaf leaf1 for n3", "%s", out.no_spares.c_str());
+	// Slurm refuses the reservation: the normal requeue, nothing left behind.
+	FakeSlurm s2;
+	s2.nodes["n4"] = slurm_node("n4", "IDLE");
+	s2.refuse_reservation = true;
+	JobRecord one = job(104, "gpu-ecc.out", {"n1", "n3"});
+	one.end.checkpointed = one.end.requeue_allowed = true;
+	out = handle_job(one, opt, s2, lim, stats, 5001);
+	ck_assert(s2.requeued == std::vector<uint32_t>{104});
+	ck_assert(out.no_spares.rfind("reservation refused: ", 0) == 0);
+	// spares=no, or no pool published: the normal requeue, silently.
+	FakeSlurm s3;
+	opt.spares = false;
+	handle_job(one, opt, s3, lim, stats, 5002);
+	ck_assert(s3.calls.empty() && s3.requeued.size() == 1);
+	opt.spares = true;
+	opt.spare_file = dir + "/none.json";
+	out = handle_job(one, opt, s3, lim, stats, 5003);
+	ck_assert(s3.calls.empty() && s3.requeued.size() == 2 && out.no_spares.empty());
+	// A user's own error never gets a spare.
+	opt.spare_file = dir + "/loom-spares.json";
+	FakeSlurm s4;
+	s4.nodes["n4"] = slurm_node("n4", "IDLE");
+	JobRecord user = job(105, "user-error.out", {"n1", "n3"});
+	user.end.checkpointed = user.end.requeue_allowed = true;
+	handle_job(user, opt, s4, lim, stats, 5004);
+	ck_assert(s4.calls.empty() && s4.requeued.empty());
+	auto bad = parse_jobcomp_options("spare_file=spares.json", "JobCompParams");
+	ck_assert(!bad && bad.error().str().find("spare_file='spares.json': expected an absolute path") != std::string::npos);
+	rm(dir);
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("health_jobcomp");
@@ -516,6 +658,8 @@ static Suite *make_suite()
 	tcase_add_test(tc, backlog_survives_a_restart);
 	tcase_add_test(tc, stop_cuts_scontrol_short_and_keeps_the_job);
 	tcase_add_test(tc, drains_only_what_is_loom_to_drain);
+	tcase_add_test(tc, infrastructure_failure_restarts_on_a_spare_of_its_leaf);
+	tcase_add_test(tc, without_a_spare_for_every_culprit_the_job_takes_the_normal_requeue);
 	tcase_add_test(tc, stop_leaves_a_blocked_worker_behind);
 	suite_add_tcase(s, tc);
 	return s;
