@@ -10,6 +10,7 @@
 #                   [--placement topo|cons_tres]   (select/topo's placement=, see loom-topo.conf)
 #                   [--will-run engine|cons_tres]  (select/topo's will_run=: who plans backfill's starts)
 #                   [--conf-line "Key=Value"]...  (lines appended to slurm.conf)
+#                   [--topo-line "key=value"]...  (lines appended to loom-topo.conf)
 #                   [--loom all|none]  (none: no loom plugin at all, plain Slurm; implies --select cons_tres)
 #                   [--snapshot-check yes|no]  (select/topo's snapshot_check=, default yes)
 #                   [--slurm VERSION]  (default $LOOM_SLURM or 22.05.8; scripts/slurm.sh supported lists them)
@@ -44,6 +45,7 @@ plugstack_args=
 placement=topo
 will_run=engine
 conf_lines=()
+topo_lines=()
 timeout=
 loom=all
 snapshot_check=yes
@@ -72,6 +74,7 @@ while [ $# -gt 0 ]; do
 	--placement) placement=$2; shift 2 ;;
 	--will-run) will_run=$2; shift 2 ;;
 	--conf-line) conf_lines+=("$2"); shift 2 ;;
+	--topo-line) topo_lines+=("$2"); shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--loom) loom=$2; shift 2 ;;
 	--snapshot-check) snapshot_check=$2; shift 2 ;;
@@ -368,6 +371,9 @@ EOF
 	# difference.
 	printf '%s\n' "# select/topo (loom-topo.conf(5))" "gpu_classes=a100,h100" "placement=$placement" "will_run=$will_run" \
 		"snapshot_check=$snapshot_check" >"$dir/etc/loom-topo.conf"
+	if [ ${#topo_lines[@]} -gt 0 ]; then
+		printf '%s\n' "${topo_lines[@]}" >>"$dir/etc/loom-topo.conf"
+	fi
 
 	# No NodeName=: the lines apply to every node, dynamic ones (slurmd -Z) too.
 	: >"$dir/etc/gres.conf"
