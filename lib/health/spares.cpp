@@ -71,7 +71,9 @@ expected<SpareFile> parse_spare_file(std::string_view text, const std::string &s
 		if (status st = d.finish(); !st)
 			return unexpected(source, st.error().str());
 		auto nl = hostlist_expand(*nodes);
-		auto sl = hostlist_expand(*spares);
+		// A domain with no spare left: "" (hostlist_compress of none).
+		auto sl = spares->empty() ? expected<std::vector<std::string>>(std::vector<std::string>{})
+					  : hostlist_expand(*spares);
 		if (!nl)
 			return unexpected(source, at + ".nodes: " + nl.error().str());
 		if (!sl)

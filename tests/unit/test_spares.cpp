@@ -168,14 +168,16 @@ END_TEST
 START_TEST(pool_file_round_trips_and_is_strict)
 {
 	health::SpareFile f = pool_file();
+	f.domains.push_back({"leaf", "leaf3", {"n9", "n10", "n11", "n12"}, {}, 1}); // none left
 	std::string text = health::spare_file_json(f);
 	ck_assert_msg(text.find("\"nodes\":\"n[1-4]\"") != std::string::npos ||
 			      text.find("\"nodes\": \"n[1-4]\"") != std::string::npos,
 		      "%s", text.c_str());
 	auto back = health::parse_spare_file(text, "loom-spares.json");
 	ck_assert_msg(back.has_value(), "%s", back ? "" : back.error().str().c_str());
-	ck_assert_int_eq(back->domains.size(), 3);
+	ck_assert_int_eq(back->domains.size(), 4);
 	ck_assert(back->domains[2].spares == (Names{"n4", "n8"}));
+	ck_assert(back->domains[3].spares.empty() && back->domains[3].want == 1);
 	ck_assert_int_eq(back->lend_max_s, 1800);
 	struct Bad {
 		std::string text, says;
