@@ -8,7 +8,7 @@
 # and ends bitwise identical to an uninterrupted run.
 source "$LOOM_SRCDIR/tests/ckpt/scenario_lib.sh"
 ckpt_site
-export TRAIN_STEP_DELAY=0.003
+export TRAIN_STEP_DELAY=0.003 TRAIN_STEPS=3000
 out=$CK_SCRATCH
 pool=$LOOM_CLUSTER_DIR/state/loom-spares.json
 
