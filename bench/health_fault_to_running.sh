@@ -51,7 +51,7 @@ case $runs in ''|*[!0-9]*|0) echo "$0: --runs '$runs': expected a positive numbe
 case $slurmd_timeout in ''|*[!0-9]*) echo "$0: --slurmd-timeout '$slurmd_timeout': expected seconds" >&2; exit 2 ;; esac
 case $busy in ''|*[!0-9]*) echo "$0: --busy '$busy': expected seconds" >&2; exit 2 ;; esac
 case $mode in spares|loom|slurm|all) ;; *) echo "$0: --mode '$mode': expected spares, loom, slurm or all" >&2; exit 2 ;; esac
-nodes=8
+cluster_nodes=8
 [ -n "$slurm" ] || slurm=$("$top/scripts/slurm.sh" default)
 prefix=$("$top/scripts/slurm.sh" prefix "$slurm") || exit 2
 export PATH="$prefix/bin:$PATH"
@@ -69,8 +69,8 @@ node_state() { scontrol show node -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/
 
 wait_idle() { # all nodes idle, no job left
 	local deadline=$(( $(date +%s) + 120 ))
-	until [ "$(sinfo -h -N -t idle -o %N | sort -u | wc -l)" = $nodes ] && [ -z "$(squeue -h -o %i)" ]; do
-		[ "$(date +%s)" -lt "$deadline" ] || die "cluster not idle again: $(sinfo -h -N -o '%N %T' | tr '\n' ' ')"
+	until [ "$(sinfo -h -N -t idle -o %N | sort -u | wc -l)" = $cluster_nodes ] && [ -z "$(squeue -h -o %i)" ]; do
+		[ "$(date +%s)" -lt "$deadline" ] || die "cluster not idle again: $(sinfo -h -N -o '%N %T' | tr '\n' ' '); jobs: $(squeue -h -o '%i %T %R' | tr '\n' ' ')"
 		sleep 0.5
 	done
 }
@@ -166,7 +166,7 @@ median() { sort -n | awk '{a[NR]=$1} END {if (NR % 2) printf "%.2f", a[(NR+1)/2]
 
 run_mode() { # MODE -> "median_drain median_running"
 	local m=$1 r res drains= runnings=
-	local args=(--slurm "$slurm" --builddir "$LOOM_BUILDDIR" --nodes $nodes --gpus-per-node 8 --conf-line "SlurmdTimeout=$slurmd_timeout"
+	local args=(--slurm "$slurm" --builddir "$LOOM_BUILDDIR" --nodes $cluster_nodes --gpus-per-node 8 --conf-line "SlurmdTimeout=$slurmd_timeout"
 		--conf-line "JobCompParams=max_drains=1000")
 	[ "$m" = slurm ] && args+=(--loom none)
 	[ "$m" = spares ] && args+=(--topo-line spares=leaf:1)
@@ -179,7 +179,7 @@ run_mode() { # MODE -> "median_drain median_running"
 		grep -q '^JobCompType=jobcomp/health' "$SLURM_CONF" || die "jobcomp/health is not loaded (build it first)"
 	fi
 	for r in $(seq 1 "$runs"); do
-		res=$(one_run "$m" "$r")
+		res=$(one_run "$m" "$r") || die "run $r ($m) failed"
 		printf '  %-6s run %d: drain %6.2f s  running again %6.2f s\n' "$m" "$r" ${res% *} ${res#* } >&2
 		drains+="${res% *}"$'\n'
 		runnings+="${res#* }"$'\n'
@@ -188,11 +188,11 @@ run_mode() { # MODE -> "median_drain median_running"
 	echo "$(printf '%s' "$drains" | median) $(printf '%s' "$runnings" | median)"
 }
 
-echo "fault to drain / to running again (Slurm $slurm): 3x8-GPU job on $nodes nodes, $runs runs per path, SlurmdTimeout=$slurmd_timeout, busy=${busy}s" >&2
+echo "fault to drain / to running again (Slurm $slurm): 3x8-GPU job on $cluster_nodes nodes, $runs runs per path, SlurmdTimeout=$slurmd_timeout, busy=${busy}s" >&2
 declare -A res
 for m in spares loom slurm; do
 	[ "$mode" = all ] || [ "$mode" = "$m" ] || continue
-	res[$m]=$(run_mode "$m")
+	res[$m]=$(run_mode "$m") || exit 1
 done
 label() { case $1 in spares) echo "loom, spare pool (spares=leaf:1)" ;; loom) echo "loom, no spare pool" ;; slurm) echo "slurm (SlurmdTimeout=$slurmd_timeout, down)" ;; esac; }
 for m in spares loom slurm; do

@@ -6,7 +6,8 @@ lib_libloom_util_la_SOURCES += \
 	lib/util/fs.hpp lib/util/fs.cpp \
 	lib/util/hostlist.hpp lib/util/hostlist.cpp \
 	lib/util/subprocess.hpp lib/util/subprocess.cpp \
-	lib/util/gres.hpp lib/util/gres.cpp
+	lib/util/gres.hpp lib/util/gres.cpp \
+	lib/util/suspect_flag.hpp lib/util/suspect_flag.cpp
 
 # Unit tests (Check).
 if HAVE_CHECK
