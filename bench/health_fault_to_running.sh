@@ -67,9 +67,10 @@ die() { echo "bench: error: $*" >&2; exit 1; }
 job_field() { scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
 node_state() { scontrol show node -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/^State=//p'; }
 
-wait_idle() { # all nodes idle, no job left
+wait_idle() { # all nodes idle, in no reservation (Slurm clears the flag within 5 s), no job left
 	local deadline=$(( $(date +%s) + 120 ))
-	until [ "$(sinfo -h -N -t idle -o %N | sort -u | wc -l)" = $cluster_nodes ] && [ -z "$(squeue -h -o %i)" ]; do
+	until [ "$(sinfo -h -N -t idle -o %N | sort -u | wc -l)" = $cluster_nodes ] && [ -z "$(squeue -h -o %i)" ] &&
+		! scontrol show node | grep -E 'State=[^ ]*RESERVED' >/dev/null; do
 		[ "$(date +%s)" -lt "$deadline" ] || die "cluster not idle again: $(sinfo -h -N -o '%N %T' | tr '\n' ' '); jobs: $(squeue -h -o '%i %T %R' | tr '\n' ' ')"
 		sleep 0.5
 	done

@@ -2,6 +2,7 @@
 
 #include "lib/util/log.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 
@@ -16,6 +17,19 @@ const char *ask_name(Ask a)
 	case Ask::suspect: return "node suspect";
 	}
 	return "?";
+}
+
+MigrationCost migration_cost(double age_s, double eta_left_s, double remaining_s, double interval_s,
+			     double restart_s)
+{
+	MigrationCost c;
+	c.move = age_s + restart_s;
+	double until = eta_left_s > 0 ? eta_left_s : interval_s / 2;
+	if (remaining_s > 0 && eta_left_s > 0 && remaining_s <= eta_left_s)
+		c.stay = 0; // it ends first
+	else
+		c.stay = std::min(age_s + until, std::max(interval_s, age_s)) + restart_s;
+	return c;
 }
 
 Decision CoordinatorLogic::next(const Observation &o)
@@ -37,11 +51,49 @@ Decision CoordinatorLogic::next(const Observation &o)
 	if (requeued_)
 		return d;
 
+	// The checkpoint a suspect mark asked for is committed: move off the node?
+	if (susp_pending_ && o.newest_step > susp_step_ && o.newest_created >= susp_asked_ - 1) {
+		susp_pending_ = false;
+		double age = std::max(0.0, o.now - o.newest_created);
+		double eta_left = susp_eta_ > 0 ? std::max(1.0, susp_eta_ - (o.now - susp_mtime_)) : 0;
+		double remaining = o.end_time > 0 ? o.end_time - o.now : 0;
+		MigrationCost c = migration_cost(age, eta_left, remaining, static_cast<double>(interval_), cost);
+		std::string pred = eta_left > 0 ? strprintf("failure predicted in %.0f s", eta_left)
+						: std::string("no failure time predicted");
+		if (!plan_.migrate) {
+			d.note = "not moving off the suspect node: migrate=no";
+		} else if (!plan_.may_requeue) {
+			d.note = "not moving off the suspect node: the restart budget is spent";
+		} else if (o.last_migration > 0 && o.now - o.last_migration < static_cast<double>(plan_.migrate_window_s)) {
+			d.note = strprintf("not moving off the suspect node: the job moved %.0f s ago (migrate_window %lld s)",
+					   o.now - o.last_migration, static_cast<long long>(plan_.migrate_window_s));
+		} else if (!c.worth()) {
+			d.note = strprintf("not moving off the suspect node (%s, %s): moving loses %.0f s of work, staying %.0f s",
+					   pred.c_str(),
+					   remaining > 0 ? strprintf("%.0f s left", remaining).c_str() : "no time limit",
+					   c.move, c.stay);
+		} else {
+			requeued_ = true;
+			d.requeue = d.migrate = true;
+			d.why = strprintf("checkpoint step %lld committed after the node turned suspect (%s): moving off it "
+					  "loses %.0f s of work, staying %.0f s",
+					  static_cast<long long>(o.newest_step), pred.c_str(), c.move, c.stay);
+		}
+		return d;
+	}
+
 	if (suspect_seen_ < 0)
 		suspect_seen_ = o.suspect_mtime > 0 && o.suspect_mtime < start_ ? o.suspect_mtime : 0;
 	if (o.suspect_mtime > 0 && o.suspect_mtime != suspect_seen_) {
 		suspect_seen_ = o.suspect_mtime;
 		last_signal_ = o.now;
+		// Never for a mark older than the job's newest checkpoint: that
+		// checkpoint already holds what the mark asked for.
+		susp_pending_ = o.suspect_mtime >= o.newest_created;
+		susp_step_ = o.newest_step;
+		susp_asked_ = o.now;
+		susp_mtime_ = o.suspect_mtime;
+		susp_eta_ = o.suspect_eta_s;
 		d.signal = Ask::suspect;
 		d.why = "the node was flagged suspect";
 		return d;
@@ -101,7 +153,9 @@ void Coordinator::run(CoordinatorPlan plan, double start_time, int poll_s)
 			if (d.signal != Ask::none)
 				hooks_.signal(d.signal, d.why);
 			if (d.requeue)
-				hooks_.requeue(d.why);
+				hooks_.requeue(d.why, d.migrate);
+			if (!d.note.empty())
+				log_info("checkpoint coordinator: %s", d.note.c_str());
 		} catch (const std::exception &e) {
 			log_error("checkpoint coordinator: %s", e.what());
 		} catch (...) {

@@ -28,6 +28,12 @@ struct CoordinatorPlan {
 	int64_t margin_min_s = 120;
 	bool requeue_on_time_limit = true;
 	bool may_requeue = true; // the restart budget has room
+	// Proactive migration: once the checkpoint asked for by a suspect mark is
+	// committed, requeue the job off the node (jobcomp/health gives it spares),
+	// at most once per migrate_window_s, and only when staying would lose
+	// more work than moving.
+	bool migrate = true;
+	int64_t migrate_window_s = 3600;
 };
 
 struct Observation {
@@ -37,6 +43,8 @@ struct Observation {
 	double newest_created = 0;
 	double newest_write_s = 0; // 0: not measured
 	double suspect_mtime = 0;  // 0: no flag
+	double suspect_eta_s = 0;  // the flag's predicted seconds to failure, from its mtime (0: none)
+	double last_migration = 0; // when the job last moved off a suspect node (0: never)
 };
 
 enum class Ask { none, interval, time_limit, suspect };
@@ -45,8 +53,23 @@ const char *ask_name(Ask a);
 struct Decision {
 	Ask signal = Ask::none;
 	bool requeue = false;
+	bool migrate = false; // the requeue moves the job off a suspect node
 	std::string why;
+	std::string note;     // a decision not to act, for the log
 };
+
+// Work (seconds) a job loses by moving off a suspect node now, and by
+// staying: moving loses the work since the newest checkpoint ('age') and a
+// restart; staying loses nothing when the job ends before the predicted
+// failure, else the work from that checkpoint to the failure (at most one
+// interval, when the next checkpoint would come first) and a restart. An
+// unknown failure time counts as half an interval away.
+struct MigrationCost {
+	double move = 0, stay = 0;
+	bool worth() const { return stay > move; }
+};
+MigrationCost migration_cost(double age_s, double eta_left_s, double remaining_s, double interval_s,
+			     double restart_s);
 
 class CoordinatorLogic {
 public:
@@ -65,12 +88,16 @@ private:
 	int64_t tl_step_ = -1;
 	bool requeued_ = false;
 	double suspect_seen_ = -1; // mtime of the flag already acted on
+	// The suspect ask in flight: migrate once the checkpoint it asked for commits.
+	bool susp_pending_ = false;
+	int64_t susp_step_ = -1;
+	double susp_asked_ = 0, susp_mtime_ = 0, susp_eta_ = 0;
 };
 
 struct CoordinatorHooks {
 	std::function<Observation()> observe;
 	std::function<void(Ask, const std::string &why)> signal;
-	std::function<void(const std::string &why)> requeue;
+	std::function<void(const std::string &why, bool migrate)> requeue;
 };
 
 class Coordinator {

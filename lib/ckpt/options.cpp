@@ -151,6 +151,8 @@ ConfigSchema SiteConfig::schema()
 		.duration("poll", &poll_s, 1, 600, "coordinator poll period")
 		.boolean("requeue_on_time_limit", &requeue_on_time_limit,
 			 "requeue a job that checkpointed before its time limit")
+		.boolean("migrate", &migrate, "move a job off a suspect node once the checkpoint it asked for is committed")
+		.duration("migrate_window", &migrate_window_s, 0, 30 * 86400, "at most one move off a suspect node per job in this time")
 		.string("helper", &helper, "the program that works in checkpoint directories as the job's user");
 	return s;
 }

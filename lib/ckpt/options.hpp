@@ -33,6 +33,8 @@ struct SiteConfig {
 	std::string suspect_flag;                     // per-node flag file pattern (%n = node), optional
 	int64_t poll_s = 2;                           // coordinator's poll period
 	bool requeue_on_time_limit = true;
+	bool migrate = true;             // move a job off a suspect node after its checkpoint
+	int64_t migrate_window_s = 3600; // at most one move per job per window
 	std::string helper;                           // loom-ckpt-helper; empty: where it was installed
 
 	ConfigSchema schema();

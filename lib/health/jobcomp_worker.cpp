@@ -66,14 +66,17 @@ void scan_outputs(const JobRecord &rec, const JobcompOptions &opt, JobLogScan &a
 // when the job should take the normal requeue instead (out.no_spares says
 // why); true when it was requeued here (out.requeued, and out.spares when
 // the reservation is its own).
-bool requeue_on_spares(const JobRecord &rec, const JobcompOptions &opt, SlurmOps &slurm, JobOutcome &out)
+// 'culprits': the failed nodes, or for a migration (spank_ckpt requeued the
+// job off a suspect node) the suspect ones.
+bool requeue_on_spares(const JobRecord &rec, const JobcompOptions &opt, SlurmOps &slurm, JobOutcome &out,
+		       const std::vector<std::string> &named, bool migration)
 {
 	const JobEnd &e = rec.end;
 	// No pool published (select/topo without spares=): nothing to try, nothing to say.
 	if (opt.spare_file.empty() || ::access(opt.spare_file.c_str(), F_OK) != 0)
 		return false;
 	std::vector<std::string> culprits;
-	for (const auto &n : out.decision.drain)
+	for (const auto &n : named)
 		if (std::find(e.nodes.begin(), e.nodes.end(), n) != e.nodes.end())
 			culprits.push_back(n);
 	if (culprits.empty()) {
@@ -108,7 +111,7 @@ bool requeue_on_spares(const JobRecord &rec, const JobcompOptions &opt, SlurmOps
 		return false;
 	}
 	bool held = false;
-	if (!rec.already_requeued) {
+	if (!rec.already_requeued && !migration) {
 		if (auto st = slurm.requeue_hold(e.job_id); !st) {
 			out.no_spares = "requeuehold failed: " + st.error().str();
 			(void)slurm.delete_reservation(name);
@@ -116,7 +119,8 @@ bool requeue_on_spares(const JobRecord &rec, const JobcompOptions &opt, SlurmOps
 		}
 		held = true;
 	}
-	std::string note = "loom: restarted on spares " + plan.summary() + " in reservation " + name;
+	std::string note = std::string(migration ? "loom: moved off suspect node(s) to spares " : "loom: restarted on spares ") +
+			   plan.summary() + " in reservation " + name;
 	auto up = slurm.update_job(e.job_id, {"ReservationName=" + name, "AdminComment=" + note});
 	if (held)
 		if (auto st = slurm.release(e.job_id); !st)
@@ -204,7 +208,7 @@ JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm,
 		}
 	bool on_spares = false;
 	if (out.decision.requeue && opt.requeue && opt.spares && is_infrastructure(out.cls.cls)) {
-		on_spares = requeue_on_spares(rec, opt, slurm, out);
+		on_spares = requeue_on_spares(rec, opt, slurm, out, out.decision.drain, false);
 		if (!on_spares && !out.no_spares.empty())
 			log_info("job %u: loom: requeued without spares: %s", e.job_id, out.no_spares.c_str());
 	}
@@ -214,7 +218,30 @@ JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm,
 		else
 			log_error("job %u: requeue failed: %s", e.job_id, r.error().str().c_str());
 	}
-	if (failed)
+	// Proactive migration: a --ckpt job that spank_ckpt requeued off a node
+	// marked suspect, after the checkpoint the mark asked for. It resumes on
+	// the pool's spares when there are some; either way the suspect node is
+	// excluded for it (ExcNodeList), so that it does not go back there.
+	if (rec.already_requeued && e.checkpointed && opt.spares && nodes_known && !on_spares &&
+	    !is_infrastructure(out.cls.cls)) {
+		std::vector<std::string> suspects;
+		for (const auto &n : e.nodes)
+			if (auto it = nodes.find(n); it != nodes.end() && !it->second.suspect_mark().empty())
+				suspects.push_back(n);
+		if (!suspects.empty()) {
+			out.migrated = true;
+			if (!requeue_on_spares(rec, opt, slurm, out, suspects, true)) {
+				std::string why = out.no_spares.empty() ? "no spare pool" : out.no_spares;
+				std::string ex = join(suspects, ",");
+				auto up = slurm.update_job(e.job_id, {"ExcNodeList=" + ex,
+								      "AdminComment=loom: moved off suspect node(s) " + ex +
+									      " (no spares: " + why + ")"});
+				log_info("job %u: loom: moved off suspect node(s) %s without spares (%s)%s", e.job_id, ex.c_str(),
+					 why.c_str(), up ? "" : (": excluding them failed: " + up.error().str()).c_str());
+			}
+		}
+	}
+	if (failed && !out.migrated)
 		log_info("job %u %s%s: %s: %s; drained [%zu] capped [%zu]; %s%s", e.job_id, e.state.c_str(),
 			 e.checkpointed ? " (--ckpt)" : "", failure_class_name(out.cls.cls), out.cls.evidence.c_str(),
 			 out.drained.size(), out.capped.size(), out.requeued ? "requeued: " : "", out.decision.why.c_str());

@@ -35,6 +35,7 @@ struct JobOutcome {
 	std::string reservation;
 	std::vector<std::pair<std::string, std::string>> spares;
 	std::string no_spares; // why a requeue went without spares ("" when it had them or none was tried)
+	bool migrated = false; // requeued by spank_ckpt off a suspect node (proactive migration)
 };
 
 // Handle one finished job; logs are read from the job's files. A job is

@@ -318,7 +318,7 @@ void predict_and_judge(const std::string &history_path, const NodeSample &s, con
 		log_warning("predictor: %s", st.error().str().c_str());
 	bool any = false;
 	for (const auto &t : predict(hist, cur, c.predict_horizon)) {
-		v.findings.push_back({"predict", Outcome::suspect, trend_evidence(t)});
+		v.findings.push_back({"predict", Outcome::suspect, trend_evidence(t), t.eta_s});
 		any = true;
 	}
 	if (any && v.outcome == Outcome::ok) {

@@ -43,6 +43,15 @@ const Finding *Verdict::worst() const
 	return w;
 }
 
+double Verdict::eta_s() const
+{
+	double e = 0;
+	for (const auto &f : findings)
+		if (f.eta_s > 0 && (e == 0 || f.eta_s < e))
+			e = f.eta_s;
+	return e;
+}
+
 std::string Verdict::reason(size_t max_len) const
 {
 	const Finding *worst = this->worst();

@@ -29,6 +29,7 @@ struct Finding {
 	std::string check;    // gpu_ecc, gpu_xid, ib_port, link_flaps ...
 	Outcome severity = Outcome::ok; // ok = informational
 	std::string evidence;
+	double eta_s = 0; // a prediction: seconds from the check to the failure (0: none)
 };
 
 struct Verdict {
@@ -40,6 +41,8 @@ struct Verdict {
 	std::string reason(size_t max_len = 200) const;
 	// The worst finding (the first of the worst), nullptr when ok.
 	const Finding *worst() const;
+	// The soonest predicted failure among the findings, seconds (0: none).
+	double eta_s() const;
 	// Exit code of `loom health check` (outcome_exit_code).
 	int exit_code() const { return outcome_exit_code(outcome); }
 };

@@ -136,7 +136,8 @@ expected<std::string> start(const std::string &root, const std::string &dir, int
 }
 
 const char *const usage = "usage: loom-ckpt-helper --uid=U --gid=G [--groups=G1,G2] "
-			  "prepare ROOT DIR | start ROOT DIR RESTART_COUNT MAX_RESTARTS JOB_ID | newest DIR";
+			  "prepare ROOT DIR | start ROOT DIR RESTART_COUNT MAX_RESTARTS JOB_ID | newest DIR | "
+			  "migrated DIR [UNIX_TIME]";
 
 // Exit status 2: the command line is wrong.
 struct UsageError {
@@ -168,6 +169,27 @@ expected<std::string> run(const std::vector<std::string> &op)
 		count(1);
 		auto d = clean(op[1]);
 		return d ? newest_as_json(*d) : expected<std::string>(unexpected(d.error()));
+	}
+	if (name == "migrated") {
+		// When the job last moved off a suspect node (DIR/.loom-migrated, seconds
+		// since the epoch; 0: never), or record that it does now.
+		if (op.size() != 2 && op.size() != 3)
+			throw UsageError{Error(name, "takes 1 or 2 argument(s)")};
+		auto d = clean(op[1]);
+		if (!d)
+			return unexpected(d.error());
+		std::string file = path_join(*d, ".loom-migrated");
+		if (op.size() == 3) {
+			int64_t t = number(2, "UNIX_TIME");
+			if (auto st = write_file_atomic(file, std::to_string(t) + "\n", 0600); !st)
+				return unexpected(st.error());
+			return std::to_string(t);
+		}
+		auto text = read_file(file, 64);
+		if (!text)
+			return std::string("0");
+		auto t = parse_int(trim(*text), 0, INT64_MAX);
+		return t ? std::to_string(*t) : std::string("0");
 	}
 	throw UsageError{Error(name, "unknown operation")};
 }

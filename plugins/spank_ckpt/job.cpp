@@ -2,10 +2,12 @@
 
 #include "lib/ckpt/policy.hpp"
 #include "lib/health/failure_stats.hpp"
+#include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/hostlist.hpp"
 #include "lib/util/json.hpp"
 #include "lib/util/log.hpp"
+#include "lib/util/suspect_flag.hpp"
 #include "plugins/spank_ckpt/signal_tasks.hpp"
 #include "plugins/spank_ckpt/slurm_api.hpp"
 
@@ -144,6 +146,8 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 	plan.margin_min_s = site.margin_min_s;
 	plan.requeue_on_time_limit = site.requeue_on_time_limit;
 	plan.may_requeue = facts.restart_count < opts.max_restarts;
+	plan.migrate = site.migrate;
+	plan.migrate_window_s = site.migrate_window_s;
 
 	std::string suspect;
 	if (!site.suspect_flag.empty())
@@ -154,6 +158,10 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 		bool warned = false;
 	};
 	auto end = std::make_shared<EndTime>();
+	struct Flag {
+		double mtime = 0, eta_s = 0, last_migration = 0;
+	};
+	auto flag = std::make_shared<Flag>();
 	uint32_t job_id = facts.job_id;
 	ckpt::Credentials cred = facts.cred;
 	std::string dir = setup.dir;
@@ -186,8 +194,21 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 			log_warning("job %u: cannot read %s: %s", job_id, dir.c_str(), answer.error().str().c_str());
 		}
 		struct stat st;
-		if (!suspect.empty() && ::stat(suspect.c_str(), &st) == 0)
-			o.suspect_mtime = static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec * 1e-9;
+		if (!suspect.empty() && ::stat(suspect.c_str(), &st) == 0) {
+			double mtime = static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec * 1e-9;
+			o.suspect_mtime = mtime;
+			// The prediction and when the job last moved, read once per new flag.
+			if (mtime != flag->mtime) {
+				flag->mtime = mtime;
+				auto text = read_file(suspect, 4096);
+				flag->eta_s = text ? parse_suspect_flag(*text).eta_s : 0;
+				auto m = ckpt::run_helper(helper, cred, {"migrated", dir}, 60);
+				auto t = m ? parse_int(trim(*m), 0, INT64_MAX) : expected<int64_t>(unexpected("no answer"));
+				flag->last_migration = t ? static_cast<double>(*t) : 0;
+			}
+			o.suspect_eta_s = flag->eta_s;
+			o.last_migration = flag->last_migration;
+		}
 		return o;
 	};
 	h.signal = [=](ckpt::Ask ask, const std::string &why) {
@@ -200,8 +221,12 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 				    "handles SIG%s",
 				    job_id, ckpt::ask_name(ask), why.c_str(), ckpt::signal_name(sig).c_str());
 	};
-	h.requeue = [=](const std::string &why) {
+	h.requeue = [=](const std::string &why, bool migrate) {
 		std::string err;
+		if (migrate)
+			if (auto m = ckpt::run_helper(helper, cred, {"migrated", dir, std::to_string(static_cast<int64_t>(now_unix()))}, 60);
+			    !m)
+				log_warning("job %u: cannot record the move in %s: %s", job_id, dir.c_str(), m.error().str().c_str());
 		if (requeue_job(job_id, &err))
 			log_info("job %u: requeued: %s", job_id, why.c_str());
 		else

@@ -152,6 +152,85 @@ START_TEST(coordinator_no_requeue_without_budget_and_suspect_flag)
 }
 END_TEST
 
+// The seed's case: a NIC predicted to fail 30 s ahead under a job with an
+// hour left, checkpointing every 10 minutes.
+START_TEST(coordinator_moves_off_a_node_predicted_to_fail)
+{
+	CoordinatorPlan p;
+	p.interval_auto = false;
+	p.interval_s = 600;
+	p.cost_default_s = 5;
+	p.margin_min_s = 10;
+	CoordinatorLogic c(p, 1000);
+	Observation o;
+	o.now = 1100, o.end_time = 4700, o.newest_step = 50, o.newest_created = 1050;
+	ck_assert(c.next(o).signal == Ask::none);
+	// The mark (eta 30 s): a checkpoint first, no requeue yet.
+	o.now = 1200, o.suspect_mtime = 1199, o.suspect_eta_s = 30;
+	Decision d = c.next(o);
+	ck_assert(d.signal == Ask::suspect && !d.requeue);
+	o.now = 1202;
+	ck_assert(!c.next(o).requeue); // not committed yet
+	// Committed 3 s after the ask: move now. Moving loses 1 s + a 5 s
+	// restart; staying loses the 27 s to the failure and a restart.
+	o.now = 1206, o.newest_step = 61, o.newest_created = 1205;
+	d = c.next(o);
+	ck_assert_msg(d.requeue && d.migrate, "%s", d.note.c_str());
+	ck_assert_msg(d.why.find("failure predicted in 23 s") != std::string::npos, "%s", d.why.c_str());
+	o.now = 1210;
+	ck_assert(!c.next(o).requeue); // once
+
+	// The job ends before the predicted failure: it stays.
+	CoordinatorLogic late(p, 1000);
+	o = Observation{};
+	o.now = 1100, o.end_time = 1230, o.newest_step = 50, o.newest_created = 1050;
+	(void)late.next(o);
+	o.now = 1200, o.suspect_mtime = 1199, o.suspect_eta_s = 120;
+	(void)late.next(o);
+	o.now = 1206, o.newest_step = 61, o.newest_created = 1205;
+	d = late.next(o);
+	ck_assert(!d.requeue && d.note.find("not moving off the suspect node") != std::string::npos);
+
+	// It moved 10 minutes ago (migrate_window 1 h), or migrate=no: it stays.
+	CoordinatorLogic again(p, 1000);
+	o = Observation{};
+	o.now = 1100, o.end_time = 4700, o.newest_step = 50, o.newest_created = 1050, o.last_migration = 600;
+	(void)again.next(o);
+	o.now = 1200, o.suspect_mtime = 1199, o.suspect_eta_s = 30;
+	(void)again.next(o);
+	o.now = 1206, o.newest_step = 61, o.newest_created = 1205;
+	d = again.next(o);
+	ck_assert(!d.requeue && d.note.find("moved 606 s ago") != std::string::npos);
+	p.migrate = false;
+	CoordinatorLogic off(p, 1000);
+	o.last_migration = 0;
+	o.now = 1100, o.newest_step = 50, o.newest_created = 1050, o.suspect_mtime = 0;
+	(void)off.next(o);
+	o.now = 1200, o.suspect_mtime = 1199;
+	(void)off.next(o);
+	o.now = 1206, o.newest_step = 61, o.newest_created = 1205;
+	d = off.next(o);
+	ck_assert(!d.requeue && d.note == "not moving off the suspect node: migrate=no");
+}
+END_TEST
+
+START_TEST(migration_cost_compares_work_lost)
+{
+	// A fresh checkpoint, failure in 30 s: move (6 < 35).
+	MigrationCost c = migration_cost(1, 30, 3600, 600, 5);
+	ck_assert(c.worth() && c.move == 6 && c.stay == 36);
+	// The job ends in 20 s, before the failure: staying loses nothing.
+	ck_assert(!migration_cost(1, 30, 20, 600, 5).worth());
+	// The newest checkpoint is 500 s old and the next one comes in 100 s,
+	// before a failure 300 s away: staying loses at most an interval, moving the 500 s.
+	c = migration_cost(500, 300, 0, 600, 5);
+	ck_assert(c.stay == 605 && c.move == 505 && c.worth());
+	// Unknown failure time: half an interval away.
+	c = migration_cost(1, 0, 0, 600, 5);
+	ck_assert(c.stay == 306 && c.worth());
+}
+END_TEST
+
 START_TEST(coordinator_thread_stops_promptly)
 {
 	Coordinator c;
@@ -167,7 +246,7 @@ START_TEST(coordinator_thread_stops_promptly)
 		return o;
 	};
 	h.signal = [&](Ask, const std::string &) { signals++; };
-	h.requeue = [](const std::string &) {};
+	h.requeue = [](const std::string &, bool) {};
 	c.start(p, h, 0, 600);
 	while (observed == 0)
 		::usleep(1000);
@@ -191,6 +270,8 @@ static Suite *make_suite()
 	tcase_add_test(tc, coordinator_interval_and_time_limit);
 	tcase_add_test(tc, coordinator_no_requeue_without_budget_and_suspect_flag);
 	tcase_add_test(tc, coordinator_thread_stops_promptly);
+	tcase_add_test(tc, coordinator_moves_off_a_node_predicted_to_fail);
+	tcase_add_test(tc, migration_cost_compares_work_lost);
 	suite_add_tcase(s, tc);
 	return s;
 }

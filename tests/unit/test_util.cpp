@@ -15,6 +15,8 @@
 #include <json-c/json.h>
 #include <string>
 #include <sys/stat.h>
+#include "lib/util/suspect_flag.hpp"
+
 #include <unistd.h>
 #include <vector>
 
@@ -398,6 +400,21 @@ START_TEST(gres_gpu_request_forms)
 }
 END_TEST
 
+START_TEST(suspect_flag_carries_the_prediction)
+{
+	std::string t = suspect_flag_text({"loom: predict: ib0 symbol errors\nrising", 29.2});
+	ck_assert_sstr_eq(t.c_str(), "loom: predict: ib0 symbol errors rising\neta_s=30\n");
+	SuspectFlag f = parse_suspect_flag(t);
+	ck_assert_sstr_eq(f.reason.c_str(), "loom: predict: ib0 symbol errors rising");
+	ck_assert(f.eta_s == 30);
+	// A flag from before predictions, or written by hand: no eta.
+	ck_assert(parse_suspect_flag("loom: gpu_ecc: 3 DBE\n").eta_s == 0);
+	ck_assert(parse_suspect_flag("bad\neta_s=soon\n").eta_s == 0);
+	ck_assert(parse_suspect_flag("").reason.empty());
+	ck_assert_sstr_eq(suspect_flag_text({"x", 0}).c_str(), "x\n");
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("util");
@@ -416,6 +433,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, gres_gpu_request_forms);
 	tcase_add_test(tc, make_dirs_like_mkdir_p);
 	tcase_add_test(tc, subprocess_ends_and_descriptors);
+	tcase_add_test(tc, suspect_flag_carries_the_prediction);
 	suite_add_tcase(s, tc);
 	return s;
 }
