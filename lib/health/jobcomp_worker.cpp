@@ -225,10 +225,14 @@ JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm,
 	if (rec.already_requeued && e.checkpointed && opt.spares && nodes_known && !on_spares &&
 	    !is_infrastructure(out.cls.cls)) {
 		std::vector<std::string> suspects;
+		bool culprit_drained = false; // loom's own requeue of a failure, not a move
 		for (const auto &n : e.nodes)
-			if (auto it = nodes.find(n); it != nodes.end() && !it->second.suspect_mark().empty())
-				suspects.push_back(n);
-		if (!suspects.empty()) {
+			if (auto it = nodes.find(n); it != nodes.end()) {
+				culprit_drained |= it->second.drained_by_loom();
+				if (!it->second.suspect_mark().empty())
+					suspects.push_back(n);
+			}
+		if (!suspects.empty() && !culprit_drained) {
 			out.migrated = true;
 			if (!requeue_on_spares(rec, opt, slurm, out, suspects, true)) {
 				std::string why = out.no_spares.empty() ? "no spare pool" : out.no_spares;

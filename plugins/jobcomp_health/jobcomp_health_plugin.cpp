@@ -14,6 +14,7 @@
 
 #include <exception>
 #include <memory>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -154,13 +155,28 @@ int on_set_location(const char *location)
 	return rc;
 }
 
+bool on_suspect_node(const job_record_t *job)
+{
+	static const char mark[] = "loom:suspect";
+	auto has = [](const char *s) { return s && !std::strncmp(s, mark, sizeof(mark) - 1); };
+	if (!job->node_bitmap)
+		return false;
+	for (int64_t i = bit_ffs(job->node_bitmap); i >= 0 && i <= bit_fls(job->node_bitmap); i++)
+		if (bit_test(job->node_bitmap, i) && i < node_record_count)
+			if (node_record_t *n = node_record_table_ptr[i]; n && (has(n->extra) || has(n->comment)))
+				return true;
+	return false;
+}
+
 int on_job_end(job_record_t *job_ptr)
 {
 	if (!job_ptr)
 		return SLURM_SUCCESS;
 	// Slurm also reports a job it has just requeued (state PENDING): nothing
-	// ended there, and the failure before it was already handled.
-	if ((job_ptr->job_state & JOB_STATE_BASE) == JOB_PENDING)
+	// ended there, and the failure before it was already handled; unless a
+	// node of the job is marked suspect, when it is a --ckpt job that
+	// spank_ckpt moves off that node (proactive migration, the worker decides).
+	if ((job_ptr->job_state & JOB_STATE_BASE) == JOB_PENDING && !on_suspect_node(job_ptr))
 		return SLURM_SUCCESS;
 	try {
 		health::JobRecord r = to_job_record(job_ptr);
