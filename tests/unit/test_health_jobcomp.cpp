@@ -643,6 +643,60 @@ START_TEST(without_a_spare_for_every_culprit_the_job_takes_the_normal_requeue)
 }
 END_TEST
 
+START_TEST(a_job_moved_off_a_suspect_node_gets_a_spare)
+{
+	std::string dir = temp_dir();
+	JobcompOptions opt;
+	opt.spare_file = write_pool(dir);
+	DrainLimiter lim(opt.max_drains, opt.drain_window);
+	FailureStats stats;
+	FakeSlurm slurm;
+	slurm.nodes["n4"] = slurm_node("n4", "IDLE");
+	auto suspect = parse_show_node("NodeName=n1 Arch=x86_64\n   State=IDLE ThreadsPerCore=1\n"
+				       "   Extra=loom:suspect:predict:ib0 symbol_error reaches 100 in about 1 min\n",
+				       "n1");
+	ck_assert(suspect.has_value() && !suspect->suspect_mark().empty());
+	slurm.nodes["n1"] = *suspect;
+	// Slurm reports the requeue spank_ckpt made (state PENDING): the suspect
+	// n1 is replaced by leaf1's spare, the job is not requeued again.
+	JobRecord r = job(301, "user-error.out", {"n1"}, 0);
+	r.end.state = "PENDING";
+	r.end.checkpointed = r.end.requeue_allowed = true;
+	r.already_requeued = true;
+	JobOutcome out = handle_job(r, opt, slurm, lim, stats, 5000);
+	ck_assert(out.migrated && slurm.drained.empty() && slurm.requeued.empty());
+	ck_assert_int_eq(slurm.calls.size(), 2);
+	ck_assert_sstr_eq(slurm.calls[0].c_str(), "create loom_spare_301_1 n4 alice 0");
+	ck_assert_sstr_eq(slurm.calls[1].c_str(),
+			  "update 301 ReservationName=loom_spare_301_1 AdminComment=loom: moved off suspect node(s) to "
+			  "spares n1 -> n4 (leaf leaf1) in reservation loom_spare_301_1");
+	// No spare left: the suspect node is excluded for the job instead.
+	FakeSlurm s2;
+	s2.nodes["n1"] = *suspect;
+	s2.nodes["n4"] = slurm_node("n4", "IDLE+DRAIN", "maintenance");
+	out = handle_job(r, opt, s2, lim, stats, 5001);
+	ck_assert_int_eq(s2.calls.size(), 1);
+	ck_assert_msg(s2.calls[0].rfind("update 301 ExcNodeList=n1 AdminComment=loom: moved off suspect node(s) n1 (no spares: ", 0) == 0,
+		      "%s", s2.calls[0].c_str());
+	// Not a move: a job that is not --ckpt, or loom's own requeue of a failure (a node drained by loom).
+	FakeSlurm s3;
+	s3.nodes["n1"] = *suspect;
+	s3.nodes["n4"] = slurm_node("n4", "IDLE");
+	JobRecord plain = r;
+	plain.end.checkpointed = false;
+	handle_job(plain, opt, s3, lim, stats, 5002);
+	ck_assert(s3.calls.empty());
+	JobRecord ours = job(302, "user-error.out", {"n1", "n2"}, 0);
+	ours.end.state = "PENDING";
+	ours.end.checkpointed = true;
+	ours.already_requeued = true;
+	s3.nodes["n2"] = slurm_node("n2", "IDLE+DRAIN", "loom: jobcomp: gpu_fault: job 302: ...");
+	handle_job(ours, opt, s3, lim, stats, 5003);
+	ck_assert(s3.calls.empty());
+	rm(dir);
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("health_jobcomp");
@@ -660,6 +714,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, drains_only_what_is_loom_to_drain);
 	tcase_add_test(tc, infrastructure_failure_restarts_on_a_spare_of_its_leaf);
 	tcase_add_test(tc, without_a_spare_for_every_culprit_the_job_takes_the_normal_requeue);
+	tcase_add_test(tc, a_job_moved_off_a_suspect_node_gets_a_spare);
 	tcase_add_test(tc, stop_leaves_a_blocked_worker_behind);
 	suite_add_tcase(s, tc);
 	return s;
