@@ -69,8 +69,7 @@ node_state() { scontrol show node -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/
 
 wait_idle() { # all nodes idle, in no reservation (Slurm clears the flag within 5 s), no job left
 	local deadline=$(( $(date +%s) + 120 ))
-	until [ "$(sinfo -h -N -t idle -o %N | sort -u | wc -l)" = $cluster_nodes ] && [ -z "$(squeue -h -o %i)" ] &&
-		! scontrol show node | grep -E 'State=[^ ]*RESERVED' >/dev/null; do
+	until [ "$(sinfo -h -N -o '%N %T' | sort -u | awk '$2 == "idle"' | wc -l)" = $cluster_nodes ] && [ -z "$(squeue -h -o %i)" ]; do
 		[ "$(date +%s)" -lt "$deadline" ] || die "cluster not idle again: $(sinfo -h -N -o '%N %T' | tr '\n' ' '); jobs: $(squeue -h -o '%i %T %R' | tr '\n' ' ')"
 		sleep 0.5
 	done

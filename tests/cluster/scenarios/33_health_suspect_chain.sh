@@ -13,7 +13,7 @@ out=$(scratch)
 loom="$LOOM_BUILDDIR/tools/loom"
 base="$LOOM_SRCDIR/tests/data/health/nvidia-smi-q-8xh100-535.161.08.txt"
 state=$out/state-n2
-ckpt_site "suspect_flag=$out/state-%n/suspect"
+ckpt_site "suspect_flag=$out/state-%n/suspect" migrate=no # the chain up to the checkpoint; the move: 42_spare_migration_off_suspect_node
 runs=${LOOM_CHAIN_RUNS:-2}
 now() { date +%s.%N; }
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
