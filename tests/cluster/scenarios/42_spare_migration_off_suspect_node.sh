@@ -10,7 +10,7 @@
 source "$LOOM_SRCDIR/tests/ckpt/scenario_lib.sh"
 out=$(scratch)
 ckpt_site "suspect_flag=$out/state-%n/suspect"
-export TRAIN_STEP_DELAY=0.004 TRAIN_STEPS=4000
+export TRAIN_STEP_DELAY=0.004 TRAIN_STEPS=2500
 run=$(TRAIN_PROGRESS=$out/progress ckpt_train ckpt-run --ckpt --ckpt-interval=10m --export=ALL)
 wait_state "$run" RUNNING 60
 node=$(job_field "$run" NodeList)
