@@ -117,6 +117,7 @@ Json job_record_object(const JobRecord &r)
 	o.set("already_requeued", Json::boolean(r.already_requeued));
 	o.set("ckpt_max_restarts", Json::integer(r.ckpt_max_restarts));
 	o.set("time_limit_s", Json::integer(r.time_limit_s));
+	o.set("pinned", Json::boolean(r.pinned));
 	return o;
 }
 
@@ -158,6 +159,7 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	auto cc = r.integer_or("ckpt_max_restarts", -1, -1, 1000000);
 	auto old_comment = r.boolean_or("ckpt_from_comment", false);
 	auto tl = r.integer_or("time_limit_s", 0, 0, INT64_MAX); // absent in older backlogs
+	auto pin = r.boolean_or("pinned", false);
 	for (const Error *err :
 	     {id ? nullptr : &id.error(), state ? nullptr : &state.error(), exit_code ? nullptr : &exit_code.error(),
 	      sig ? nullptr : &sig.error(), nodes ? nullptr : &nodes.error(), nstate ? nullptr : &nstate.error(),
@@ -167,7 +169,7 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	      wd ? nullptr : &wd.error(), so ? nullptr : &so.error(), se ? nullptr : &se.error(),
 	      aj ? nullptr : &aj.error(), at ? nullptr : &at.error(), gc ? nullptr : &gc.error(),
 	      ar ? nullptr : &ar.error(), cc ? nullptr : &cc.error(), old_comment ? nullptr : &old_comment.error(),
-	      tl ? nullptr : &tl.error()})
+	      tl ? nullptr : &tl.error(), pin ? nullptr : &pin.error()})
 		if (err)
 			return unexpected(*err);
 	if (auto fin = r.finish(); !fin)
@@ -199,6 +201,7 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	rec.already_requeued = *ar;
 	rec.ckpt_max_restarts = *cc;
 	rec.time_limit_s = *tl;
+	rec.pinned = *pin;
 	return rec;
 }
 

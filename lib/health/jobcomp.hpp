@@ -51,6 +51,7 @@ struct JobRecord {
 	bool already_requeued = false; // Slurm requeued it itself (NODE_FAIL with JobRequeue)
 	int64_t ckpt_max_restarts = -1; // LOOM_CKPT_MAX_RESTARTS of a --ckpt job (-1: none)
 	int64_t time_limit_s = 0;       // 0: none (the partition's, or unlimited)
+	bool pinned = false;            // -w/--nodelist: the job names its nodes
 };
 
 std::string job_record_json(const JobRecord &r);

@@ -232,7 +232,10 @@ JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm,
 				if (!it->second.suspect_mark().empty())
 					suspects.push_back(n);
 			}
-		if (!suspects.empty() && !culprit_drained) {
+		if (!suspects.empty() && !culprit_drained && rec.pinned) {
+			log_info("job %u: loom: moved off suspect node(s) but it names its nodes (-w): no spare, no exclusion",
+				 e.job_id);
+		} else if (!suspects.empty() && !culprit_drained) {
 			out.migrated = true;
 			if (!requeue_on_spares(rec, opt, slurm, out, suspects, true)) {
 				std::string why = out.no_spares.empty() ? "no spare pool" : out.no_spares;

@@ -63,6 +63,7 @@ health::JobRecord to_job_record(const job_record_t *job)
 		// Only batch jobs can be requeued; the flag is --requeue / JobRequeue.
 		e.requeue_allowed = job->batch_flag && job->details->requeue;
 		r.work_dir = str(job->details->work_dir);
+		r.pinned = job->details->req_nodes && job->details->req_nodes[0];
 		r.std_out_pattern = str(job->details->std_out);
 		r.std_err_pattern = str(job->details->std_err);
 	}

@@ -678,6 +678,14 @@ START_TEST(a_job_moved_off_a_suspect_node_gets_a_spare)
 	ck_assert_int_eq(s2.calls.size(), 1);
 	ck_assert_msg(s2.calls[0].rfind("update 301 ExcNodeList=n1 AdminComment=loom: moved off suspect node(s) n1 (no spares: ", 0) == 0,
 		      "%s", s2.calls[0].c_str());
+	// A job that names its nodes (-w) keeps them: no spare, no exclusion.
+	FakeSlurm s5;
+	s5.nodes["n1"] = *suspect;
+	s5.nodes["n4"] = slurm_node("n4", "IDLE");
+	JobRecord pinned = r;
+	pinned.pinned = true;
+	handle_job(pinned, opt, s5, lim, stats, 5004);
+	ck_assert(s5.calls.empty());
 	// Not a move: a job that is not --ckpt, or loom's own requeue of a failure (a node drained by loom).
 	FakeSlurm s3;
 	s3.nodes["n1"] = *suspect;
