@@ -147,6 +147,14 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 	plan.requeue_on_time_limit = site.requeue_on_time_limit;
 	plan.may_requeue = facts.restart_count < opts.max_restarts;
 	plan.migrate = site.migrate;
+	if (plan.migrate) {
+		std::string err;
+		if (job_names_nodes(facts.job_id, &err)) {
+			plan.migrate = false; // -w: its nodes are its own; a suspect mark only asks for a checkpoint
+			log_info("job %u names its nodes (-w): it checkpoints when a node turns suspect, never moves",
+				 facts.job_id);
+		}
+	}
 	plan.migrate_window_s = site.migrate_window_s;
 
 	std::string suspect;

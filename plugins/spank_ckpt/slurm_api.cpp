@@ -103,6 +103,13 @@ time_t job_end_time(uint32_t job_id, std::string *error)
 	return end;
 }
 
+bool job_names_nodes(uint32_t job_id, std::string *error)
+{
+	bool named = false;
+	with_job(job_id, error, [&](const slurm_job_info_t &j) { named = j.req_nodes && j.req_nodes[0]; });
+	return named;
+}
+
 bool requeue_job(uint32_t job_id, std::string *error)
 {
 	auto requeue = lookup<requeue_fn>("slurm_requeue", error);

@@ -13,6 +13,8 @@ namespace loom::spank_ckpt {
 time_t job_end_time(uint32_t job_id, std::string *error);
 // How often the job was restarted (requeued); -1 when unknown.
 int64_t job_restart_count(uint32_t job_id, std::string *error);
+// The job names its nodes (-w/--nodelist): it cannot move off one. False when unknown.
+bool job_names_nodes(uint32_t job_id, std::string *error);
 // Requeue the job (it goes back to PENDING and restarts with SLURM_RESTART_COUNT+1).
 bool requeue_job(uint32_t job_id, std::string *error);
 // Requeue and hold the job, with 'reason' in its Comment.

@@ -13,7 +13,9 @@ out=$(scratch)
 loom="$LOOM_BUILDDIR/tools/loom"
 base="$LOOM_SRCDIR/tests/data/health/nvidia-smi-q-8xh100-535.161.08.txt"
 state=$out/state-n2
-ckpt_site "suspect_flag=$out/state-%n/suspect" migrate=no # the chain up to the checkpoint; the move: 42_spare_migration_off_suspect_node
+# The job names its node (-w n2): it checkpoints at the mark and stays (spank_ckpt
+# moves only jobs that do not name their nodes: 42_spare_migration_off_suspect_node).
+ckpt_site "suspect_flag=$out/state-%n/suspect"
 runs=${LOOM_CHAIN_RUNS:-2}
 now() { date +%s.%N; }
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
@@ -113,4 +115,6 @@ check "$(root_at 30)" || fail "the check at 30 C exited $?"
 [ "$(extra)" = "site: rack A09" ] || fail "loom cleared the admin's Extra"
 [ -z "$(scontrol show node n2 | sed -n 's/^ *Comment=//p')" ] || fail "loom's Comment mark left after the hold-down"
 note "with an admin's Extra: marked in Comment, cleared from there; Extra kept"
+[ "$(job_field "$job" Restarts)" = 0 ] || fail "job $job names its node (-w n2) but was moved off it ($(job_field "$job" Restarts) restarts)"
+note "job $job (-w n2): checkpointed at every mark, never moved"
 scancel "$job"
