@@ -248,7 +248,8 @@ JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm,
 			}
 		}
 	}
-	if (failed && !out.migrated)
+	// A requeue record (PENDING) that was no move: its failure was logged when it ended.
+	if (failed && !out.migrated && e.state != "PENDING")
 		log_info("job %u %s%s: %s: %s; drained [%zu] capped [%zu]; %s%s", e.job_id, e.state.c_str(),
 			 e.checkpointed ? " (--ckpt)" : "", failure_class_name(out.cls.cls), out.cls.evidence.c_str(),
 			 out.drained.size(), out.capped.size(), out.requeued ? "requeued: " : "", out.decision.why.c_str());

@@ -38,7 +38,7 @@ tools_loom_SOURCES += tools/loom_place.cpp
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_spares
 TESTS += tests/unit/test_spares
-tests_unit_test_spares_SOURCES = tests/unit/test_spares.cpp tests/unit/check_main.hpp
+tests_unit_test_spares_SOURCES = tests/unit/test_spares.cpp tests/unit/check_main.hpp tests/unit/tree16.hpp
 tests_unit_test_spares_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_spares_LDADD = lib/libloom_health.la $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
 endif

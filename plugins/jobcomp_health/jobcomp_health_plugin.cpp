@@ -14,7 +14,6 @@
 
 #include <exception>
 #include <memory>
-#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -155,14 +154,15 @@ int on_set_location(const char *location)
 	return rc;
 }
 
+// A node of the job carries loom's suspect mark (slurm_ops.hpp's vocabulary).
 bool on_suspect_node(const job_record_t *job)
 {
-	static const char mark[] = "loom:suspect";
-	auto has = [](const char *s) { return s && !std::strncmp(s, mark, sizeof(mark) - 1); };
+	auto has = [](const char *s) { return s && health::is_loom_suspect_mark(s); };
 	if (!job->node_bitmap)
 		return false;
-	for (int64_t i = bit_ffs(job->node_bitmap); i >= 0 && i <= bit_fls(job->node_bitmap); i++)
-		if (bit_test(job->node_bitmap, i) && i < node_record_count)
+	int64_t last = bit_fls(job->node_bitmap);
+	for (int64_t i = bit_ffs(job->node_bitmap); i >= 0 && i <= last && i < node_record_count; i++)
+		if (bit_test(job->node_bitmap, i))
 			if (node_record_t *n = node_record_table_ptr[i]; n && (has(n->extra) || has(n->comment)))
 				return true;
 	return false;
@@ -176,10 +176,13 @@ int on_job_end(job_record_t *job_ptr)
 	// ended there, and the failure before it was already handled; unless a
 	// node of the job is marked suspect, when it is a --ckpt job that
 	// spank_ckpt moves off that node (proactive migration, the worker decides).
-	if ((job_ptr->job_state & JOB_STATE_BASE) == JOB_PENDING && !on_suspect_node(job_ptr))
+	bool requeued = (job_ptr->job_state & JOB_STATE_BASE) == JOB_PENDING;
+	if (requeued && !on_suspect_node(job_ptr))
 		return SLURM_SUCCESS;
 	try {
 		health::JobRecord r = to_job_record(job_ptr);
+		if (requeued && !r.end.checkpointed)
+			return SLURM_SUCCESS;
 		std::lock_guard<std::mutex> g(g_mu);
 		if (g_worker)
 			g_worker->enqueue(std::move(r));

@@ -51,7 +51,7 @@ EXTRA_DIST += plugins/select_topo/select_topo.map \
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_select_topo_fabric
 TESTS += tests/unit/test_select_topo_fabric
-tests_unit_test_select_topo_fabric_SOURCES = tests/unit/test_select_topo_fabric.cpp \
+tests_unit_test_select_topo_fabric_SOURCES = tests/unit/test_select_topo_fabric.cpp tests/unit/tree16.hpp \
 	plugins/select_topo/fabric.hpp plugins/select_topo/fabric.cpp \
 	plugins/select_topo/config.hpp plugins/select_topo/config.cpp
 tests_unit_test_select_topo_fabric_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)

@@ -1,6 +1,7 @@
 // select/topo's fabric loading: topology.conf + Slurm node records, nodes the
 // fabric lacks, and loom-topo.conf parsing.
 #include "tests/unit/check_main.hpp"
+#include "tests/unit/tree16.hpp"
 
 #include "plugins/select_topo/config.hpp"
 #include "plugins/select_topo/fabric.hpp"
@@ -19,14 +20,7 @@ std::string tmpdir()
 	return mkdtemp(t) ? std::string(t) : std::string("/tmp");
 }
 
-// The test cluster's shape: 4 leaves of 4 nodes, 2 pods, one spine.
-const char *k_topology = "SwitchName=leaf1 Nodes=n[1-4]\n"
-			 "SwitchName=leaf2 Nodes=n[5-8]\n"
-			 "SwitchName=leaf3 Nodes=n[9-12]\n"
-			 "SwitchName=leaf4 Nodes=n[13-16]\n"
-			 "SwitchName=pod1 Switches=leaf[1-2]\n"
-			 "SwitchName=pod2 Switches=leaf[3-4]\n"
-			 "SwitchName=spine Switches=pod[1-2]\n";
+const char *k_topology = k_tree16_topology_conf;
 
 std::vector<SlurmNodeInfo> nodes(int n, int extra = 0)
 {

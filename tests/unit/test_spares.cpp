@@ -12,20 +12,14 @@
 #include <vector>
 
 #include "tests/unit/check_main.hpp"
+#include "tests/unit/tree16.hpp"
 
 using namespace loom;
 
 namespace {
 
-// Two pods of two leaves of four nodes: leaf1 n[1-4], leaf2 n[5-8] in pod1;
-// leaf3 n[9-12], leaf4 n[13-16] in pod2.
-const char *k_tree = "SwitchName=leaf1 Nodes=n[1-4]\n"
-		     "SwitchName=leaf2 Nodes=n[5-8]\n"
-		     "SwitchName=leaf3 Nodes=n[9-12]\n"
-		     "SwitchName=leaf4 Nodes=n[13-16]\n"
-		     "SwitchName=pod1 Switches=leaf[1-2]\n"
-		     "SwitchName=pod2 Switches=leaf[3-4]\n"
-		     "SwitchName=spine Switches=pod[1-2]\n";
+// leaf1 n[1-4], leaf2 n[5-8] in pod1; leaf3 n[9-12], leaf4 n[13-16] in pod2.
+const char *k_tree = k_tree16_topology_conf;
 
 topo::Cluster tree()
 {
