@@ -13,7 +13,7 @@
 # with its plugin-load checks, the cluster scenarios, the differential tier
 # (tests/differential: plain cons_tres against select/topo) and the consumers
 # tier (tests/consumers: the files loom writes, read by that release's
-# slurmctld and slurmd).
+# slurmctld and slurmd); the last three for every such release at once.
 # With --slurm VERSION: every tier, on that release only.
 # --quick skips the sanitizer build, distcheck and packages.
 # Needs root: it installs packages and runs Slurm daemons. A tier that cannot
@@ -151,19 +151,53 @@ if tier "build-$main" build "$main"; then
 	fi
 fi
 
+# The other releases: each one's build and plugin-load checks first, one
+# release at a time (they compile); then their cluster, differential and
+# consumers tiers, every release at once: those tiers wait on daemons far more
+# than they compute, and each release's clusters have their own directories,
+# ports and processes. Their verdicts are printed afterwards, release by
+# release, as if they had run one after the other.
 if [ -n "$installer" ]; then
 	wait "$installer"
+	ready=()
 	for v in "${others[@]}"; do
-		echo "=== Slurm $v: the release, loom's build and plugin load, cluster scenarios"
+		echo "=== Slurm $v: the release, loom's build and plugin load"
 		echo "=== tier: slurm-$v"
 		read -r rc secs <"$logdir/slurm-$v.rc" 2>/dev/null || { rc=1; secs=0; }
 		record "slurm-$v" "$rc" "$secs"
 		[ "$rc" = 0 ] || continue
 		tier "build-$v" build "$v" || continue
 		tier "plugins-$v" plugins "$v"
-		tier "cluster-$v" cluster "$v"
-		tier "differential-$v" differential "$v"
-		tier "consumers-$v" consumers "$v"
+		ready+=("$v")
+	done
+	# quiet_tier NAME COMMAND...: tier's run and log, its verdict kept for later.
+	quiet_tier() {
+		local name=$1 start rc
+		shift
+		start=$(date +%s)
+		"$@" >"$logdir/$name.log" 2>&1
+		rc=$?
+		echo "$name $rc $(( $(date +%s) - start ))" >>"$logdir/verdicts-$v"
+	}
+	pids=()
+	for v in "${ready[@]}"; do
+		rm -f "$logdir/verdicts-$v"
+		(
+			quiet_tier "cluster-$v" cluster "$v"
+			quiet_tier "differential-$v" differential "$v"
+			quiet_tier "consumers-$v" consumers "$v"
+		) &
+		pids+=($!)
+	done
+	[ ${#pids[@]} = 0 ] || { echo "=== Slurm ${ready[*]}: cluster, differential and consumers tiers, at once"; wait "${pids[@]}"; }
+	for v in "${ready[@]}"; do
+		echo "=== Slurm $v: cluster scenarios, differential, consumers"
+		for t in cluster differential consumers; do
+			echo "=== tier: $t-$v"
+			read -r name rc secs < <(grep "^$t-$v " "$logdir/verdicts-$v" 2>/dev/null) ||
+				{ name=$t-$v; rc=1; secs=0; echo "test: tier $name left no verdict" >>"$logdir/$name.log"; }
+			record "$name" "$rc" "$secs"
+		done
 	done
 fi
 

@@ -9,7 +9,10 @@ daemons() { # count processes started by this cluster
 	done
 	echo $n
 }
-j=$(submit -N1 -o /dev/null --wrap 'sleep 601')
+# The task's own duration marks it as this run's (clusters of other releases
+# may run this scenario at the same time).
+task="sleep 601.$$"
+j=$(submit -N1 -o /dev/null --wrap "$task")
 wait_state "$j" RUNNING 30
 before=$(daemons)
 kill -9 "$(cat "$LOOM_CLUSTER_DIR/run/slurmctld.pid")" "$(cat "$LOOM_CLUSTER_DIR/run/slurmd-n2.pid")"
@@ -29,5 +32,5 @@ sleep 0.5
 for p in $(pgrep -x slurmstepd); do
 	case $(readlink "/proc/$p/cwd" 2>/dev/null) in "$LOOM_CLUSTER_DIR"/*) fail "slurmstepd $p of this cluster left after down" ;; esac
 done
-pgrep -xf "sleep 601" >/dev/null && fail "the job's task survived down"
+pgrep -xf "$task" >/dev/null && fail "the job's task survived down"
 note "after down: no daemon, step or task of this cluster left"

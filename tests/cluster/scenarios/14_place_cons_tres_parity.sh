@@ -62,9 +62,9 @@ wait_state "$j" COMPLETED 30
 grep -q ' 0,1,2,3,4,5,6,7 n9$' "$(scratch)/dyn.out" || fail "job on n9 did not see its 8 GPUs: $(cat "$(scratch)/dyn.out")"
 grep -q "JobId=$j placed on n9" "$log" || fail "select/topo did not place job $j"
 note "dynamic node n9 joined, job $j ran there with 8 GPUs: $(grep -m1 "JobId=$j placed" "$log" | cut -c26-120)"
-pid=$(pgrep -f 'slurmd -Z -N n9' | head -1)
+pid=$(pgrep -f "slurmd -Z -N n9 --conf .*Port=$port " | head -1)
 [ -n "$pid" ] && kill "$pid"
-for _ in $(seq 1 50); do pgrep -f 'slurmd -Z -N n9' >/dev/null || break; sleep 0.2; done
+for _ in $(seq 1 50); do pgrep -f "slurmd -Z -N n9 --conf .*Port=$port " >/dev/null || break; sleep 0.2; done
 out=$(scontrol delete nodename=n9 2>&1) || fail "scontrol delete nodename=n9: $out"
 sinfo -h -n n9 -o %N 2>/dev/null | grep n9 >/dev/null && fail "n9 still listed after deletion"
 note "n9 deleted"
