@@ -2,6 +2,7 @@
 // engines and Slurm-like baselines; see loom-sim(1).
 #include "tools/command.hpp"
 
+#include "lib/place/spares.hpp"
 #include "lib/sim/cluster_gen.hpp"
 #include "lib/sim/report.hpp"
 #include "lib/sim/placer.hpp"
@@ -26,6 +27,7 @@ void usage(FILE *out)
 		     "                [--time-scale X | --load X] [--size-scale X] [--skip-days N] [--ckpt-interval auto|DUR]\n"
 		     "                [--ckpt-cost DUR] [--restart-cost DUR] [--class-speed LIST]\n"
 		     "                [--weights FILE] [--large-gpus N] [--dump-at HOURS] [--progress yes|no|auto] [--quiet]\n"
+		     "                [--spares SPEC] [--spare-lend DUR] [--replace-time DUR] [--migrate yes|no]\n"
 		     "\n"
 		     "Replays jobs against a cluster under a Slurm-like scheduler loop (priority, backfill, time limits,\n"
 		     "requeue) with each placer in turn, the same jobs and the same failures for each; writes CSV files\n"
@@ -47,6 +49,10 @@ void usage(FILE *out)
 		     "  --class-speed LIST    relative speed per GPU class: \"a100=1,h100=2.5\" (default 1 each)\n"
 		     "  --weights FILE        placement weights for the loom placer\n"
 		     "  --large-gpus N        jobs of N GPUs or more count as large (ETTR; default 1024)\n"
+		     "  --spares SPEC         a spare pool, as loom-topo.conf's spares= (\"nvlink:1,pod:2%%\"; default none)\n"
+		     "  --spare-lend DUR      jobs with a time limit up to DUR may use spares (spare_lend=; default 30m)\n"
+		     "  --replace-time DUR    failure detected to running again on spares (default 10s)\n"
+		     "  --migrate yes|no      --ckpt jobs move off a node marked suspect (spank_ckpt migrate=; default no)\n"
 		     "  --dump-at HOURS       write the state, request and decision of the first placement after HOURS\n"
 		     "                        to DIR/PLACER/dump-*.txt (replay with loom place --explain)\n"
 		     "  --progress WHEN       a progress line on stderr (auto: when stderr is a terminal)\n"
@@ -79,7 +85,7 @@ int sim_main(int argc, char **argv)
 {
 	using namespace loom;
 	const std::string cmd = "loom sim";
-	std::string cluster_file, gen, trace_file, gen_jobs, failures = "default", out_dir, weights_file, progress = "auto";
+	std::string cluster_file, gen, trace_file, gen_jobs, failures = "default", out_dir, weights_file, progress = "auto", spares_text;
 	std::vector<std::string> placers;
 	int64_t days = 0, seed = 1, skip_days = 0, large = 1024;
 	double time_scale = 1, size_scale = 1, dump_h = -1, load = 0;
@@ -161,6 +167,23 @@ int sim_main(int argc, char **argv)
 				base.ckpt.cost_s = static_cast<double>(*d);
 			else
 				base.ckpt.restart_s = *d;
+		} else if (a == "--spares" && value()) {
+			spares_text = v;
+			auto sp = place::parse_spares(v);
+			if (!sp)
+				return tool::bad_value(cmd, a, v, sp.error().message);
+			int64_t lend = base.spares.lend_max_s;
+			base.spares = *sp;
+			base.spares.lend_max_s = lend;
+		} else if ((a == "--spare-lend" || a == "--replace-time") && value()) {
+			auto d = parse_duration(v);
+			if (!d)
+				return tool::bad_value(cmd, a, v, d.error().message);
+			(a == "--spare-lend" ? base.spares.lend_max_s : base.replace_s) = *d;
+		} else if (a == "--migrate" && value()) {
+			if (v != "yes" && v != "no")
+				return tool::bad_value(cmd, a, v, "expected yes or no");
+			base.migrate = v == "yes";
 		} else if (a == "--class-speed" && value()) {
 			for (const std::string &item : split_list(v)) {
 				auto eq = item.find('=');
@@ -314,6 +337,10 @@ int sim_main(int argc, char **argv)
 		if (!cluster->nvlink_domains.empty())
 			placers.push_back("block");
 	}
+	if (auto st = place::check_spare_kinds(base.spares, topo::locality_kinds(*cluster)); !st) {
+		std::fprintf(stderr, "loom sim: --spares: %s\n", st.error().str().c_str());
+		return tool::exit_problems;
+	}
 	base.horizon_s = days * 86400;
 	base.failures = fm;
 	base.large_gpus = large;
@@ -334,6 +361,11 @@ int sim_main(int argc, char **argv)
 	params += strprintf("checkpoint interval %s, cost %gs, restart %llds\n",
 			    base.ckpt.interval_s ? format_duration(base.ckpt.interval_s).c_str() : "auto", base.ckpt.cost_s,
 			    static_cast<long long>(base.ckpt.restart_s));
+	if (!base.spares.empty() || base.migrate)
+		params += strprintf("spares     %s, lent to jobs of up to %s, replacement %llds; migration %s\n",
+				    base.spares.empty() ? "none" : spares_text.c_str(),
+				    format_duration(base.spares.lend_max_s).c_str(), static_cast<long long>(base.replace_s),
+				    base.migrate ? "on" : "off");
 	if (!quiet)
 		std::fputs(params.c_str(), stdout);
 	if (auto st = write_file_atomic(out_dir + "/params.txt", params); !st) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <sys/stat.h>
+#include <ctime>
 #include <unistd.h>
 #include <ctime>
 #include <algorithm>
@@ -98,9 +99,23 @@ bool requeue_on_spares(const JobRecord &rec, const JobcompOptions &opt, SlurmOps
 		}
 		states = std::move(*st);
 	}
-	Replacement plan = plan_replacement(*pool, e.nodes, culprits, states);
+	// A busy spare is waited for only when its job is a borrower's (ends
+	// within the pool's lending bound); unknown end times: idle spares only.
+	std::vector<std::string> busy;
+	for (const auto &[name, n] : states)
+		if (n.base == "MIXED" || n.base == "ALLOCATED")
+			busy.push_back(name);
+	std::map<std::string, int64_t> until;
+	std::string until_unknown;
+	if (!busy.empty()) {
+		if (auto u = slurm.jobs_end(busy))
+			until = std::move(*u);
+		else
+			until_unknown = " (busy spares not waited for, their jobs' end unknown: " + u.error().str() + ")";
+	}
+	Replacement plan = plan_replacement(*pool, e.nodes, culprits, states, until, static_cast<int64_t>(::time(nullptr)));
 	if (!plan.ok) {
-		out.no_spares = plan.why;
+		out.no_spares = plan.why + until_unknown;
 		return false;
 	}
 	std::string name = "loom_spare_" + std::to_string(e.job_id) + "_" + std::to_string(e.restart_count + 1);

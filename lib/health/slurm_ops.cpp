@@ -1,11 +1,17 @@
 #include "lib/health/slurm_ops.hpp"
 
-#include "lib/util/gres.hpp"
-#include "lib/util/subprocess.hpp"
+#include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/gres.hpp"
+#include "lib/util/hostlist.hpp"
+#include "lib/util/subprocess.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
+#include <cstring>
+#include <set>
+#include <unistd.h>
 
 namespace loom::health {
 namespace {
@@ -263,6 +269,67 @@ expected<std::map<std::string, SlurmNode>> ScontrolOps::show_nodes(const std::ve
 		if (!parsed)
 			return unexpected(parsed.error());
 		out.merge(*parsed);
+	}
+	return out;
+}
+
+std::vector<std::string> ScontrolOps::jobs_end_argv(const std::vector<std::string> &nodes) const
+{
+	size_t slash = scontrol_.rfind('/');
+	std::string squeue = slash == std::string::npos ? "squeue" : scontrol_.substr(0, slash + 1) + "squeue";
+	return {squeue, "--noheader", "--states=RUNNING,COMPLETING", "--nodelist=" + join(nodes, ","), "--format=%e|%N"};
+}
+
+expected<std::map<std::string, int64_t>> ScontrolOps::jobs_end(const std::vector<std::string> &nodes)
+{
+	std::map<std::string, int64_t> out;
+	if (nodes.empty())
+		return out;
+	std::vector<std::string> argv = jobs_end_argv(nodes);
+	RunOptions o;
+	o.timeout_s = timeout_;
+	o.cancel = cancel_;
+	o.max_output = 4u << 20;
+	for (char **e = environ; e && *e; e++)
+		if (std::strncmp(*e, "SLURM_TIME_FORMAT=", 18) != 0)
+			o.env.emplace_back(*e);
+	o.env.emplace_back("SLURM_TIME_FORMAT=%s"); // end times as seconds since the epoch
+	auto r = run_command(argv, o);
+	if (!r) {
+		if (cancel_ && cancel_->load(std::memory_order_acquire))
+			cut_.fetch_add(1);
+		return unexpected(r.error());
+	}
+	if (r->truncated)
+		return unexpected(command_line(argv), "answer longer than 4 MiB: not read");
+	if (r->exit_code != 0)
+		return unexpected(command_line(argv), std::string(trim(r->output)));
+	std::set<std::string> want(nodes.begin(), nodes.end());
+	size_t no = 0;
+	for (const auto &line : split_lines(r->output)) {
+		no++;
+		std::string_view l = trim(line);
+		if (l.empty())
+			continue;
+		size_t bar = l.find('|');
+		if (bar == std::string_view::npos)
+			return unexpected(command_line(argv) + ": line " + std::to_string(no), "expected END|NODES, got '" + std::string(l) + "'");
+		std::string_view end = l.substr(0, bar);
+		int64_t t = INT64_MAX; // "Unknown", "N/A", "NONE": no limit Slurm knows of
+		if (!end.empty() && std::all_of(end.begin(), end.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+			auto v = parse_int(end, 0, INT64_MAX);
+			if (!v)
+				return unexpected(command_line(argv) + ": line " + std::to_string(no), v.error().message);
+			t = *v;
+		}
+		auto names = hostlist_expand(l.substr(bar + 1));
+		if (!names)
+			return unexpected(command_line(argv) + ": line " + std::to_string(no), names.error().message);
+		for (const std::string &n : *names)
+			if (want.count(n)) {
+				auto it = out.find(n);
+				out[n] = it == out.end() ? t : std::max(it->second, t);
+			}
 	}
 	return out;
 }

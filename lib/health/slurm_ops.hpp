@@ -116,6 +116,15 @@ public:
 		return unexpected("release " + std::to_string(job_id), "not supported here");
 	}
 	// settings: "ReservationName=x", "AdminComment=..." (one argv word each).
+	// When the last running job on each of these nodes reaches its time
+	// limit (seconds since the epoch; INT64_MAX: a job without one). A node
+	// with no running job is absent. Unknown by default: a caller must not
+	// read an empty answer as "free soon".
+	virtual expected<std::map<std::string, int64_t>> jobs_end(const std::vector<std::string> &nodes)
+	{
+		(void)nodes;
+		return unexpected("jobs_end", "not available");
+	}
 	virtual status update_job(uint32_t job_id, const std::vector<std::string> &settings)
 	{
 		(void)settings;
@@ -142,6 +151,9 @@ public:
 	status requeue_hold(uint32_t job_id) override;
 	status release(uint32_t job_id) override;
 	status update_job(uint32_t job_id, const std::vector<std::string> &settings) override;
+	// squeue, next to scontrol, with SLURM_TIME_FORMAT=%s.
+	expected<std::map<std::string, int64_t>> jobs_end(const std::vector<std::string> &nodes) override;
+	std::vector<std::string> jobs_end_argv(const std::vector<std::string> &nodes) const;
 	// The argv of create_reservation, for logs and tests.
 	std::vector<std::string> reservation_argv(const Reservation &r) const;
 	void set_cancel(const std::atomic<bool> *cancel) override { cancel_ = cancel; }

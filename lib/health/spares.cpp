@@ -147,9 +147,32 @@ std::string Replacement::summary() const
 	return s;
 }
 
-Replacement plan_replacement(const SpareFile &pool, const std::vector<std::string> &job_nodes,
-			     const std::vector<std::string> &culprits, const std::map<std::string, SlurmNode> &states)
+SpareFile spare_file_of(const topo::Cluster &c, const place::SparePool &pool, int64_t lend_max_s, int64_t now)
 {
+	SpareFile f;
+	f.written = now;
+	f.lend_max_s = lend_max_s;
+	for (const place::SpareDomain &d : pool.domains) {
+		SpareFile::Domain o{d.kind, d.name, {}, {}, d.want};
+		o.nodes.reserve(d.nodes.size());
+		for (topo::Index m : d.nodes)
+			o.nodes.push_back(c.nodes[static_cast<size_t>(m)].name);
+		for (topo::Index m : d.spares)
+			o.spares.push_back(c.nodes[static_cast<size_t>(m)].name);
+		f.domains.push_back(std::move(o));
+	}
+	return f;
+}
+
+Replacement plan_replacement(const SpareFile &pool, const std::vector<std::string> &job_nodes,
+			     const std::vector<std::string> &culprits, const std::map<std::string, SlurmNode> &states,
+			     const std::map<std::string, int64_t> &busy_until, int64_t now)
+{
+	// A busy spare whose jobs end within the lending bound (a borrower's).
+	auto back_soon = [&](const std::string &n) {
+		auto it = busy_until.find(n);
+		return it != busy_until.end() && pool.lend_max_s > 0 && it->second <= now + pool.lend_max_s;
+	};
 	Replacement r;
 	std::set<std::string> bad(culprits.begin(), culprits.end());
 	std::set<std::string> taken(job_nodes.begin(), job_nodes.end());
@@ -170,7 +193,8 @@ Replacement plan_replacement(const SpareFile &pool, const std::vector<std::strin
 					continue;
 				in_pool = true;
 				for (const std::string &s : d.spares)
-					if (!taken.count(s) && !bad.count(s) && usable(states, s) == want) {
+					if (!taken.count(s) && !bad.count(s) && usable(states, s) == want &&
+					    (want == Usable::idle || back_soon(s))) {
 						chosen = s;
 						where = d.kind + " " + d.name;
 						break;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include "lib/health/slurm_ops.hpp"
+#include "lib/place/spares.hpp"
 #include "lib/util/expected.hpp"
 
 #include <cstdint>
@@ -61,8 +62,17 @@ struct Replacement {
 };
 // states: `scontrol show node` of the candidate spares (a spare missing from
 // it, drained, down, not responding, reserved or rebooting is not used).
+// busy_until: for a busy candidate, when the last job on it reaches its time
+// limit (seconds since the epoch; absent: unknown or no limit). A busy spare
+// is waited for only when that is within the pool's lend_max_s of now: a
+// borrower's; a job that was on the node before it became a spare could hold
+// the replacement for days.
 Replacement plan_replacement(const SpareFile &pool, const std::vector<std::string> &job_nodes,
-			     const std::vector<std::string> &culprits, const std::map<std::string, SlurmNode> &states);
+			     const std::vector<std::string> &culprits, const std::map<std::string, SlurmNode> &states,
+			     const std::map<std::string, int64_t> &busy_until = {}, int64_t now = 0);
+// The file of a pool (lib/place/spares.hpp) chosen at 'now' on this fabric.
+SpareFile spare_file_of(const topo::Cluster &c, const place::SparePool &pool, int64_t lend_max_s, int64_t now);
+
 // The spares plan_replacement may look at for these culprits (to ask Slurm
 // for their states first).
 std::vector<std::string> candidate_spares(const SpareFile &pool, const std::vector<std::string> &culprits);

@@ -1,8 +1,10 @@
 // loom sim: the scheduler loop.
 #include "lib/sim/simulator.hpp"
 
+#include "lib/ckpt/coordinator.hpp"
 #include "lib/ckpt/policy.hpp"
 #include "lib/health/failure_stats.hpp"
+#include "lib/health/spares.hpp"
 #include "lib/place/request.hpp"
 #include "lib/place/state.hpp"
 #include "lib/place/state_file.hpp"
@@ -29,7 +31,9 @@ double JobResult::ettr() const
 
 namespace {
 
-enum Kind : uint8_t { ev_end, ev_jobfail, ev_drain, ev_repair, ev_warn, ev_fail, ev_submit, ev_eligible, ev_backfill, ev_sample };
+enum Kind : uint8_t {
+	ev_end, ev_jobfail, ev_drain, ev_repair, ev_warn, ev_replace, ev_migrate, ev_fail, ev_submit, ev_eligible, ev_backfill, ev_sample
+};
 
 struct Event {
 	int64_t t;
@@ -62,8 +66,26 @@ struct Live {
 	int64_t interval_s = 0;   // 0: no checkpoints
 	bool timeout_end = false; // this run ends at its limit
 	double warn_commit = 0;   // work saved by a checkpoint taken on a suspect mark (this run)
+	bool in_resv = false;     // this run started in a replacement's reservation
+	int64_t last_migration_s = -1;
 	JobResult res;
 	place::Request req;
+};
+
+// A replacement waiting: the job's healthy nodes and its spares are held (a
+// reservation) until every one is free and replace_s has passed.
+struct Hold {
+	uint32_t live;
+	std::vector<topo::Index> nodes;
+	int64_t detect_s;
+	bool timer = false, open = true;
+};
+
+// A move off a suspect node, due once the checkpoint taken at the mark commits.
+struct Move {
+	uint32_t live, serial;
+	topo::Index node;
+	int64_t fail_s;
 };
 
 struct FailCtx {
@@ -113,6 +135,9 @@ public:
 		up_.assign(c.nodes.size(), true);
 		mark_.assign(jobs.size(), false);
 		suspect_.assign(c.nodes.size(), false);
+		spares_on_ = !cfg.spares.empty();
+		held_by_.assign(c.nodes.size(), -1);
+		resv_.assign(c.nodes.size(), 0);
 		hist_.assign(c.nodes.size(), 1.0);
 		for (size_t d = 0; d < c.domains.size(); d++)
 			if (c.domains[d].direct_end > c.domains[d].node_begin)
@@ -134,6 +159,7 @@ public:
 					push(failures_[i].warn_t, ev_warn, static_cast<uint32_t>(i));
 			}
 		push(0, ev_sample, 0);
+		refresh_pool();
 		uint64_t n_events = 0;
 		while (!q_.empty()) {
 			Event e = q_.top();
@@ -231,6 +257,13 @@ private:
 		case ev_warn:
 			warn(failures_[e.a]);
 			break;
+		case ev_replace:
+			holds_list_[e.a].timer = true;
+			try_hold(e.a);
+			break;
+		case ev_migrate:
+			migrate(moves_[e.a]);
+			break;
 		case ev_jobfail:
 			job_failed(fails_[e.a]);
 			break;
@@ -240,7 +273,8 @@ private:
 		case ev_repair:
 			if (!up_[e.a]) {
 				up_[e.a] = true;
-				(void)state_.set_available(static_cast<topo::Index>(e.a), true);
+				sync(static_cast<topo::Index>(e.a));
+				pool_dirty_ = true;
 				if (suspect_[e.a]) { // repaired: the mark goes with the fault
 					suspect_[e.a] = false;
 					place::update_health(state_, static_cast<topo::Index>(e.a), hist_[e.a], false);
@@ -340,8 +374,11 @@ private:
 								   {cfg_.ckpt.min_interval_s, cfg_.ckpt.max_interval_s});
 			}
 		}
-		for (size_t k = 0; k < l.nodes.size(); k++)
+		for (size_t k = 0; k < l.nodes.size(); k++) {
 			node_jobs_[static_cast<size_t>(l.nodes[k])].push_back(i);
+			if (l.in_resv)
+				resv_[static_cast<size_t>(l.nodes[k])]++;
+		}
 		busy_gpus_ += l.job->gpus();
 		double wall = run_wall(l);
 		l.timeout_end = wall > static_cast<double>(l.job->limit_s);
@@ -354,11 +391,18 @@ private:
 	void release(uint32_t i, const health::Classification &cls)
 	{
 		Live &l = live_[i];
+		std::vector<int32_t> holds;
 		for (size_t k = 0; k < l.nodes.size(); k++) {
+			size_t n = static_cast<size_t>(l.nodes[k]);
 			(void)state_.release(l.nodes[k], l.gpus[k], 0);
-			auto &v = node_jobs_[static_cast<size_t>(l.nodes[k])];
+			auto &v = node_jobs_[n];
 			v.erase(std::remove(v.begin(), v.end(), i), v.end());
+			if (l.in_resv && --resv_[n] == 0)
+				pool_dirty_ = true;
+			if (held_by_[n] >= 0)
+				holds.push_back(held_by_[n]);
 		}
+		l.in_resv = false;
 		busy_gpus_ -= l.job->gpus();
 		health::JobEnd je;
 		je.job_id = l.job->id;
@@ -369,6 +413,8 @@ private:
 		l.nodes.clear();
 		l.gpus.clear();
 		dirty_ = true;
+		for (int32_t h : holds) // a borrowed spare came free
+			try_hold(static_cast<uint32_t>(h));
 	}
 
 	// The run ended by itself: done, or at its time limit.
@@ -468,9 +514,12 @@ private:
 		health::Classification cls;
 		cls.cls = o.cls;
 		cls.culprits = o.drain;
+		std::vector<topo::Index> old = l.nodes;
 		release(fc.live, cls);
 		refresh_health();
 		if (o.requeue && fresh) {
+			if (spares_on_ && !o.drain.empty() && replace(fc.live, old, o.drain, now_))
+				return;
 			requeue(fc.live, cfg_.sched.requeue_delay_s);
 		} else if (o.requeue || o.cls == health::FailureClass::user_error) {
 			// Held after a failure without a new checkpoint (spank_ckpt's
@@ -493,11 +542,188 @@ private:
 		suspect_[n] = true;
 		warnings_++;
 		place::update_health(state_, f.node, hist_[n], true);
+		pool_dirty_ = true;
 		for (uint32_t j : node_jobs_[n]) {
 			Live &l = live_[j];
-			if (l.job->ckpt)
-				l.warn_commit = std::max(l.warn_commit, progress_at(l, now_).second);
+			if (!l.job->ckpt)
+				continue;
+			l.warn_commit = std::max(l.warn_commit, progress_at(l, now_).second);
+			if (cfg_.migrate && (l.last_migration_s < 0 || now_ - l.last_migration_s >= cfg_.migrate_window_s)) {
+				moves_.push_back({j, l.serial, f.node, f.t});
+				push(now_ + std::max<int64_t>(1, static_cast<int64_t>(std::ceil(cfg_.ckpt.cost_s))), ev_migrate,
+				     static_cast<uint32_t>(moves_.size() - 1));
+			}
 		}
+	}
+
+	// The checkpoint taken at the suspect mark is committed: move, when
+	// staying would lose more (spank_ckpt's coordinator, migration_cost).
+	void migrate(const Move &m)
+	{
+		Live &l = live_[m.live];
+		size_t n = static_cast<size_t>(m.node);
+		if (l.st != St::running || l.serial != m.serial || !up_[n] ||
+		    std::find(l.nodes.begin(), l.nodes.end(), m.node) == l.nodes.end())
+			return;
+		double left = std::max(0.0, (l.remaining - l.warn_commit) / l.speed);
+		ckpt::MigrationCost mc = ckpt::migration_cost(0, static_cast<double>(m.fail_s - now_), left,
+							      static_cast<double>(l.interval_s), static_cast<double>(cfg_.ckpt.restart_s));
+		if (!mc.worth())
+			return;
+		double committed = l.warn_commit;
+		l.res.productive_s += committed / l.speed;
+		l.res.lost_gpu_s += (static_cast<double>(now_ - l.start_s) - committed / l.speed) * l.job->gpus();
+		l.remaining -= committed;
+		l.last_migration_s = now_;
+		std::vector<topo::Index> old = l.nodes;
+		release(m.live, {});
+		migrations_++;
+		if (spares_on_ && replace(m.live, old, {c_.nodes[n].name}, now_)) {
+			migrations_to_spares_++;
+			return;
+		}
+		requeue(m.live, cfg_.sched.requeue_delay_s);
+	}
+
+	// ---- spares ----
+
+	bool want_available(size_t n) const
+	{
+		return up_[n] && held_by_[n] < 0 && (spares_open_ || !pool_.is_spare(static_cast<topo::Index>(n)));
+	}
+	void sync(topo::Index n)
+	{
+		bool w = want_available(static_cast<size_t>(n));
+		if (state_.available(n) != w)
+			(void)state_.set_available(n, w);
+	}
+	bool node_idle(topo::Index n) const { return state_.free_gpus(n) == state_.total_gpus(n); }
+
+	// The pool as select/topo computes it from the node table; its nodes
+	// leave the State the placer sees (spares_open_ lets a borrower see them).
+	void refresh_pool()
+	{
+		if (!spares_on_ || !pool_dirty_)
+			return;
+		pool_dirty_ = false;
+		std::vector<place::SpareNodeState> st(c_.nodes.size(), place::SpareNodeState::unusable);
+		for (size_t n = 0; n < c_.nodes.size(); n++)
+			if (up_[n] && !suspect_[n] && held_by_[n] < 0 && resv_[n] == 0)
+				st[n] = node_idle(static_cast<topo::Index>(n)) ? place::SpareNodeState::idle
+									      : place::SpareNodeState::busy;
+		pool_ = place::choose_spares(c_, cfg_.spares, st);
+		std::vector<topo::Index> old = std::move(spare_list_);
+		spare_list_.clear();
+		for (size_t n = 0; n < pool_.spare.size(); n++)
+			if (pool_.spare[n])
+				spare_list_.push_back(static_cast<topo::Index>(n));
+		pool_file_ = health::spare_file_of(c_, pool_, cfg_.spares.lend_max_s, now_);
+		for (topo::Index n : old)
+			sync(n);
+		for (topo::Index n : spare_list_)
+			sync(n);
+	}
+	void open_spares(bool open)
+	{
+		spares_open_ = open;
+		for (topo::Index n : spare_list_)
+			sync(n);
+	}
+	bool borrower(const Live &l) const { return spares_on_ && place::may_borrow_spares(cfg_.spares, l.job->limit_s); }
+
+	// jobcomp/health's replacement: the culprits' spares from the pool file
+	// (plan_replacement), the nodes held until all are free. False: the
+	// normal requeue.
+	bool replace(uint32_t i, const std::vector<topo::Index> &old, const std::vector<std::string> &culprits, int64_t detect_s)
+	{
+		refresh_pool();
+		Live &l = live_[i];
+		std::map<std::string, health::SlurmNode> st;
+		std::map<std::string, int64_t> until;
+		for (const std::string &name : health::candidate_spares(pool_file_, culprits)) {
+			topo::Index m = c_.find_node(name);
+			if (m == topo::none)
+				continue;
+			size_t k = static_cast<size_t>(m);
+			bool usable = up_[k] && !suspect_[k] && held_by_[k] < 0 && resv_[k] == 0 &&
+				      state_.total_gpus(m) >= l.job->gpus_per_node;
+			health::SlurmNode sn;
+			sn.name = name;
+			sn.base = !usable ? "DOWN" : node_idle(m) ? "IDLE" : "MIXED";
+			sn.state = sn.base;
+			st[name] = sn;
+			if (usable && !node_idle(m)) {
+				int64_t u = 0;
+				for (uint32_t j : node_jobs_[k])
+					u = std::max(u, live_[j].start_s + live_[j].job->limit_s);
+				until[name] = u;
+			}
+		}
+		health::Replacement plan = health::plan_replacement(pool_file_, names(old), culprits, st, until, now_);
+		if (!plan.ok) {
+			spare_misses_++;
+			return false;
+		}
+		Hold h;
+		h.live = i;
+		h.detect_s = detect_s;
+		for (const std::string &name : plan.nodes)
+			h.nodes.push_back(c_.find_node(name));
+		std::sort(h.nodes.begin(), h.nodes.end());
+		uint32_t id = static_cast<uint32_t>(holds_list_.size());
+		for (topo::Index n : h.nodes) {
+			held_by_[static_cast<size_t>(n)] = static_cast<int32_t>(id);
+			sync(n);
+		}
+		holds_list_.push_back(std::move(h));
+		pool_dirty_ = true;
+		l.st = St::pending;
+		l.res.restarts++;
+		l.eligible_s = INT64_MAX / 4; // not the queue's: the hold starts it
+		requeues_++;
+		push(now_ + std::max<int64_t>(0, cfg_.replace_s), ev_replace, id);
+		return true;
+	}
+
+	void unhold(Hold &h)
+	{
+		h.open = false;
+		for (topo::Index n : h.nodes) {
+			held_by_[static_cast<size_t>(n)] = -1;
+			sync(n);
+		}
+		pool_dirty_ = true;
+	}
+
+	void try_hold(uint32_t id)
+	{
+		Hold &h = holds_list_[id];
+		if (!h.open || !h.timer)
+			return;
+		for (topo::Index n : h.nodes)
+			if (!node_idle(n))
+				return;
+		unhold(h);
+		Live &l = live_[h.live];
+		place::Candidate cand;
+		cand.nodes = h.nodes;
+		cand.gpus.assign(h.nodes.size(), l.job->gpus_per_node);
+		l.in_resv = true;
+		replacements_++;
+		replace_wait_s_ += static_cast<double>(now_ - h.detect_s);
+		start(h.live, cand);
+	}
+
+	// A held node failed: the replacement is given up, the job takes the queue.
+	void abandon(uint32_t id)
+	{
+		Hold &h = holds_list_[id];
+		if (!h.open)
+			return;
+		unhold(h);
+		Live &l = live_[h.live];
+		l.eligible_s = now_ + cfg_.sched.requeue_delay_s;
+		push(l.eligible_s, ev_eligible, h.live);
 	}
 
 	void drain(topo::Index n, uint32_t cause)
@@ -505,7 +731,10 @@ private:
 		if (!up_[static_cast<size_t>(n)])
 			return;
 		up_[static_cast<size_t>(n)] = false;
-		(void)state_.set_available(n, false);
+		if (int32_t h = held_by_[static_cast<size_t>(n)]; h >= 0)
+			abandon(static_cast<uint32_t>(h));
+		sync(n);
+		pool_dirty_ = true;
 		avail_gpus_ -= c_.nodes[static_cast<size_t>(n)].gpu_count;
 		drained_++;
 		drains_++;
@@ -566,22 +795,37 @@ private:
 	struct Shape {
 		int nodes, gpn;
 		const std::string *cls;
+		bool borrow; // tried with the spares
 	};
 	bool dominated(const Live &l, const std::vector<Shape> &failed) const
 	{
+		bool b = borrower(l);
 		for (const Shape &s : failed)
-			if (l.job->nodes >= s.nodes && l.job->gpus_per_node >= s.gpn && *s.cls == l.job->gpu_class)
+			if (l.job->nodes >= s.nodes && l.job->gpus_per_node >= s.gpn && *s.cls == l.job->gpu_class &&
+			    (s.borrow || !b))
 				return true;
 		return false;
 	}
 
-	// Try to place now; on success the job starts.
+	// Try to place now; on success the job starts. A job that may borrow
+	// spares sees them (select/topo withholds them from the others).
 	bool try_start(uint32_t i, std::vector<Shape> &failed)
+	{
+		bool open = borrower(live_[i]) && !spare_list_.empty();
+		if (open)
+			open_spares(true);
+		bool started = try_place(i, failed, open);
+		if (open)
+			open_spares(false);
+		return started;
+	}
+
+	bool try_place(uint32_t i, std::vector<Shape> &failed, bool open)
 	{
 		Live &l = live_[i];
 		const place::Capacity &tot = state_.total();
 		if (tot.free_gpus < l.job->gpus() || tot.with_free(l.job->gpus_per_node) < l.job->nodes || dominated(l, failed)) {
-			failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.job->gpu_class});
+			failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.job->gpu_class, open});
 			return false;
 		}
 		bool dump = cfg_.dump_at_s >= 0 && !dumped_ && now_ >= cfg_.dump_at_s;
@@ -595,7 +839,7 @@ private:
 			return false;
 		}
 		if (!d->placed()) {
-			failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.job->gpu_class});
+			failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.job->gpu_class, open});
 			return false;
 		}
 		if (dump)
@@ -627,6 +871,7 @@ private:
 	void main_pass()
 	{
 		dirty_ = false;
+		refresh_pool();
 		std::vector<uint32_t> order = ordered();
 		std::vector<Shape> failed;
 		int tried = 0;
@@ -643,6 +888,7 @@ private:
 
 	void backfill_pass()
 	{
+		refresh_pool();
 		std::vector<uint32_t> order = ordered();
 		std::vector<Shape> failed;
 		int tried = 0;
@@ -717,6 +963,7 @@ private:
 				s.pending_gpus += live_[i].job->gpus();
 			}
 		s.drained_nodes = drained_;
+		s.spare_nodes = static_cast<int64_t>(spare_list_.size());
 		timeline_.push_back(s);
 	}
 
@@ -767,11 +1014,20 @@ private:
 		s.requeues = requeues_;
 		s.holds = holds_;
 		s.warnings = warnings_;
+		s.replacements = replacements_;
+		s.spare_misses = spare_misses_;
+		s.migrations = migrations_;
+		s.migrations_to_spares = migrations_to_spares_;
+		s.replace_wait_mean_s = replacements_ ? replace_wait_s_ / static_cast<double>(replacements_) : 0;
 		s.rejected = rejected_;
 		double il = 0;
 		for (const Sample &x : r.timeline)
 			il += static_cast<double>(x.idle_leaves);
 		s.idle_leaves_mean = r.timeline.empty() ? 0 : il / static_cast<double>(r.timeline.size());
+		double sp = 0;
+		for (const Sample &x : r.timeline)
+			sp += static_cast<double>(x.spare_nodes);
+		s.spare_nodes_mean = r.timeline.empty() ? 0 : sp / static_cast<double>(r.timeline.size());
 		s.decisions = decisions_;
 		s.engine_s = engine_s_;
 	}
@@ -787,6 +1043,17 @@ private:
 	std::vector<bool> mark_;
 	std::vector<std::pair<int64_t, uint32_t>> running_end_;
 	std::vector<FailCtx> fails_;
+	// The spare pool.
+	bool spares_on_ = false, spares_open_ = false, pool_dirty_ = true;
+	place::SparePool pool_;
+	health::SpareFile pool_file_;
+	std::vector<topo::Index> spare_list_;
+	std::vector<int32_t> held_by_; // by node: the hold holding it, -1: none
+	std::vector<uint16_t> resv_;   // by node: runs on it that started in a replacement's reservation
+	std::vector<Hold> holds_list_;
+	std::vector<Move> moves_;
+	size_t replacements_ = 0, spare_misses_ = 0, migrations_ = 0, migrations_to_spares_ = 0;
+	double replace_wait_s_ = 0;
 	std::vector<bool> up_, suspect_;
 	std::vector<double> hist_; // failure-history health weight per node
 	std::vector<topo::Index> leaves_;

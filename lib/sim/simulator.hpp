@@ -21,6 +21,7 @@
 // The run's speed is the cost model's (cost.hpp): placement and GPU class.
 #pragma once
 
+#include "lib/place/spares.hpp"
 #include "lib/place/weights.hpp"
 #include "lib/sim/cost.hpp"
 #include "lib/sim/failures.hpp"
@@ -62,6 +63,20 @@ struct RunConfig {
 	CostModel cost;
 	place::Weights weights;
 	int64_t large_gpus = 1024; // jobs counted as large (ETTR)
+	// The spare pool (loom-topo.conf spares=, spare_lend=; lib/place/spares):
+	// its nodes are withheld from every job whose time limit is over
+	// spares.lend_max_s. A requeued infrastructure failure whose culprits have
+	// spares (jobcomp/health's plan_replacement) restarts on its healthy nodes
+	// and the spares, replace_s after detection, ahead of the queue; a
+	// borrowed spare is waited for. Otherwise, the normal requeue.
+	place::SpareSpec spares;
+	int64_t replace_s = 10;
+	// Proactive migration (spank_ckpt migrate=yes): a --ckpt job on a node
+	// marked suspect checkpoints at the mark; once that is committed it moves
+	// off the node, to spares when there are, when ckpt::migration_cost says
+	// staying loses more; at most once per migrate_window_s.
+	bool migrate = false;
+	int64_t migrate_window_s = 3600;
 	// Write the state, request and decision of the first placement at or
 	// after this time (s) to dump_prefix{state,request,decision}.txt (-1: never).
 	int64_t dump_at_s = -1;
@@ -88,6 +103,7 @@ struct Sample {
 	int64_t t = 0;
 	int64_t busy_gpus = 0, available_gpus = 0, idle_nodes = 0, idle_leaves = 0, idle_nvlink = 0;
 	int64_t pending_jobs = 0, pending_gpus = 0, drained_nodes = 0;
+	int64_t spare_nodes = 0; // in the pool
 };
 
 struct Summary {
@@ -105,6 +121,12 @@ struct Summary {
 	size_t holds = 0;    // not requeued by loom (held, or the job's own error): back after user_resubmit
 	size_t rejected = 0; // larger than the cluster
 	size_t warnings = 0; // nodes marked suspect ahead of a failure
+	size_t replacements = 0;   // requeues that restarted on spares
+	size_t spare_misses = 0;   // requeues that found no spare for every culprit (normal requeue)
+	size_t migrations = 0;     // moves off a suspect node before it failed
+	size_t migrations_to_spares = 0;
+	double replace_wait_mean_s = 0; // detection to running again, over replacements
+	double spare_nodes_mean = 0;    // pool size, over the samples
 	double idle_leaves_mean = 0;
 	uint64_t decisions = 0;
 	double engine_s = 0;

@@ -277,22 +277,14 @@ void refresh_spares(Snapshot &s)
 	s.pool_ready = true;
 	if (!changed)
 		return;
-	health::SpareFile f;
-	f.written = static_cast<int64_t>(now);
-	f.lend_max_s = s.spare_spec.lend_max_s;
+	health::SpareFile f = health::spare_file_of(c, s.pool, s.spare_spec.lend_max_s, static_cast<int64_t>(now));
 	size_t want = 0, have = 0;
 	std::vector<std::string> short_of;
 	for (const place::SpareDomain &d : s.pool.domains) {
-		health::SpareFile::Domain o{d.kind, d.name, {}, {}, d.want};
-		for (topo::Index m : d.nodes)
-			o.nodes.push_back(c.nodes[static_cast<size_t>(m)].name);
-		for (topo::Index m : d.spares)
-			o.spares.push_back(c.nodes[static_cast<size_t>(m)].name);
 		want += static_cast<size_t>(d.want);
 		have += d.spares.size();
 		if (static_cast<int>(d.spares.size()) < d.want)
 			short_of.push_back(d.name);
-		f.domains.push_back(std::move(o));
 	}
 	std::string shortage;
 	for (size_t i = 0; i < short_of.size() && i < 8; i++)

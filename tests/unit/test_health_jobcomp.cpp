@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <mutex>
@@ -426,6 +427,46 @@ START_TEST(backlog_survives_a_restart)
 }
 END_TEST
 
+// The end of the jobs on busy spares: squeue next to scontrol, asked for
+// epoch seconds (SLURM_TIME_FORMAT=%s); a node's latest end counts, a job
+// without a limit ("Unknown") is never soon, a line that is not END|NODES is
+// an error naming it.
+START_TEST(jobs_end_reads_squeue_next_to_scontrol)
+{
+	std::string dir = temp_dir();
+	std::string squeue = dir + "/squeue";
+	// Real squeue output (tests/data/health/PROVENANCE): job 1 on n[1-2]
+	// ends at 1796314851, job 2 on n1 (the partition's 365 days) later;
+	// then what squeue prints for a job without an end time.
+	ck_assert(write_file_atomic(squeue,
+				    "#!/bin/sh\n"
+				    "echo \"$SLURM_TIME_FORMAT $*\" >" + dir + "/args\n"
+				    "cat " + test::srcdir() + "/tests/data/health/squeue-end-times-22.05.8.txt\n"
+				    "echo 'Unknown|n8'\n",
+				    0755)
+			  .has_value());
+	ScontrolOps ops(dir + "/scontrol", 10);
+	auto end = ops.jobs_end({"n1", "n2", "n8"});
+	ck_assert_msg(end.has_value(), "%s", end ? "" : end.error().str().c_str());
+	ck_assert_int_eq(end->size(), 3);
+	ck_assert_int_eq(end->at("n1"), 1827850251);
+	ck_assert_int_eq(end->at("n2"), 1796314851);
+	ck_assert(end->at("n8") == INT64_MAX);
+	auto args = read_file(dir + "/args");
+	ck_assert(args.has_value());
+	ck_assert_msg(*args == "%s --noheader --states=RUNNING,COMPLETING --nodelist=n1,n2,n8 --format=%e|%N\n", "%s",
+		      args->c_str());
+	// Only the nodes asked about; a line that is not END|NODES is an error naming it.
+	end = ops.jobs_end({"n2"});
+	ck_assert(end.has_value() && end->size() == 1 && end->at("n2") == 1796314851);
+	ck_assert(write_file_atomic(squeue, "#!/bin/sh\necho 'JOBID PARTITION'\n", 0755).has_value());
+	end = ops.jobs_end({"n4"});
+	ck_assert(!end.has_value());
+	ck_assert_msg(end.error().str().find("line 1") != std::string::npos, "%s", end.error().str().c_str());
+	rm(dir);
+}
+END_TEST
+
 // slurmctld stops jobcomp/health (reconfigure, shutdown) holding its locks,
 // so the worker's scontrol cannot be answered: stop() must cut it short at
 // once, keep the job in hand in the backlog, and the next start handles it.
@@ -723,6 +764,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, infrastructure_failure_restarts_on_a_spare_of_its_leaf);
 	tcase_add_test(tc, without_a_spare_for_every_culprit_the_job_takes_the_normal_requeue);
 	tcase_add_test(tc, a_job_moved_off_a_suspect_node_gets_a_spare);
+	tcase_add_test(tc, jobs_end_reads_squeue_next_to_scontrol);
 	tcase_add_test(tc, stop_leaves_a_blocked_worker_behind);
 	suite_add_tcase(s, tc);
 	return s;

@@ -4,6 +4,7 @@
 #include "tests/unit/check_main.hpp"
 
 #include "lib/place/engine.hpp"
+#include "lib/place/spares.hpp"
 #include "lib/sim/cluster_gen.hpp"
 #include "lib/sim/cost.hpp"
 #include "lib/sim/failures.hpp"
@@ -492,6 +493,83 @@ START_TEST(warning_saves_work_and_steers_placement)
 }
 END_TEST
 
+// The spare pool (leaf:1 on two leaves of four: n00004 and n00008). Long
+// jobs never get spares; a failed node is replaced by its leaf's spare
+// replace_s after detection instead of the queue's requeue; a job whose
+// node turns suspect moves to a spare once its checkpoint is committed, and
+// the node then fails under nobody.
+START_TEST(spares_replace_a_failed_node_and_take_a_moving_job)
+{
+	topo::Cluster c = make("gpus=64 fabric=fat nodes_per_leaf=4");
+	FailureModel m = default_failure_model();
+	uint32_t gpu = 0;
+	for (uint32_t k = 0; k < m.causes.size(); k++)
+		if (m.causes[k].name == "gpu")
+			gpu = k;
+	RunConfig cfg;
+	cfg.failures = m;
+	cfg.ckpt.interval_s = 3600;
+	auto spec = place::parse_spares("leaf:1");
+	ck_assert(spec.has_value());
+	Job a = job(1, 0, 3, 8, 10 * 3600, true), b = job(2, 0, 3, 8, 10 * 3600, true);
+	Job shorty = job(3, 60, 1, 8, 600), longer = job(4, 60, 1, 8, 600);
+	shorty.limit_s = 1800;
+	longer.limit_s = 7200;
+	Failure f;
+	f.t = 5 * 3600 + 1800;
+	f.node = c.find_node("n00002");
+	f.cause = gpu;
+	RunConfig plain = cfg;
+	auto without = simulate(c, {a, b}, {f}, plain);
+	cfg.spares = *spec;
+	auto with = simulate(c, {a, b, shorty, longer}, {f}, cfg);
+	ck_assert(without.has_value() && with.has_value());
+	const JobResult &ja = with->jobs[0];
+	ck_assert_str_eq(ja.first_nodes.c_str(), "n[00001-00003]");
+	ck_assert_str_eq(with->jobs[1].first_nodes.c_str(), "n[00005-00007]");
+	// The 30-minute job borrows a spare at once; the 2-hour one waits for a
+	// node that is nobody's spare.
+	ck_assert_msg(with->jobs[2].first_nodes == "n00004" || with->jobs[2].first_nodes == "n00008", "%s",
+		      with->jobs[2].first_nodes.c_str());
+	ck_assert_int_eq(with->jobs[2].first_start_s, 60);
+	ck_assert_msg(with->jobs[3].first_start_s >= 10 * 3600, "the 2-hour job started at %lld on %s",
+		      static_cast<long long>(with->jobs[3].first_start_s), with->jobs[3].first_nodes.c_str());
+	// n00002 fails: job 1 is back on n00001, n00003 and the spare n00004
+	// replace_s (10 s) after the failure, where the queue's requeue waits
+	// requeue_delay (121 s): it ends 111 s sooner.
+	ck_assert_int_eq(with->summary.replacements, 1);
+	ck_assert_int_eq(with->summary.spare_misses, 0);
+	ck_assert(std::fabs(with->summary.replace_wait_mean_s - 10) < 1e-9);
+	ck_assert_int_eq(ja.restarts, 1);
+	ck_assert_int_eq(without->jobs[0].end_s - ja.end_s, 121 - 10);
+	// A warning an hour ahead on n00006, under job 2, with migration on: it
+	// checkpoints at the mark and moves to leaf2's spare; the failure finds
+	// nobody there.
+	Failure g;
+	g.t = 5 * 3600;
+	g.warn_t = 4 * 3600;
+	g.node = c.find_node("n00006");
+	g.cause = gpu;
+	cfg.migrate = true;
+	auto moved = simulate(c, {a, b}, {g}, cfg);
+	ck_assert(moved.has_value());
+	ck_assert_int_eq(moved->summary.migrations, 1);
+	ck_assert_int_eq(moved->summary.migrations_to_spares, 1);
+	ck_assert_int_eq(moved->summary.job_failures, 0);
+	ck_assert_int_eq(moved->jobs[1].restarts, 1);
+	// Lost on the first run: its wall time less the work it committed, that
+	// is the three hourly checkpoint writes and the one at the mark (60 s
+	// each), on 24 GPUs; nothing computed is thrown away.
+	ck_assert_msg(std::fabs(moved->jobs[1].lost_gpu_s - 24.0 * (3 * 60 + 60)) < 24.0 * 15, "%.0f GPU-s lost",
+		      moved->jobs[1].lost_gpu_s);
+	cfg.migrate = false;
+	auto stayed = simulate(c, {a, b}, {g}, cfg);
+	ck_assert(stayed.has_value());
+	ck_assert_int_eq(stayed->summary.job_failures, 1);
+	ck_assert(stayed->jobs[1].lost_gpu_s > moved->jobs[1].lost_gpu_s);
+}
+END_TEST
+
 START_TEST(svg_is_well_formed)
 {
 	std::string svg = svg_lines("a <b>", "x", "y", {{"one", {{0, 0}, {1, 2}}}, {"two", {{0, 1}, {2, 1}}}});
@@ -525,6 +603,7 @@ static Suite *make_suite()
 	tcase_add_test(t, deterministic_same_failures_for_every_placer);
 	tcase_add_test(t, ettr_agrees_with_daly);
 	tcase_add_test(t, warning_saves_work_and_steers_placement);
+	tcase_add_test(t, spares_replace_a_failed_node_and_take_a_moving_job);
 	tcase_add_test(t, svg_is_well_formed);
 	suite_add_tcase(s, t);
 	return s;

@@ -7,6 +7,7 @@
 #include "lib/topo/build.hpp"
 #include "lib/topo/slurm_conf.hpp"
 
+#include <climits>
 #include <map>
 #include <string>
 #include <vector>
@@ -230,6 +231,32 @@ START_TEST(culprits_are_replaced_from_their_own_domain_first)
 }
 END_TEST
 
+// A busy spare is waited for only when the job on it is a borrower's: it
+// ends within the pool's lending bound. One whose job was there before the
+// node became a spare, or runs without a limit, could hold the replacement
+// for days; an unknown end is not waited for either.
+START_TEST(a_busy_spare_is_waited_for_only_when_a_borrower_holds_it)
+{
+	health::SpareFile f = pool_file(); // lend_max_s 1800
+	const int64_t now = 1764800000;
+	std::map<std::string, health::SlurmNode> st{{"n4", node("n4", "ALLOCATED")}, {"n8", node("n8", "MIXED")}};
+	auto r = health::plan_replacement(f, {"n1", "n2", "n3"}, {"n3"}, st);
+	ck_assert(!r.ok);
+	ck_assert_msg(r.why == "no usable spare left in leaf leaf1 or pod pod1 for n3", "%s", r.why.c_str());
+	r = health::plan_replacement(f, {"n1", "n2", "n3"}, {"n3"}, st, {{"n4", now + 600}, {"n8", now + 600}}, now);
+	ck_assert_msg(r.ok, "%s", r.why.c_str());
+	ck_assert_sstr_eq(r.summary().c_str(), "n3 -> n4 (leaf leaf1)");
+	r = health::plan_replacement(f, {"n1", "n2", "n3"}, {"n3"}, st, {{"n4", now + 86400}, {"n8", now + 1800}}, now);
+	ck_assert_msg(r.ok, "%s", r.why.c_str());
+	ck_assert_sstr_eq(r.summary().c_str(), "n3 -> n8 (pod pod1)");
+	r = health::plan_replacement(f, {"n1", "n2", "n3"}, {"n3"}, st, {{"n4", INT64_MAX}, {"n8", now + 1801}}, now);
+	ck_assert(!r.ok);
+	f.lend_max_s = 0; // the pool lends nothing: no busy spare is a borrower's
+	r = health::plan_replacement(f, {"n1", "n2", "n3"}, {"n3"}, st, {{"n4", now + 60}}, now);
+	ck_assert(!r.ok);
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("spares");
@@ -241,6 +268,7 @@ static Suite *make_suite()
 	tc = tcase_create("replacement");
 	tcase_add_test(tc, pool_file_round_trips_and_is_strict);
 	tcase_add_test(tc, culprits_are_replaced_from_their_own_domain_first);
+	tcase_add_test(tc, a_busy_spare_is_waited_for_only_when_a_borrower_holds_it);
 	suite_add_tcase(s, tc);
 	return s;
 }
