@@ -19,6 +19,11 @@ AC_DEFUN([LOOM_SLURM], [
         [test -d /usr/lib/x86_64-linux-gnu/slurm-wlm || test -d "$libdir/slurm-wlm" || test -f /etc/debian_version],
         [slurmplugindir='${libdir}/slurm-wlm'], [slurmplugindir='${libdir}/slurm'])])
   AC_SUBST([slurmplugindir])
+  AC_ARG_WITH([slurm-sysconfdir],
+    [AS_HELP_STRING([--with-slurm-sysconfdir=DIR], [the directory of slurm.conf when SLURM_CONF is not set, as this Slurm was built (default: /etc/slurm for /usr, PREFIX/etc otherwise)])],
+    [slurm_sysconfdir=$withval], [
+      AS_IF([test "x$with_slurm" = x/usr], [slurm_sysconfdir=/etc/slurm], [slurm_sysconfdir="$with_slurm/etc"])])
+  AC_DEFINE_UNQUOTED([LOOM_SLURM_SYSCONFDIR], ["$slurm_sysconfdir"], [the directory of slurm.conf Slurm was built for])
 
   SLURM_CPPFLAGS=
   AS_IF([test "x$with_slurm" != x/usr], [SLURM_CPPFLAGS="-I$with_slurm/include"])

@@ -1,6 +1,8 @@
 // loom topo: discover, build, show, check, convert (see loom-topo(1)).
 #include "tools/command.hpp"
 
+#include "lib/place/ranks.hpp"
+#include "lib/topo/build.hpp"
 #include "lib/topo/cluster_json.hpp"
 #include "lib/topo/discover.hpp"
 #include "lib/topo/formats.hpp"
@@ -8,6 +10,7 @@
 #include "lib/topo/slurm_conf.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/json.hpp"
 
 #include <cstdio>
@@ -34,6 +37,7 @@ const char usage_text[] =
 	"                 [-o FILE] NODEFILE...\n"
 	"       loom topo show [--json] [--depth N] CLUSTER\n"
 	"       loom topo check --slurm-conf FILE CLUSTER | --fabric IBNETDISCOVER_OUTPUT\n"
+	"       loom topo ranks [--hostfile] CLUSTER NODELIST  (the rank order spank_place gives a job)\n"
 	"       loom topo convert --from FILE [--from-format F] --to FORMAT [-o FILE|DIR] [--node NAME]\n"
 	"                 [--gpus-per-node N] [--gpu-model M] [--node-features FILE] [--class-features A,B]\n"
 	"                 [--placeholders skip|guid]  (HCAs whose node description names no host)\n"
@@ -337,6 +341,55 @@ int convert(int argc, char **argv)
 	return tool::exit_ok;
 }
 
+// The rank order of a node list (spank_place's LOOM_NODE_RANK and
+// LOOM_HOSTFILE), and what a ring over it crosses in Slurm's order (the
+// list as given) and in loom's.
+int ranks(int argc, char **argv)
+{
+	Args a(argc, argv, {}, {"--hostfile"});
+	if (!a.error.empty())
+		return bad_usage(a.error);
+	if (a.pos.size() != 2)
+		return bad_usage("expected CLUSTER and NODELIST");
+	auto spec = read_spec_file(a.pos[0]);
+	if (!spec)
+		return fail(spec.error());
+	auto c = build_cluster(std::move(*spec));
+	if (!c)
+		return fail(c.error());
+	auto hosts = hostlist_expand(a.pos[1]);
+	if (!hosts)
+		return fail(Error("node list '" + a.pos[1] + "': " + hosts.error().str()));
+	auto order = place::rank_order(*c, *hosts);
+	if (!order)
+		return fail(order.error());
+	if (a.has("--hostfile")) {
+		for (const std::string &h : *order)
+			std::printf("%s\n", h.c_str());
+		return tool::exit_ok;
+	}
+	auto where = [&](const std::string &h) {
+		Index n = c->find_node(h);
+		if (n == none)
+			return std::make_pair(std::string("(not in the fabric)"), std::string("-"));
+		const Node &nd = c->nodes[n];
+		return std::make_pair(nd.leaf == none ? std::string("-") : c->domains[nd.leaf].name,
+				      nd.nvlink_domain == none ? std::string("-") : c->nvlink_domains[nd.nvlink_domain].name);
+	};
+	std::printf("%-5s %-20s %-20s %s\n", "rank", "node", "leaf", "nvlink");
+	for (size_t i = 0; i < order->size(); i++) {
+		auto [leaf, nvl] = where((*order)[i]);
+		std::printf("%-5zu %-20s %-20s %s\n", i, (*order)[i].c_str(), leaf.c_str(), nvl.c_str());
+	}
+	place::RingCrossings slurm = place::ring_crossings(*c, *hosts), loom = place::ring_crossings(*c, *order);
+	std::printf("ring neighbours on different leaves: %zu of %zu in Slurm's order, %zu in loom's\n", slurm.leaf,
+		    slurm.hops, loom.leaf);
+	if (!c->nvlink_domains.empty())
+		std::printf("ring neighbours in different NVLink domains: %zu of %zu in Slurm's order, %zu in loom's\n",
+			    slurm.nvlink, slurm.hops, loom.nvlink);
+	return tool::exit_ok;
+}
+
 int topo_main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -346,9 +399,10 @@ int topo_main(int argc, char **argv)
 		std::fputs(usage_text, stdout);
 		return tool::exit_ok;
 	}
-	if (sub == "discover" || sub == "build" || sub == "convert")
+	if (sub == "discover" || sub == "build" || sub == "convert" || sub == "ranks")
 		g_sub = sub;
-	bool known = sub == "discover" || sub == "build" || sub == "convert" || sub == "show" || sub == "check";
+	bool known = sub == "discover" || sub == "build" || sub == "convert" || sub == "show" || sub == "check" ||
+		     sub == "ranks";
 	if (known && tool::asks_help(argc - 1, argv + 1)) {
 		std::fputs(usage_text, stdout);
 		return tool::exit_ok;
@@ -363,9 +417,11 @@ int topo_main(int argc, char **argv)
 		return tool::topo_show(argc - 1, argv + 1);
 	if (sub == "check")
 		return tool::topo_check(argc - 1, argv + 1);
+	if (sub == "ranks")
+		return ranks(argc - 1, argv + 1);
 	return bad_usage("unknown subcommand '" + sub + "'");
 }
 
-const tool::Command topo_command{"topo", "fabric topology: discover, build, show, check, convert", topo_main};
+const tool::Command topo_command{"topo", "fabric topology: discover, build, show, check, convert, ranks", topo_main};
 
 } // namespace

@@ -14,6 +14,7 @@ lib_libloom_place_la_SOURCES += \
 	lib/place/explain.hpp lib/place/explain.cpp \
 	lib/place/slurm_policy.hpp lib/place/slurm_policy.cpp \
 	lib/place/spares.hpp lib/place/spares.cpp \
+	lib/place/ranks.hpp lib/place/ranks.cpp \
 	lib/place/baseline.cpp
 
 if HAVE_CHECK

@@ -1,5 +1,7 @@
 #include "plugins/select_topo/fabric.hpp"
 
+#include "plugins/select_topo/config.hpp"
+
 #include "lib/topo/build.hpp"
 #include "lib/topo/formats.hpp"
 #include "lib/topo/slurm_conf.hpp"
@@ -121,6 +123,23 @@ expected<Fabric> load_fabric(const std::string &cluster_file, const std::string 
 		return unexpected(c.error().within(out.source));
 	out.cluster = std::move(*c);
 	return out;
+}
+
+std::string topology_file_in(const std::string &dir, bool yaml)
+{
+	std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
+	if (yaml && exists(base + "topology.yaml"))
+		return base + "topology.yaml";
+	return base + "topology.conf";
+}
+
+expected<Fabric> load_fabric_in(const std::string &dir, bool yaml)
+{
+	std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
+	auto cfg = read_config(base + "loom-topo.conf");
+	if (!cfg)
+		return unexpected(cfg.error());
+	return load_fabric(cfg->cluster_file, topology_file_in(dir, yaml), {}, cfg->gpu_classes, cfg->level_names);
 }
 
 } // namespace loom::select_topo

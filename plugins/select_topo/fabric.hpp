@@ -39,4 +39,15 @@ expected<Fabric> load_fabric(const std::string &cluster_file, const std::string 
 			     const std::vector<std::string> &class_features,
 			     const std::vector<std::string> &level_names = {});
 
+// Slurm's fabric file in the configuration directory 'dir' (slurm.conf's):
+// topology.yaml where it exists and the release reads it (yaml: 25.05 and
+// later, which then ignore topology.conf), else topology.conf.
+std::string topology_file_in(const std::string &dir, bool yaml);
+
+// The fabric as select/topo loads it from 'dir', for readers outside
+// slurmctld, which have no node records (spank_place in slurmstepd):
+// loom-topo.conf's cluster_file, gpu_classes and level_names, else Slurm's
+// own fabric file. Errors name the file.
+expected<Fabric> load_fabric_in(const std::string &dir, bool yaml);
+
 } // namespace loom::select_topo

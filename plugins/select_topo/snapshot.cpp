@@ -74,11 +74,8 @@ std::string conf_path(const char *name)
 std::string topology_file()
 {
 	std::string file = conf_path("topology.conf");
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
-	if (std::string yaml = conf_path("topology.yaml"); ::access(yaml.c_str(), F_OK) == 0)
-		file = yaml;
-#endif
-	return file;
+	std::string dir = file.substr(0, file.find_last_of('/') + 1);
+	return topology_file_in(dir, SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0));
 }
 
 void map_nodes(Snapshot &s)

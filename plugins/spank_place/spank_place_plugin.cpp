@@ -8,12 +8,40 @@
 // allowed (lib/place/hints.hpp: the same words as `loom place --request` and
 // --explain). Slurm carries accepted options to slurmctld in the job's SPANK
 // environment, where select/topo reads them (plugins/common/place_hints.hpp).
+//
+// In slurmstepd (each task of a batch or srun step), the task learns the rank
+// order select/topo's engine uses, consecutive ranks closest on the fabric
+// (lib/place/ranks.hpp), from the fabric select/topo reads (loom-topo.conf,
+// else topology.conf/topology.yaml beside slurm.conf):
+//
+//   LOOM_NODE_RANK       this node's place in that order (0 first)
+//   LOOM_HOSTFILE        the step's nodes in that order, one per line
+//                        (torchrun --node_rank, mpirun --hostfile)
+//   LOOM_TASK_HOSTFILE   one line per task in that order, for
+//                        SLURM_HOSTFILE=... srun --distribution=arbitrary
+//   LOOM_RANK_ORDER_ERROR  instead, when the order cannot be known (no
+//                        fabric file, a node list it cannot read): why
+//
+// plugstack.conf arguments: rank_order=yes|no (default yes), conf_dir=DIR
+// (slurm.conf's directory; default: the directory of SLURM_CONF as slurmstepd
+// or the job sees it, else the one Slurm was built for).
+#include "lib/place/ranks.hpp"
+#include "lib/util/config.hpp"
 #include "plugins/common/place_hints.hpp"
+#include "plugins/select_topo/fabric.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <fcntl.h>
+#include <string>
+#include <unistd.h>
+#include <vector>
 
 extern "C" {
+#include <slurm/slurm.h>
 #include <slurm/spank.h>
 }
 
@@ -26,6 +54,9 @@ const char plugin_name[] = "loom_place";
 const char plugin_type[] = "spank";
 const unsigned int plugin_version = SLURM_VERSION_NUMBER;
 int slurm_spank_init(spank_t sp, int ac, char **av);
+int slurm_spank_user_init(spank_t sp, int ac, char **av);
+int slurm_spank_task_init(spank_t sp, int ac, char **av);
+int slurm_spank_exit(spank_t sp, int ac, char **av);
 }
 #pragma GCC visibility pop
 
@@ -70,17 +101,153 @@ struct spank_option g_options[] = {
 	 1, 0, opt_locality},
 	SPANK_OPTIONS_TABLE_END};
 
+struct Site {
+	bool rank_order = true;
+	std::string conf_dir;
+};
+Site g_site;
+// This step's hostfile on this node, named in user_init (slurmstepd), written
+// by each task before it runs (task_init: the job's environment is complete
+// only then), removed at exit.
+std::string g_hostfile;
+
+std::string job_env(spank_t sp, const char *name)
+{
+	std::vector<char> buf(1 << 16);
+	if (spank_getenv(sp, name, buf.data(), static_cast<int>(buf.size())) != ESPANK_SUCCESS)
+		return {};
+	return buf.data();
+}
+
+std::string dir_of(const std::string &path)
+{
+	size_t slash = path.find_last_of('/');
+	return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+std::string conf_dir(spank_t sp)
+{
+	if (!g_site.conf_dir.empty())
+		return g_site.conf_dir;
+	if (const char *c = std::getenv("SLURM_CONF"); c && *c)
+		return dir_of(c);
+	if (std::string c = job_env(sp, "SLURM_CONF"); !c.empty())
+		return dir_of(c);
+	return LOOM_SLURM_SYSCONFDIR;
+}
+
+// One line per name, written as the job's user (tasks run with its
+// privileges), never through a link, and whole: the tasks of a node each
+// write the same file, so each writes its own and renames it into place.
+loom::status write_lines(const std::string &path, const std::vector<std::string> &lines)
+{
+	std::string tmp = path + ".tmp." + std::to_string(::getpid());
+	int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return loom::unexpected(tmp + ": " + std::strerror(errno));
+	std::string text;
+	for (const std::string &l : lines)
+		text += l + "\n";
+	size_t off = 0;
+	int err = 0;
+	while (off < text.size()) {
+		ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? errno : EIO;
+			break;
+		}
+		off += static_cast<size_t>(n);
+	}
+	if (::close(fd) != 0 && err == 0)
+		err = errno;
+	if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0)
+		err = errno;
+	if (err != 0) {
+		(void)::unlink(tmp.c_str());
+		return loom::unexpected(path + ": " + std::strerror(err));
+	}
+	return {};
+}
+
+// user_init: where this step's hostfile goes on this node (the job, the
+// step and the node's place in it name it: one per node even where nodes
+// share a TMPDIR, as the slurmd of one test host do).
+loom::status name_hostfile(spank_t sp)
+{
+	uint32_t job = 0, step = 0, nodeid = 0;
+	if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS)
+		return loom::unexpected("cannot read the job, step and node ids from Slurm");
+	if (step == SLURM_EXTERN_CONT)
+		return {};
+	std::string tmp = job_env(sp, "TMPDIR");
+	if (tmp.empty() || tmp[0] != '/' || ::access(tmp.c_str(), W_OK | X_OK) != 0)
+		tmp = "/tmp";
+	g_hostfile = tmp + "/loom-hosts." + std::to_string(job) + "." +
+		     (step == SLURM_BATCH_SCRIPT ? std::string("batch") : std::to_string(step)) + "." +
+		     std::to_string(nodeid);
+	return {};
+}
+
+// task_init: the order, from the environment Slurm gave the task.
+loom::status set_rank_env(spank_t sp)
+{
+	uint32_t step = 0;
+	if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS)
+		return loom::unexpected("cannot read the step id from Slurm");
+	bool batch = step == SLURM_BATCH_SCRIPT;
+	std::string nodes = batch ? job_env(sp, "SLURM_JOB_NODELIST") : job_env(sp, "SLURM_STEP_NODELIST");
+	if (nodes.empty())
+		nodes = job_env(sp, "SLURM_JOB_NODELIST");
+	std::string tasks = batch ? job_env(sp, "SLURM_TASKS_PER_NODE") : job_env(sp, "SLURM_STEP_TASKS_PER_NODE");
+	std::string me = job_env(sp, "SLURMD_NODENAME");
+	if (nodes.empty())
+		return loom::unexpected("the task's environment has no SLURM_JOB_NODELIST");
+	if (me.empty())
+		return loom::unexpected("the task's environment has no SLURMD_NODENAME");
+	std::string dir = conf_dir(sp);
+	auto fabric = loom::select_topo::load_fabric_in(dir, SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0));
+	if (!fabric)
+		return loom::unexpected(fabric.error());
+	auto r = loom::place::step_ranks(fabric->cluster, nodes, me, tasks);
+	if (!r && !tasks.empty()) // the order without the task file, rather than none
+		r = loom::place::step_ranks(fabric->cluster, nodes, me, "");
+	if (!r)
+		return loom::unexpected(r.error());
+	if (auto st = write_lines(g_hostfile, r->order); !st)
+		return st;
+	if (spank_setenv(sp, "LOOM_HOSTFILE", g_hostfile.c_str(), 1) != ESPANK_SUCCESS ||
+	    spank_setenv(sp, "LOOM_NODE_RANK", std::to_string(r->node_rank).c_str(), 1) != ESPANK_SUCCESS)
+		return loom::unexpected("cannot set LOOM_NODE_RANK and LOOM_HOSTFILE in the job's environment");
+	if (!r->task_hosts.empty()) {
+		std::string tf = g_hostfile + ".tasks";
+		if (auto st = write_lines(tf, r->task_hosts); !st)
+			return st;
+		if (spank_setenv(sp, "LOOM_TASK_HOSTFILE", tf.c_str(), 1) != ESPANK_SUCCESS)
+			return loom::unexpected("cannot set LOOM_TASK_HOSTFILE in the job's environment");
+	}
+	return {};
+}
+
 } // namespace
 
 extern "C" int slurm_spank_init(spank_t sp, int ac, char **av)
 {
 	try {
-		// It takes no arguments: a word on its plugstack.conf line is a
-		// mistake (meant for another plugin?) and is refused, not ignored.
-		if (ac > 0) {
-			slurm_error("spank_place: unknown argument '%s' in plugstack.conf (it takes none)", av[0]);
+		// Its arguments, fail-closed: an unknown word (meant for another
+		// plugin?) is refused, not ignored.
+		Site site;
+		loom::ConfigSchema schema;
+		schema.boolean("rank_order", &site.rank_order, "LOOM_NODE_RANK and LOOM_HOSTFILE in each step")
+			.string("conf_dir", &site.conf_dir, "slurm.conf's directory, where the fabric files are");
+		if (auto st = schema.parse_args(ac, av, "plugstack.conf: spank_place"); !st) {
+			slurm_error("spank_place: %s", st.error().str().c_str());
 			return -1;
 		}
+		g_site = std::move(site);
 		// Slurm 22.05's sbatch/salloc ignore a static spank_options table:
 		// register in every context.
 		for (struct spank_option *o = g_options; o->name; o++) {
@@ -93,5 +260,51 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char **av)
 		return 0;
 	} catch (...) {
 		return -1;
+	}
+}
+
+extern "C" int slurm_spank_user_init(spank_t sp, int, char **)
+{
+	try {
+		if (!spank_remote(sp) || !g_site.rank_order)
+			return 0;
+		if (auto st = name_hostfile(sp); !st)
+			slurm_error("spank_place: rank order: %s", st.error().str().c_str());
+		return 0;
+	} catch (...) {
+		return 0;
+	}
+}
+
+extern "C" int slurm_spank_task_init(spank_t sp, int, char **)
+{
+	try {
+		if (!spank_remote(sp) || !g_site.rank_order || g_hostfile.empty())
+			return 0;
+		// Never fails the task: a job that cannot learn loom's order runs in
+		// Slurm's, and says why.
+		if (auto st = set_rank_env(sp); !st) {
+			slurm_error("spank_place: rank order: %s", st.error().str().c_str());
+			(void)spank_unsetenv(sp, "LOOM_NODE_RANK");
+			(void)spank_unsetenv(sp, "LOOM_HOSTFILE");
+			(void)spank_unsetenv(sp, "LOOM_TASK_HOSTFILE");
+			(void)spank_setenv(sp, "LOOM_RANK_ORDER_ERROR", st.error().str().c_str(), 1);
+		}
+		return 0;
+	} catch (...) {
+		return 0;
+	}
+}
+
+extern "C" int slurm_spank_exit(spank_t sp, int, char **)
+{
+	try {
+		if (spank_remote(sp) && !g_hostfile.empty()) {
+			(void)::unlink(g_hostfile.c_str());
+			(void)::unlink((g_hostfile + ".tasks").c_str());
+		}
+		return 0;
+	} catch (...) {
+		return 0;
 	}
 }

@@ -13,6 +13,8 @@
 #                   [--topo-line "key=value"]...  (lines appended to loom-topo.conf)
 #                   [--loom all|none]  (none: no loom plugin at all, plain Slurm; implies --select cons_tres)
 #                   [--snapshot-check yes|no]  (select/topo's snapshot_check=, default yes)
+#                   [--cabling block|across]  (block: n1-n4 on leaf1, ...; across: node i on leaf
+#                                              ((i-1) mod leaves)+1, so Slurm's node order crosses leaves)
 #                   [--slurm VERSION]  (default $LOOM_SLURM or 22.05.8; scripts/slurm.sh supported lists them)
 #   cluster.sh down [--dir DIR]
 #   cluster.sh env  [--dir DIR]        prints the exports that point clients at it (SLURM_CONF, PATH)
@@ -49,6 +51,7 @@ topo_lines=()
 timeout=
 loom=all
 snapshot_check=yes
+cabling=block
 
 die() { echo "cluster: error: $*" >&2; exit 1; }
 say() { echo "cluster: $*" >&2; }
@@ -78,6 +81,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift 2 ;;
 	--loom) loom=$2; shift 2 ;;
 	--snapshot-check) snapshot_check=$2; shift 2 ;;
+	--cabling) cabling=$2; shift 2 ;;
 	--slurm) slurm=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) die "unknown option '$1' (see: cluster.sh --help)" ;;
@@ -87,6 +91,7 @@ case $nodes in ''|*[!0-9]*) die "--nodes '$nodes': expected a number" ;; esac
 case $gpus in ''|*[!0-9]*) die "--gpus-per-node '$gpus': expected a number" ;; esac
 [ "$nodes" -ge 1 ] && [ "$nodes" -le 4096 ] || die "--nodes $nodes: expected 1 to 4096"
 case $snapshot_check in yes|no) ;; *) die "--snapshot-check '$snapshot_check': expected yes or no" ;; esac
+case $cabling in block|across) ;; *) die "--cabling '$cabling': expected block or across" ;; esac
 # Waiting for the nodes: a minute, and more for a large cluster (registration
 # of thousands of slurmd on a few cores takes minutes).
 [ -n "$timeout" ] || timeout=$(( nodes > 240 ? nodes / 4 : 60 ))
@@ -262,8 +267,12 @@ write_topology() {
 	leaves=$(( (nodes + 3) / 4 ))
 	pods=$(( (leaves + 1) / 2 ))
 	{
-		echo "# loom test cluster: $nodes nodes, $leaves leaf switches of 4, $pods pods of 2 leaves, one spine"
+		echo "# loom test cluster: $nodes nodes, $leaves leaf switches of 4 ($cabling cabling), $pods pods of 2 leaves, one spine"
 		for l in $(seq 1 "$leaves"); do
+			if [ "$cabling" = across ]; then
+				echo "SwitchName=leaf$l Nodes=$(seq -s, -f "n%g" "$l" "$leaves" "$nodes") LinkSpeed=400"
+				continue
+			fi
 			first=$(( (l - 1) * 4 + 1 )); last=$(( l * 4 ))
 			[ $last -le "$nodes" ] || last=$nodes
 			echo "SwitchName=leaf$l Nodes=$(range $first $last) LinkSpeed=400"

@@ -5,7 +5,13 @@
 
 #include "plugins/select_topo/config.hpp"
 #include "plugins/select_topo/fabric.hpp"
+#include "lib/place/ranks.hpp"
+#include "lib/topo/ibnetdiscover.hpp"
+#include "lib/topo/build.hpp"
 #include "lib/util/fs.hpp"
+
+#include <algorithm>
+#include <set>
 
 #include <unistd.h>
 
@@ -165,6 +171,153 @@ START_TEST(config_file)
 }
 END_TEST
 
+
+// The fabric as spank_place reads it in slurmstepd, from slurm.conf's
+// directory: topology.conf alone; loom-topo.conf's cluster_file over it;
+// topology.yaml first only where the release reads it; a bad loom-topo.conf
+// is an error naming the file.
+START_TEST(fabric_in_the_configuration_directory)
+{
+	std::string d = tmpdir();
+	ck_assert(write_file_atomic(d + "/topology.conf", k_topology).has_value());
+	auto f = load_fabric_in(d, true);
+	ck_assert_msg(f.has_value(), "%s", f ? "" : f.error().str().c_str());
+	ck_assert_sstr_eq(f->source, d + "/topology.conf");
+	ck_assert_int_eq(f->cluster.nodes.size(), 16);
+	ck_assert(write_file_atomic(d + "/topology.yaml", "- topology: t\n  cluster_default: true\n  tree:\n"
+							  "    switches:\n      - {switch: s1, nodes: \"m[1-2]\"}\n")
+			  .has_value());
+	ck_assert_sstr_eq(topology_file_in(d, false), d + "/topology.conf");
+	ck_assert_sstr_eq(topology_file_in(d, true), d + "/topology.yaml");
+	auto y = load_fabric_in(d, true);
+	ck_assert_msg(y.has_value(), "%s", y ? "" : y.error().str().c_str());
+	ck_assert(y->cluster.find_node("m1") != topo::none);
+	ck_assert(write_file_atomic(d + "/mine.conf", "SwitchName=x Nodes=z[1-3]\n").has_value());
+	ck_assert(write_file_atomic(d + "/loom-topo.conf", "cluster_file=" + d + "/mine.conf\n").has_value());
+	auto mine = load_fabric_in(d, true);
+	ck_assert_msg(mine.has_value(), "%s", mine ? "" : mine.error().str().c_str());
+	ck_assert_int_eq(mine->cluster.nodes.size(), 3);
+	ck_assert(write_file_atomic(d + "/loom-topo.conf", "cluster_flie=x\n").has_value());
+	auto bad = load_fabric_in(d, true);
+	ck_assert(!bad.has_value());
+	ck_assert_msg(bad.error().str().find("loom-topo.conf") != std::string::npos &&
+			      bad.error().str().find("cluster_flie") != std::string::npos,
+		      "%s", bad.error().str().c_str());
+	for (const char *n : {"topology.conf", "topology.yaml", "mine.conf", "loom-topo.conf"})
+		unlink((d + "/" + n).c_str());
+	rmdir(d.c_str());
+}
+END_TEST
+
+// Leaves cabled across the node names (leaf1: n1 n3 n5 n7, leaf2: n2 n4 n6
+// n8): in Slurm's order every ring neighbour crosses a leaf, in loom's only
+// the two hops between the leaves.
+START_TEST(rank_order_of_leaves_cabled_across_the_names)
+{
+	std::string d = tmpdir();
+	ck_assert(write_file_atomic(d + "/topology.conf", "SwitchName=leaf1 Nodes=n1,n3,n5,n7\n"
+							  "SwitchName=leaf2 Nodes=n2,n4,n6,n8\n"
+							  "SwitchName=top Switches=leaf[1-2]\n")
+			  .has_value());
+	auto f = load_fabric_in(d, false);
+	ck_assert_msg(f.has_value(), "%s", f ? "" : f.error().str().c_str());
+	const topo::Cluster &c = f->cluster;
+	std::vector<std::string> slurm = {"n1", "n2", "n3", "n4"};
+	auto order = place::rank_order(c, slurm);
+	ck_assert(order.has_value());
+	ck_assert_sstr_eq(join(*order, " "), "n1 n3 n2 n4");
+	place::RingCrossings before = place::ring_crossings(c, slurm), after = place::ring_crossings(c, *order);
+	ck_assert_int_eq(before.hops, 4);
+	ck_assert_int_eq(before.leaf, 4);
+	ck_assert_int_eq(after.leaf, 2);
+	// One leaf: no crossing; two hosts: one edge.
+	ck_assert_int_eq(place::ring_crossings(c, {"n1", "n3", "n5"}).leaf, 0);
+	ck_assert_int_eq(place::ring_crossings(c, {"n1", "n2"}).hops, 1);
+	ck_assert_int_eq(place::ring_crossings(c, {"n1", "n2"}).leaf, 1);
+	// A host the fabric does not know comes last; one named twice is refused.
+	auto with_unknown = place::rank_order(c, {"x9", "n2", "n1"});
+	ck_assert(with_unknown.has_value());
+	ck_assert_sstr_eq(join(*with_unknown, " "), "n1 n2 x9");
+	auto twice = place::rank_order(c, {"n1", "n1"});
+	ck_assert(!twice.has_value());
+	ck_assert(twice.error().str().find("'n1'") != std::string::npos);
+
+	// A step as slurmstepd sees it: its node list, this node, the task counts
+	// in Slurm's order (n1 runs 2 tasks, the others 1).
+	auto r = place::step_ranks(c, "n[1-4]", "n2", "2,1(x3)");
+	ck_assert_msg(r.has_value(), "%s", r ? "" : r.error().str().c_str());
+	ck_assert_int_eq(r->node_rank, 2);
+	ck_assert_sstr_eq(join(r->task_hosts, " "), "n1 n1 n3 n2 n4");
+	auto no_tasks = place::step_ranks(c, "n[1-4]", "n4", "");
+	ck_assert(no_tasks.has_value() && no_tasks->task_hosts.empty() && no_tasks->node_rank == 3);
+	auto stranger = place::step_ranks(c, "n[1-4]", "n7", "");
+	ck_assert(!stranger.has_value());
+	ck_assert(stranger.error().str().find("'n7'") != std::string::npos);
+	auto bad_list = place::step_ranks(c, "n[1-", "n1", "");
+	ck_assert(!bad_list.has_value());
+	ck_assert(bad_list.error().str().find("n[1-") != std::string::npos);
+	unlink((d + "/topology.conf").c_str());
+	rmdir(d.c_str());
+}
+END_TEST
+
+// SLURM_TASKS_PER_NODE as Slurm writes it.
+START_TEST(tasks_per_node_text)
+{
+	auto a = place::tasks_per_node("8(x2),4", 3);
+	ck_assert(a.has_value());
+	ck_assert_int_eq(a->size(), 3);
+	ck_assert_int_eq((*a)[0], 8);
+	ck_assert_int_eq((*a)[1], 8);
+	ck_assert_int_eq((*a)[2], 4);
+	auto one = place::tasks_per_node("1(x16)", 16);
+	ck_assert(one.has_value() && one->size() == 16);
+	for (const char *bad : {"", "8(x2", "8(x0)", "x", "8,", "-1", "8(x2)4"})
+		ck_assert_msg(!place::tasks_per_node(bad, 2).has_value(), "'%s' accepted", bad);
+	auto many = place::tasks_per_node("8(x3)", 2);
+	ck_assert(!many.has_value());
+	ck_assert_msg(many.error().str().find("2 nodes") != std::string::npos, "%s", many.error().str().c_str());
+	auto few = place::tasks_per_node("8", 2);
+	ck_assert(!few.has_value());
+}
+END_TEST
+
+// A real NDR fabric (ibnetdiscover, tests/data/place): every host in name
+// order, as slurm.conf would list them. loom's order keeps each leaf's hosts
+// together, so the ring crosses a leaf once per leaf it touches, the least
+// any order can.
+START_TEST(rank_order_on_a_real_fabric)
+{
+	auto text = read_file(test::data("place/ibnetdiscover-ndr-fabric.out"));
+	ck_assert_msg(text.has_value(), "%s", text ? "" : text.error().str().c_str());
+	auto fabric = topo::parse_ibnetdiscover(*text, "ndr");
+	ck_assert_msg(fabric.has_value(), "%s", fabric ? "" : fabric.error().str().c_str());
+	auto c = topo::build_cluster(fabric->spec);
+	ck_assert_msg(c.has_value(), "%s", c ? "" : c.error().str().c_str());
+	std::vector<std::string> hosts;
+	for (const topo::Node &n : c->nodes)
+		hosts.push_back(n.name);
+	std::sort(hosts.begin(), hosts.end());
+	std::set<topo::Index> leaves;
+	for (const topo::Node &n : c->nodes)
+		leaves.insert(n.leaf);
+	ck_assert_int_ge(leaves.size(), 2);
+	auto order = place::rank_order(*c, hosts);
+	ck_assert(order.has_value());
+	ck_assert_int_eq(order->size(), hosts.size());
+	ck_assert_int_eq(place::ring_crossings(*c, *order).leaf, leaves.size());
+	ck_assert_int_ge(place::ring_crossings(*c, hosts).leaf, leaves.size());
+	// Each leaf's hosts in one run.
+	std::set<topo::Index> done;
+	for (size_t i = 0; i < order->size(); i++) {
+		topo::Index l = c->nodes[c->find_node((*order)[i])].leaf;
+		if (i > 0 && l == c->nodes[c->find_node((*order)[i - 1])].leaf)
+			continue;
+		ck_assert_msg(done.insert(l).second, "leaf of %s comes back after another leaf", (*order)[i].c_str());
+	}
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("select_topo_fabric");
@@ -174,6 +327,10 @@ static Suite *make_suite()
 	tcase_add_test(tc, node_missing_from_fabric_is_alone);
 	tcase_add_test(tc, broken_fabric_is_an_error);
 	tcase_add_test(tc, config_file);
+	tcase_add_test(tc, fabric_in_the_configuration_directory);
+	tcase_add_test(tc, rank_order_of_leaves_cabled_across_the_names);
+	tcase_add_test(tc, tasks_per_node_text);
+	tcase_add_test(tc, rank_order_on_a_real_fabric);
 	suite_add_tcase(s, tc);
 	return s;
 }
