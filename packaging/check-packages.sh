@@ -44,6 +44,7 @@ if [ -n "$main" ] && [ -n "$ctld" ]; then
 	[ -z "$helper_mode" ] || [ "$helper_mode" = -rwxr-xr-x ] ||
 		bad "loom rpm: loom-ckpt-helper has mode $helper_mode, not -rwxr-xr-x (it must not be set-id)"
 	echo "$main_files" | grep "$rpm_pd/spank_place.so\$" >/dev/null || bad "loom rpm lacks spank_place.so"
+	echo "$main_files" | grep "$rpm_pd/loom_fabric.so\$" >/dev/null || bad "loom rpm lacks loom_fabric.so (spank_place's rank order)"
 	echo "$main_files" | grep '^/usr/share/man/man1/loom.1' >/dev/null || bad "loom rpm lacks the loom(1) man page"
 	echo "$main_files" | grep -x /usr/share/bash-completion/completions/loom >/dev/null || bad "loom rpm lacks the bash completion"
 	man_pages_in "$main_files
@@ -88,6 +89,7 @@ $dctld_files" deb
 	echo "$dctld_files" | grep "$deb_pd/select_topo.so\$" >/dev/null || bad "loom-slurmctld deb lacks select_topo.so"
 	echo "$dctld_files" | grep "$deb_pd/jobcomp_health.so\$" >/dev/null || bad "loom-slurmctld deb lacks jobcomp_health.so"
 	echo "$dmain_files" | grep "$deb_pd/spank_place.so\$" >/dev/null || bad "loom deb lacks spank_place.so"
+	echo "$dmain_files" | grep "$deb_pd/loom_fabric.so\$" >/dev/null || bad "loom deb lacks loom_fabric.so (spank_place's rank order)"
 	if [ "$slurm_api" = 2505 ]; then
 		echo "$dctld_files" | grep "$deb_pd/select_topo_cons_tres.so -> select_topo.so\$" >/dev/null ||
 			bad "loom-slurmctld deb lacks select_topo_cons_tres.so (25.05+)"

@@ -24,16 +24,17 @@
 //
 // plugstack.conf arguments: rank_order=yes|no (default yes), conf_dir=DIR
 // (slurm.conf's directory; default: the directory of SLURM_CONF as slurmstepd
-// or the job sees it, else the one Slurm was built for).
-#include "lib/place/ranks.hpp"
+// or the job sees it, else the one Slurm was built for), fabric_module=PATH
+// (default: loom_fabric.so beside this plugin; fabric_module.hpp).
 #include "lib/util/config.hpp"
 #include "plugins/common/place_hints.hpp"
-#include "plugins/select_topo/fabric.hpp"
+#include "plugins/spank_place/fabric_module.hpp"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <exception>
 #include <fcntl.h>
 #include <string>
@@ -104,12 +105,17 @@ struct spank_option g_options[] = {
 struct Site {
 	bool rank_order = true;
 	std::string conf_dir;
+	std::string fabric_module;
 };
 Site g_site;
 // This step's hostfile on this node, named in user_init (slurmstepd), written
 // by each task before it runs (task_init: the job's environment is complete
 // only then), removed at exit.
 std::string g_hostfile;
+// loom_fabric.so, opened in user_init (once per step and node).
+loom_fabric_step_ranks_fn g_step_ranks = nullptr;
+loom_fabric_free_fn g_free = nullptr;
+std::string g_module_error;
 
 std::string job_env(spank_t sp, const char *name)
 {
@@ -171,6 +177,36 @@ loom::status write_lines(const std::string &path, const std::vector<std::string>
 	return {};
 }
 
+void open_fabric_module()
+{
+	std::string path = g_site.fabric_module;
+	if (path.empty()) {
+		Dl_info self{};
+		if (::dladdr(reinterpret_cast<void *>(&open_fabric_module), &self) == 0 || !self.dli_fname) {
+			g_module_error = "cannot tell where spank_place.so is (dladdr)";
+			return;
+		}
+		path = dir_of(self.dli_fname) + "/loom_fabric.so";
+	}
+	void *h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *e = ::dlerror();
+		g_module_error = "cannot load " + path + ": " + (e ? e : "unknown error");
+		return;
+	}
+	auto abi = reinterpret_cast<loom_fabric_abi_fn>(::dlsym(h, "loom_fabric_abi"));
+	auto ranks = reinterpret_cast<loom_fabric_step_ranks_fn>(::dlsym(h, "loom_fabric_step_ranks"));
+	auto release = reinterpret_cast<loom_fabric_free_fn>(::dlsym(h, "loom_fabric_free"));
+	if (!abi || !ranks || !release || abi() != LOOM_FABRIC_ABI) {
+		g_module_error = path + " is not loom_fabric.so of interface " + std::to_string(LOOM_FABRIC_ABI) +
+				 " (another loom's?)";
+		::dlclose(h);
+		return;
+	}
+	g_step_ranks = ranks;
+	g_free = release;
+}
+
 // user_init: where this step's hostfile goes on this node (the job, the
 // step and the node's place in it name it: one per node even where nodes
 // share a TMPDIR, as the slurmd of one test host do).
@@ -208,23 +244,34 @@ loom::status set_rank_env(spank_t sp)
 		return loom::unexpected("the task's environment has no SLURM_JOB_NODELIST");
 	if (me.empty())
 		return loom::unexpected("the task's environment has no SLURMD_NODENAME");
+	if (!g_step_ranks)
+		return loom::unexpected(g_module_error);
 	std::string dir = conf_dir(sp);
-	auto fabric = loom::select_topo::load_fabric_in(dir, SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0));
-	if (!fabric)
-		return loom::unexpected(fabric.error());
-	auto r = loom::place::step_ranks(fabric->cluster, nodes, me, tasks);
-	if (!r && !tasks.empty()) // the order without the task file, rather than none
-		r = loom::place::step_ranks(fabric->cluster, nodes, me, "");
-	if (!r)
-		return loom::unexpected(r.error());
-	if (auto st = write_lines(g_hostfile, r->order); !st)
+	loom_step_ranks out{};
+	int rc = g_step_ranks(dir.c_str(), SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0), nodes.c_str(), me.c_str(),
+			      tasks.c_str(), &out);
+	std::string why = out.error ? out.error : "";
+	std::string order_text = out.order ? out.order : "", task_text = out.task_hosts ? out.task_hosts : "";
+	unsigned node_rank = out.node_rank;
+	g_free(&out);
+	if (rc != 0)
+		return loom::unexpected(why.empty() ? std::string("the fabric module failed") : why);
+	auto split = [](const std::string &t) {
+		std::vector<std::string> v;
+		size_t b = 0;
+		for (size_t e; (e = t.find('\n', b)) != std::string::npos; b = e + 1)
+			v.push_back(t.substr(b, e - b));
+		return v;
+	};
+	std::vector<std::string> order = split(order_text), task_hosts = split(task_text);
+	if (auto st = write_lines(g_hostfile, order); !st)
 		return st;
 	if (spank_setenv(sp, "LOOM_HOSTFILE", g_hostfile.c_str(), 1) != ESPANK_SUCCESS ||
-	    spank_setenv(sp, "LOOM_NODE_RANK", std::to_string(r->node_rank).c_str(), 1) != ESPANK_SUCCESS)
+	    spank_setenv(sp, "LOOM_NODE_RANK", std::to_string(node_rank).c_str(), 1) != ESPANK_SUCCESS)
 		return loom::unexpected("cannot set LOOM_NODE_RANK and LOOM_HOSTFILE in the job's environment");
-	if (!r->task_hosts.empty()) {
+	if (!task_hosts.empty()) {
 		std::string tf = g_hostfile + ".tasks";
-		if (auto st = write_lines(tf, r->task_hosts); !st)
+		if (auto st = write_lines(tf, task_hosts); !st)
 			return st;
 		if (spank_setenv(sp, "LOOM_TASK_HOSTFILE", tf.c_str(), 1) != ESPANK_SUCCESS)
 			return loom::unexpected("cannot set LOOM_TASK_HOSTFILE in the job's environment");
@@ -242,7 +289,8 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char **av)
 		Site site;
 		loom::ConfigSchema schema;
 		schema.boolean("rank_order", &site.rank_order, "LOOM_NODE_RANK and LOOM_HOSTFILE in each step")
-			.string("conf_dir", &site.conf_dir, "slurm.conf's directory, where the fabric files are");
+			.string("conf_dir", &site.conf_dir, "slurm.conf's directory, where the fabric files are")
+			.string("fabric_module", &site.fabric_module, "loom_fabric.so (default: beside spank_place.so)");
 		if (auto st = schema.parse_args(ac, av, "plugstack.conf: spank_place"); !st) {
 			slurm_error("spank_place: %s", st.error().str().c_str());
 			return -1;
@@ -270,6 +318,8 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char **)
 			return 0;
 		if (auto st = name_hostfile(sp); !st)
 			slurm_error("spank_place: rank order: %s", st.error().str().c_str());
+		else if (!g_hostfile.empty() && !g_step_ranks && g_module_error.empty())
+			open_fabric_module();
 		return 0;
 	} catch (...) {
 		return 0;

@@ -425,7 +425,9 @@ install_plugins() {
 		fi
 		;;
 	esac
-	for so in "$builddir/plugins/spank_ckpt/.libs/spank_ckpt.so" "$builddir/plugins/spank_place/.libs/spank_place.so"; do
+	# loom_fabric.so: spank_place opens it beside itself in slurmstepd.
+	for so in "$builddir/plugins/spank_ckpt/.libs/spank_ckpt.so" "$builddir/plugins/spank_place/.libs/spank_place.so" \
+		"$builddir/plugins/spank_place/.libs/loom_fabric.so"; do
 		[ -f "$so" ] && cp "$so" "$dir/plugins/"
 	done
 	# spank_ckpt executes its helper for the work in the user's directory.

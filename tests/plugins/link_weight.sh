@@ -37,6 +37,9 @@ heavy="libhwloc libyaml libibverbs"
 check sdk/.libs/libloom_ckpt.so "libc.so libcrypto libjson-c" "$heavy"
 check plugins/spank_ckpt/.libs/spank_ckpt.so "libc.so libcrypto libjson-c" "$heavy"
 check plugins/spank_place/.libs/spank_place.so "libc.so" "$heavy libcrypto libjson-c"
+# What spank_place opens in slurmstepd only (its rank order): the fabric
+# readers, so hwloc and json-c; never libslurm's clients' weight.
+check plugins/spank_place/.libs/loom_fabric.so "libc.so libhwloc libjson-c" "libcrypto"
 # The daemons' plugins that need the fabric model do load hwloc (lib/topo);
 # jobcomp/health does not.
 # jobcomp/health is built wherever configure had a Slurm source tree: there
