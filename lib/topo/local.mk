@@ -6,6 +6,7 @@ lib_libloom_topo_la_SOURCES += \
 	lib/topo/slurm_conf.hpp lib/topo/slurm_conf.cpp lib/topo/topology_yaml.cpp \
 	lib/topo/ib_graph.hpp lib/topo/ibnetdiscover.hpp lib/topo/ibnetdiscover.cpp lib/topo/ib_fabric.cpp \
 	lib/topo/xml.hpp lib/topo/xml.cpp lib/topo/nccl_xml.hpp lib/topo/nccl_xml.cpp \
+	lib/topo/nccl_env.hpp lib/topo/nccl_env.cpp \
 	lib/topo/discover.hpp lib/topo/discover.cpp lib/topo/discover_hwloc.cpp lib/topo/discover_nvml.cpp \
 	lib/topo/formats.hpp lib/topo/formats.cpp lib/topo/check.hpp lib/topo/check.cpp \
 	lib/topo/hwloc_xml.hpp lib/topo/hwloc_xml.cpp

@@ -3,6 +3,7 @@
 #include "plugins/spank_place/fabric_module.hpp"
 
 #include "lib/place/ranks.hpp"
+#include "lib/topo/nccl_env.hpp"
 #include "plugins/select_topo/fabric.hpp"
 
 #include <cstdlib>
@@ -84,4 +85,48 @@ extern "C" __attribute__((visibility("default"))) void loom_fabric_free(loom_ste
 	std::free(r->task_hosts);
 	std::free(r->error);
 	*r = loom_step_ranks{0, nullptr, nullptr, nullptr};
+}
+
+extern "C" __attribute__((visibility("default"))) void loom_fabric_free_nccl(loom_nccl_env *e)
+{
+	if (!e)
+		return;
+	std::free(e->topo_xml);
+	std::free(e->no_topo);
+	std::free(e->ib_hca);
+	std::free(e->error);
+	*e = loom_nccl_env{nullptr, nullptr, nullptr, nullptr};
+}
+
+extern "C" __attribute__((visibility("default"))) int loom_fabric_nccl_env(const char *conf_dir, int yaml,
+									 const char *node, loom_nccl_env *out)
+{
+	if (!out)
+		return -1;
+	*out = loom_nccl_env{nullptr, nullptr, nullptr, nullptr};
+	auto fail = [&](const std::string &why) {
+		loom_fabric_free_nccl(out);
+		out->error = dup(why);
+		return -1;
+	};
+	try {
+		if (!conf_dir || !node)
+			return fail("no configuration directory or node name");
+		auto fabric = loom::select_topo::load_fabric_in(conf_dir, yaml != 0);
+		if (!fabric)
+			return fail(fabric.error().str());
+		auto env = loom::topo::nccl_env(fabric->cluster, node);
+		if (!env)
+			return fail(fabric->source + ": " + env.error().str());
+		out->topo_xml = dup(env->topo_xml);
+		out->no_topo = dup(env->no_topo);
+		out->ib_hca = dup(env->ib_hca);
+		if (!out->topo_xml || !out->no_topo || !out->ib_hca)
+			return fail("out of memory");
+		return 0;
+	} catch (const std::exception &e) {
+		return fail(std::string("internal error: ") + e.what());
+	} catch (...) {
+		return fail("internal error");
+	}
 }

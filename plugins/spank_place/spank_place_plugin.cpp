@@ -63,6 +63,15 @@ int slurm_spank_exit(spank_t sp, int ac, char **av);
 
 namespace {
 
+struct Site {
+	bool rank_order = true;
+	bool comm_env = false; // jobs may ask for --comm-env=auto
+	std::string conf_dir;
+	std::string fabric_module;
+};
+Site g_site;
+bool g_comm_env = false; // this job asked for --comm-env=auto
+
 int opt_comm(int, const char *optarg, int)
 {
 	try {
@@ -91,6 +100,26 @@ int opt_locality(int, const char *optarg, int)
 	}
 }
 
+int opt_comm_env(int, const char *optarg, int)
+{
+	try {
+		std::string v = optarg ? optarg : "";
+		if (v != "auto" && v != "off") {
+			slurm_error("loom: --comm-env: bad value '%s': expected auto or off", v.c_str());
+			return -1;
+		}
+		g_comm_env = v == "auto";
+		if (g_comm_env && !g_site.comm_env && spank_context() != S_CTX_REMOTE) {
+			slurm_error("loom: --comm-env=auto: this site has not enabled it (comm_env=yes on spank_place's "
+				    "plugstack.conf line)");
+			return -1;
+		}
+		return 0;
+	} catch (...) {
+		return -1;
+	}
+}
+
 struct spank_option g_options[] = {
 	{const_cast<char *>(loom::plugin::opt_comm), const_cast<char *>(loom::place::comm_words),
 	 const_cast<char *>("[loom] communication intensity of the job: heavy gets the tightest, least "
@@ -100,14 +129,12 @@ struct spank_option g_options[] = {
 	 const_cast<char *>("[loom] fit the whole job under one fabric domain of this kind (leaf, pod, "
 			    "nvlink, ...); strict: wait until it fits, prefer: best effort (default)"),
 	 1, 0, opt_locality},
+	{const_cast<char *>("comm-env"), const_cast<char *>("auto|off"),
+	 const_cast<char *>("[loom] NCCL settings from the fabric in each task: NCCL_TOPO_FILE and NCCL_IB_HCA, "
+			    "never over the job's own (default: off)"),
+	 1, 0, opt_comm_env},
 	SPANK_OPTIONS_TABLE_END};
 
-struct Site {
-	bool rank_order = true;
-	std::string conf_dir;
-	std::string fabric_module;
-};
-Site g_site;
 // This step's hostfile on this node, named in user_init (slurmstepd), written
 // by each task before it runs (task_init: the job's environment is complete
 // only then), removed at exit.
@@ -115,6 +142,8 @@ std::string g_hostfile;
 // loom_fabric.so, opened in user_init (once per step and node).
 loom_fabric_step_ranks_fn g_step_ranks = nullptr;
 loom_fabric_free_fn g_free = nullptr;
+loom_fabric_nccl_env_fn g_nccl_env = nullptr;
+loom_fabric_free_nccl_fn g_free_nccl = nullptr;
 std::string g_module_error;
 
 std::string job_env(spank_t sp, const char *name)
@@ -197,7 +226,9 @@ void open_fabric_module()
 	auto abi = reinterpret_cast<loom_fabric_abi_fn>(::dlsym(h, "loom_fabric_abi"));
 	auto ranks = reinterpret_cast<loom_fabric_step_ranks_fn>(::dlsym(h, "loom_fabric_step_ranks"));
 	auto release = reinterpret_cast<loom_fabric_free_fn>(::dlsym(h, "loom_fabric_free"));
-	if (!abi || !ranks || !release || abi() != LOOM_FABRIC_ABI) {
+	auto nccl = reinterpret_cast<loom_fabric_nccl_env_fn>(::dlsym(h, "loom_fabric_nccl_env"));
+	auto release_nccl = reinterpret_cast<loom_fabric_free_nccl_fn>(::dlsym(h, "loom_fabric_free_nccl"));
+	if (!abi || !ranks || !release || !nccl || !release_nccl || abi() != LOOM_FABRIC_ABI) {
 		g_module_error = path + " is not loom_fabric.so of interface " + std::to_string(LOOM_FABRIC_ABI) +
 				 " (another loom's?)";
 		::dlclose(h);
@@ -205,6 +236,8 @@ void open_fabric_module()
 	}
 	g_step_ranks = ranks;
 	g_free = release;
+	g_nccl_env = nccl;
+	g_free_nccl = release_nccl;
 }
 
 // user_init: where this step's hostfile goes on this node (the job, the
@@ -279,6 +312,93 @@ loom::status set_rank_env(spank_t sp)
 	return {};
 }
 
+// NCCL settings loom made in the batch step and a step inherited: they
+// name another node's file and HCAs; gone when this node's cannot be given.
+void drop_inherited_comm_env(spank_t sp)
+{
+	for (auto [var, mark] : {std::pair{"NCCL_TOPO_FILE", "LOOM_NCCL_TOPO_FILE"},
+				 std::pair{"NCCL_IB_HCA", "LOOM_NCCL_IB_HCA"}}) {
+		std::string v = job_env(sp, var);
+		if (!v.empty() && v == job_env(sp, mark))
+			(void)spank_unsetenv(sp, var);
+		(void)spank_unsetenv(sp, mark);
+	}
+}
+
+// task_init with --comm-env=auto: NCCL_TOPO_FILE (written beside the
+// hostfile) and NCCL_IB_HCA, each only where the job has not set it; what
+// was set, or why nothing could be, in LOOM_COMM_ENV / LOOM_COMM_ENV_ERROR.
+loom::status set_comm_env(spank_t sp)
+{
+	if (!g_nccl_env)
+		return loom::unexpected(g_module_error);
+	std::string me = job_env(sp, "SLURMD_NODENAME");
+	if (me.empty())
+		return loom::unexpected("the task's environment has no SLURMD_NODENAME");
+	std::string dir = conf_dir(sp);
+	loom_nccl_env out{};
+	int rc = g_nccl_env(dir.c_str(), SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0), me.c_str(), &out);
+	std::string why = out.error ? out.error : "", xml = out.topo_xml ? out.topo_xml : "",
+		    no_topo = out.no_topo ? out.no_topo : "", hca = out.ib_hca ? out.ib_hca : "";
+	g_free_nccl(&out);
+	if (rc != 0)
+		return loom::unexpected(why.empty() ? std::string("the fabric module failed") : why);
+	// The job's own setting is one loom did not make: a step inherits the
+	// batch step's values (another node's file), and LOOM_NCCL_* say which
+	// those were, so they are replaced, not kept.
+	auto own = [&](const char *var, const char *mark) {
+		std::string v = job_env(sp, var);
+		return !v.empty() && v != job_env(sp, mark);
+	};
+	std::vector<std::string> set, kept, notes;
+	if (own("NCCL_TOPO_FILE", "LOOM_NCCL_TOPO_FILE")) {
+		kept.push_back("NCCL_TOPO_FILE");
+	} else if (xml.empty()) {
+		notes.push_back("no NCCL_TOPO_FILE: " + no_topo);
+		(void)spank_unsetenv(sp, "NCCL_TOPO_FILE"); // another node's, if inherited
+		(void)spank_unsetenv(sp, "LOOM_NCCL_TOPO_FILE");
+	} else {
+		std::string path = g_hostfile + ".nccl-topo.xml";
+		std::vector<std::string> lines;
+		size_t b = 0;
+		for (size_t e; (e = xml.find('\n', b)) != std::string::npos; b = e + 1)
+			lines.push_back(xml.substr(b, e - b));
+		if (b < xml.size())
+			lines.push_back(xml.substr(b));
+		if (auto st = write_lines(path, lines); !st)
+			return st;
+		if (spank_setenv(sp, "NCCL_TOPO_FILE", path.c_str(), 1) != ESPANK_SUCCESS ||
+		    spank_setenv(sp, "LOOM_NCCL_TOPO_FILE", path.c_str(), 1) != ESPANK_SUCCESS)
+			return loom::unexpected("cannot set NCCL_TOPO_FILE in the job's environment");
+		set.push_back("NCCL_TOPO_FILE");
+	}
+	if (own("NCCL_IB_HCA", "LOOM_NCCL_IB_HCA")) {
+		kept.push_back("NCCL_IB_HCA");
+	} else if (hca.empty()) {
+		notes.push_back("no NCCL_IB_HCA: the fabric lists no HCA of " + me);
+		(void)spank_unsetenv(sp, "NCCL_IB_HCA");
+		(void)spank_unsetenv(sp, "LOOM_NCCL_IB_HCA");
+	} else {
+		if (spank_setenv(sp, "NCCL_IB_HCA", hca.c_str(), 1) != ESPANK_SUCCESS ||
+		    spank_setenv(sp, "LOOM_NCCL_IB_HCA", hca.c_str(), 1) != ESPANK_SUCCESS)
+			return loom::unexpected("cannot set NCCL_IB_HCA in the job's environment");
+		set.push_back("NCCL_IB_HCA");
+	}
+	auto join = [](const std::vector<std::string> &v, const char *sep) {
+		std::string s;
+		for (const std::string &x : v)
+			s += (s.empty() ? "" : sep) + x;
+		return s;
+	};
+	std::string summary = "set: " + (set.empty() ? std::string("none") : join(set, " "));
+	if (!kept.empty())
+		summary += "; the job's own: " + join(kept, " ");
+	if (!notes.empty())
+		summary += "; " + join(notes, "; ");
+	(void)spank_setenv(sp, "LOOM_COMM_ENV", summary.c_str(), 1);
+	return {};
+}
+
 } // namespace
 
 extern "C" int slurm_spank_init(spank_t sp, int ac, char **av)
@@ -289,6 +409,7 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char **av)
 		Site site;
 		loom::ConfigSchema schema;
 		schema.boolean("rank_order", &site.rank_order, "LOOM_NODE_RANK and LOOM_HOSTFILE in each step")
+			.boolean("comm_env", &site.comm_env, "jobs may ask for NCCL settings from the fabric (--comm-env)")
 			.string("conf_dir", &site.conf_dir, "slurm.conf's directory, where the fabric files are")
 			.string("fabric_module", &site.fabric_module, "loom_fabric.so (default: beside spank_place.so)");
 		if (auto st = schema.parse_args(ac, av, "plugstack.conf: spank_place"); !st) {
@@ -314,10 +435,10 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char **av)
 extern "C" int slurm_spank_user_init(spank_t sp, int, char **)
 {
 	try {
-		if (!spank_remote(sp) || !g_site.rank_order)
+		if (!spank_remote(sp) || (!g_site.rank_order && !g_comm_env))
 			return 0;
 		if (auto st = name_hostfile(sp); !st)
-			slurm_error("spank_place: rank order: %s", st.error().str().c_str());
+			slurm_error("spank_place: %s", st.error().str().c_str());
 		else if (!g_hostfile.empty() && !g_step_ranks && g_module_error.empty())
 			open_fabric_module();
 		return 0;
@@ -326,19 +447,31 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char **)
 	}
 }
 
+// Never fails the task: a job that cannot learn loom's order runs in
+// Slurm's, one without NCCL settings with NCCL's own discovery, and each
+// says why.
 extern "C" int slurm_spank_task_init(spank_t sp, int, char **)
 {
 	try {
-		if (!spank_remote(sp) || !g_site.rank_order || g_hostfile.empty())
+		if (!spank_remote(sp) || g_hostfile.empty())
 			return 0;
-		// Never fails the task: a job that cannot learn loom's order runs in
-		// Slurm's, and says why.
-		if (auto st = set_rank_env(sp); !st) {
-			slurm_error("spank_place: rank order: %s", st.error().str().c_str());
-			(void)spank_unsetenv(sp, "LOOM_NODE_RANK");
-			(void)spank_unsetenv(sp, "LOOM_HOSTFILE");
-			(void)spank_unsetenv(sp, "LOOM_TASK_HOSTFILE");
-			(void)spank_setenv(sp, "LOOM_RANK_ORDER_ERROR", st.error().str().c_str(), 1);
+		if (g_site.rank_order)
+			if (auto st = set_rank_env(sp); !st) {
+				slurm_error("spank_place: rank order: %s", st.error().str().c_str());
+				(void)spank_unsetenv(sp, "LOOM_NODE_RANK");
+				(void)spank_unsetenv(sp, "LOOM_HOSTFILE");
+				(void)spank_unsetenv(sp, "LOOM_TASK_HOSTFILE");
+				(void)spank_setenv(sp, "LOOM_RANK_ORDER_ERROR", st.error().str().c_str(), 1);
+			}
+		if (g_comm_env) {
+			if (!g_site.comm_env)
+				(void)spank_setenv(sp, "LOOM_COMM_ENV_ERROR",
+						   "this site has not enabled --comm-env (spank_place comm_env=yes)", 1);
+			else if (auto st = set_comm_env(sp); !st) {
+				slurm_error("spank_place: --comm-env: %s", st.error().str().c_str());
+				drop_inherited_comm_env(sp);
+				(void)spank_setenv(sp, "LOOM_COMM_ENV_ERROR", st.error().str().c_str(), 1);
+			}
 		}
 		return 0;
 	} catch (...) {
@@ -349,10 +482,9 @@ extern "C" int slurm_spank_task_init(spank_t sp, int, char **)
 extern "C" int slurm_spank_exit(spank_t sp, int, char **)
 {
 	try {
-		if (spank_remote(sp) && !g_hostfile.empty()) {
-			(void)::unlink(g_hostfile.c_str());
-			(void)::unlink((g_hostfile + ".tasks").c_str());
-		}
+		if (spank_remote(sp) && !g_hostfile.empty())
+			for (const char *suffix : {"", ".tasks", ".nccl-topo.xml"})
+				(void)::unlink((g_hostfile + suffix).c_str());
 		return 0;
 	} catch (...) {
 		return 0;

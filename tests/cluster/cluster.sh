@@ -7,6 +7,7 @@
 #                   (topo_cons_tres: select/topo under the name Slurm 25.05+ treats as cons_tres)
 #                   [--select-params P]   (SelectTypeParameters, default CR_Core)
 #                   [--builddir DIR] [--conf-extra FILE] [--plugstack-args "k=v ..."] [--timeout S]
+#                   [--place-args "k=v ..."]  (spank_place's plugstack.conf arguments; --plugstack-args: spank_ckpt's)
 #                   [--placement topo|cons_tres]   (select/topo's placement=, see loom-topo.conf)
 #                   [--will-run engine|cons_tres]  (select/topo's will_run=: who plans backfill's starts)
 #                   [--conf-line "Key=Value"]...  (lines appended to slurm.conf)
@@ -44,6 +45,7 @@ builddir=${LOOM_BUILDDIR:-}
 slurm=${LOOM_SLURM:-}
 conf_extra=
 plugstack_args=
+place_args=
 placement=topo
 will_run=engine
 conf_lines=()
@@ -74,6 +76,7 @@ while [ $# -gt 0 ]; do
 	--builddir) builddir=$2; shift 2 ;;
 	--conf-extra) conf_extra=$2; shift 2 ;;
 	--plugstack-args) plugstack_args=$2; shift 2 ;;
+	--place-args) place_args=$2; shift 2 ;;
 	--placement) placement=$2; shift 2 ;;
 	--will-run) will_run=$2; shift 2 ;;
 	--conf-line) conf_lines+=("$2"); shift 2 ;;
@@ -312,7 +315,7 @@ JobCompLoc=$dir/state/loom-health"
 	plugstack="PlugStackConfig=$dir/etc/plugstack.conf"
 	: >"$dir/etc/plugstack.conf"
 	if [ -f "$dir/plugins/spank_place.so" ]; then
-		echo "required $dir/plugins/spank_place.so" >>"$dir/etc/plugstack.conf"
+		echo "required $dir/plugins/spank_place.so $place_args" >>"$dir/etc/plugstack.conf"
 	fi
 	if [ -f "$dir/plugins/spank_ckpt.so" ]; then
 		# The checkpoint helper from the build tree, not the configured libexec.

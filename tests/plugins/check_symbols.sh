@@ -73,7 +73,7 @@ for so in "$b"/plugins/*/.libs/*.so; do
 	select_*.so) want='^(plugin_name|plugin_type|plugin_version|plugin_id|init|fini|select_p_.*)$' ;;
 	jobcomp_*.so) want='^(plugin_name|plugin_type|plugin_version|init|fini|jobcomp_p_.*)$' ;;
 	spank_*.so) want='^(plugin_name|plugin_type|plugin_version|spank_plugin_version|slurm_spank_.*)$' ;;
-	loom_fabric.so) want='^loom_fabric_(abi|step_ranks|free)$' ;; # spank_place's module (fabric_module.hpp)
+	loom_fabric.so) want='^loom_fabric_(abi|step_ranks|free|nccl_env|free_nccl)$' ;; # spank_place's module (fabric_module.hpp)
 	*) want='.*' ;;
 	esac
 	case $name in

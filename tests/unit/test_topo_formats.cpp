@@ -8,6 +8,7 @@
 #include "lib/topo/discover.hpp"
 #include "lib/topo/formats.hpp"
 #include "lib/topo/ibnetdiscover.hpp"
+#include "lib/topo/nccl_env.hpp"
 #include "lib/topo/nccl_xml.hpp"
 #include "lib/topo/slurm_conf.hpp"
 #include "lib/util/fs.hpp"
@@ -428,6 +429,73 @@ START_TEST(discover_recorded_h100_root)
 }
 END_TEST
 
+// spank_place --comm-env=auto's settings, on recorded nodes. The Azure H100
+// file: NCCL_TOPO_FILE with its 8 GPUs and their NICs, but no NCCL_IB_HCA
+// (the file names no HCA device). With the HCAs named, the list follows the
+// GPUs' own NICs. The recorded H100 host's sysfs: no GPU, so no topology
+// file, and NCCL_IB_HCA its 8 InfiniBand HCAs, not the Ethernet bond.
+START_TEST(nccl_env_of_recorded_nodes)
+{
+	auto h = parse_nccl_topology(data_text("nccl-topo-azure-ndv5-h100.xml"), "ndv5.xml");
+	ck_assert(h.has_value());
+	h->name = "h1";
+	ClusterSpec s;
+	s.nodes.push_back(*h);
+	auto c = build_cluster(s);
+	ck_assert(c.has_value());
+	auto e = nccl_env(*c, "h1");
+	ck_assert_msg(e.has_value(), "%s", e ? "" : e.error().str().c_str());
+	ck_assert_sstr_eq(e->ib_hca, "");
+	ck_assert_sstr_eq(e->no_topo, "");
+	auto back = parse_nccl_topology(e->topo_xml, "NCCL_TOPO_FILE");
+	ck_assert_msg(back.has_value(), "%s", back ? "" : back.error().str().c_str());
+	ck_assert_int_eq(back->gpus.size(), 8);
+	ck_assert_int_eq(back->nics.size(), 8);
+	// Name the HCAs (mlx5_<k> for the NIC of GPU k, the file's pairing).
+	ClusterSpec named = s;
+	for (auto &nic : named.nodes[0].nics)
+		for (size_t k = 0; k < named.nodes[0].gpus.size(); k++)
+			if (named.nodes[0].gpus[k].nic == nic.device) {
+				nic.device = "mlx5_" + std::to_string(k);
+				named.nodes[0].gpus[k].nic = nic.device;
+			}
+	auto cn = build_cluster(named);
+	ck_assert_msg(cn.has_value(), "%s", cn ? "" : cn.error().str().c_str());
+	auto en = nccl_env(*cn, "h1");
+	ck_assert(en.has_value());
+	ck_assert_sstr_eq(en->ib_hca, "=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1");
+
+	DiscoverOptions o;
+	o.root = test::data("topology/root-h100");
+	o.hostname = "h2";
+	auto d = discover_node(o);
+	ck_assert(d.has_value());
+	ClusterSpec r;
+	r.nodes.push_back(d->node);
+	auto cr = build_cluster(r);
+	ck_assert(cr.has_value());
+	auto er = nccl_env(*cr, "h2");
+	ck_assert_msg(er.has_value(), "%s", er ? "" : er.error().str().c_str());
+	ck_assert_sstr_eq(er->topo_xml, "");
+	ck_assert_msg(er->no_topo.find("no GPU") != std::string::npos, "%s", er->no_topo.c_str());
+	// sys/class/infiniband: mlx5_0, 1, 4-9 InfiniBand; mlx5_bond_0 Ethernet.
+	ck_assert_sstr_eq(er->ib_hca, "=mlx5_0:1,mlx5_1:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1,mlx5_8:1,mlx5_9:1");
+	auto none = nccl_env(*cr, "h3");
+	ck_assert(!none.has_value());
+	ck_assert(none.error().str().find("'h3'") != std::string::npos);
+	// A node with neither GPUs nor HCAs: an error that says what to build.
+	ClusterSpec bare;
+	NodeSpec b;
+	b.name = "h4";
+	bare.nodes.push_back(b);
+	auto cb = build_cluster(bare);
+	ck_assert(cb.has_value());
+	auto eb = nccl_env(*cb, "h4");
+	ck_assert(!eb.has_value());
+	ck_assert_msg(eb.error().str().find("loom topo discover") != std::string::npos, "%s", eb.error().str().c_str());
+}
+END_TEST
+
 START_TEST(topology_conf_and_check)
 {
 	auto s = read_spec_file(test::data("topology/cluster16-topology.conf"));
@@ -540,6 +608,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, topology_yaml_in);
 	tcase_add_test(tc, hwloc_v3_discover);
 	tcase_add_test(tc, discover_recorded_h100_root);
+	tcase_add_test(tc, nccl_env_of_recorded_nodes);
 	tcase_add_test(tc, topology_conf_and_check);
 	tcase_add_test(tc, json_strict_and_round_trip);
 	suite_add_tcase(s, tc);

@@ -67,6 +67,11 @@ while read -r rank node; do
 done <"$d/task-ranks.sorted"
 mapfile -t by_rank < <(awk '{print $2}' "$d/task-ranks.sorted")
 note "srun --distribution=arbitrary: ranks 0-11 on ${by_rank[*]}"
-# Once per node: the files are gone with their steps.
-left=$(ls /tmp/loom-hosts."$j".* 2>/dev/null || true)
-[ -z "$left" ] || fail "hostfiles left after the job: $left"
+# The files go with their steps (slurmstepd removes them as it exits, which
+# may be a moment after slurmctld has the job COMPLETED).
+for _ in $(seq 1 50); do
+	left=$(ls /tmp/loom-hosts."$j".* 2>/dev/null || true)
+	[ -z "$left" ] && break
+	sleep 0.2
+done
+[ -z "$left" ] || fail "hostfiles left 10 s after the job: $left"
