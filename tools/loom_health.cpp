@@ -17,6 +17,7 @@ int loom_health_check_main(int argc, char **argv);
 int loom_health_classify_main(int argc, char **argv);
 int loom_health_stats_main(int argc, char **argv);
 int loom_health_probe_main(int argc, char **argv);
+int loom_health_netprobe_main(int argc, char **argv);
 
 namespace {
 
@@ -28,7 +29,8 @@ void usage(FILE *out)
 		     "  config    validate a health config (default /etc/loom/health.conf), or --keys to list keys\n"
 		     "  classify  classify a finished job's failure from its state, exit code and logs\n"
 		     "  stats     print the failure statistics file jobcomp/health keeps\n"
-		     "  probe     active GPU probes: memory bandwidth, NCCL all-reduce (never pass without a GPU)\n\n"
+		     "  probe     active GPU probes: memory bandwidth, NCCL all-reduce (never pass without a GPU);\n"
+		     "            with --pairs/--serve/--measure/--judge, network probes between nodes\n\n"
 		     "'loom health <command> --help' describes a command; see loom-health(1).\n");
 }
 
@@ -78,8 +80,14 @@ int health_main(int argc, char **argv)
 		return config_main(argc - 1, argv + 1);
 	if (sub == "classify")
 		return loom_health_classify_main(argc - 1, argv + 1);
-	if (sub == "probe")
+	if (sub == "probe") {
+		// Network probes between nodes (--pairs, --serve, --measure, --judge);
+		// the rest are this node's GPU probes.
+		std::string mode = argc > 2 ? argv[2] : "";
+		if (mode == "--pairs" || mode == "--serve" || mode == "--measure" || mode == "--judge")
+			return loom_health_netprobe_main(argc - 1, argv + 1);
 		return loom_health_probe_main(argc - 1, argv + 1);
+	}
 	if (sub == "stats")
 		return loom_health_stats_main(argc - 1, argv + 1);
 	std::fprintf(stderr, "loom health: unknown command '%s'\n", sub.c_str());
