@@ -55,6 +55,18 @@ struct Header {
 	int64_t sent_ns;
 };
 
+// Room for a whole probe's datagrams, so that a process the scheduler keeps
+// off the CPU for a while loses none of them to its own socket buffer (as
+// root past net.core.rmem_max, else up to it).
+void big_buffers(int fd)
+{
+	int want = 8 << 20;
+	if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want)) != 0)
+		(void)::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
+	if (::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof(want)) != 0)
+		(void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
+}
+
 double median(std::vector<double> v)
 {
 	if (v.empty())
@@ -216,8 +228,10 @@ status serve_echo(const std::string &bind_addr, int port, double for_s)
 	Fd s;
 	s.fd = ::socket((*ai)->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	int one = 1;
-	if (s.fd >= 0)
+	if (s.fd >= 0) {
 		(void)::setsockopt(s.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		big_buffers(s.fd);
+	}
 	if (s.fd < 0 || ::bind(s.fd, (*ai)->ai_addr, (*ai)->ai_addrlen) != 0) {
 		int e = errno;
 		::freeaddrinfo(*ai);
@@ -262,6 +276,7 @@ expected<ProbeResult> measure_echo(const std::string &addr, int port, int count,
 		return unexpected("cannot reach " + addr + " port " + std::to_string(port) + ": " + std::strerror(e));
 	}
 	::freeaddrinfo(*ai);
+	big_buffers(s.fd);
 	std::vector<char> out(static_cast<size_t>(payload), 0), in(65536);
 	std::vector<double> rtt(static_cast<size_t>(count), -1);
 	ProbeResult r;

@@ -11,7 +11,8 @@
 //
 // Verdict: a pair is bad when it lost more than max_loss of its packets or
 // its median round trip is over rtt_factor times the median of all pairs
-// (and over rtt_floor_ms). The links a path uses are the two nodes' links to
+// (and over rtt_floor_ms: a host busy enough to be slow to schedule the
+// probe adds milliseconds of its own). The links a path uses are the two nodes' links to
 // their leaves and, between leaves, each domain's uplink below the lowest
 // domain that holds both. A link on a bad path and on no good one is named;
 // when none or several remain the verdict says so and names no link.
@@ -44,7 +45,7 @@ std::string format_result(const ProbeResult &r);
 struct ProbeLimits {
 	double max_loss = 0.02;
 	double rtt_factor = 3;
-	double rtt_floor_ms = 1;
+	double rtt_floor_ms = 5;
 };
 struct ProbeVerdict {
 	std::vector<std::string> bad_pairs;  // "n1 n3: lost 40 of 200" ...

@@ -125,4 +125,13 @@ void judge_host(const NodeSample &s, const HealthConfig &c, std::vector<Finding>
 		out.push_back({"oom", Outcome::ok, strprintf("%d OOM kills in the kernel log (a job's, not the node's)", oom)});
 }
 
+bool is_link_check(std::string_view check)
+{
+	// Every check name judge_network above gives a finding.
+	for (const char *c : {"ib_hw_counter", "ib_port_count", "ib_port", "ib_rate", "ib_errors", "link_flaps"})
+		if (check == c)
+			return true;
+	return false;
+}
+
 } // namespace loom::health

@@ -1,5 +1,7 @@
 #include "lib/health/slurm_ops.hpp"
 
+#include "lib/health/rules.hpp"
+
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/gres.hpp"
@@ -120,6 +122,15 @@ bool SlurmNode::may_drain_after_job_failure() const
 }
 
 bool is_loom_suspect_mark(std::string_view text) { return text.rfind("loom:suspect", 0) == 0; }
+
+bool is_link_suspect_mark(std::string_view text)
+{
+	constexpr std::string_view head = "loom:suspect:";
+	if (text.rfind(head, 0) != 0)
+		return false;
+	std::string_view rest = text.substr(head.size());
+	return is_link_check(rest.substr(0, rest.find(':')));
+}
 
 std::string SlurmNode::suspect_field() const
 {

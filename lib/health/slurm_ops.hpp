@@ -76,6 +76,9 @@ expected<SlurmNode> parse_show_node(std::string_view text, const std::string &na
 // "loom:suspect:<check>:<evidence>", one line, at most max_len characters.
 std::string suspect_mark(std::string_view check, std::string_view evidence, size_t max_len = 200);
 bool is_loom_suspect_mark(std::string_view text);
+// A suspect mark whose check is one of the node's own fabric link
+// (is_link_check): "loom:suspect:ib_errors:...".
+bool is_link_suspect_mark(std::string_view text);
 
 // The operations. Every call has a deadline; while 'cancel' reads true calls
 // fail at once ("cancelled").

@@ -56,6 +56,8 @@ struct Score {
 	double class_penalty = 0;    // faster_class + mixed_class terms
 	double health_penalty = 0;   // suspect + health terms
 	double load_penalty = 0;     // load term
+	double link_degradation = 0; // sum over the gang's leaves of their link degradation
+	double link_penalty = 0;     // link term
 	double total = 0;
 };
 

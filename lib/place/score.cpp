@@ -63,6 +63,13 @@ Score score_picks(const Filter &f, const Weights &w, const std::vector<Pick> &pi
 			sc.idle_nodes_broken++;
 	}
 	sc.leaves = static_cast<int>(distinct(leaves));
+	{
+		std::vector<Index> ls = leaves;
+		std::sort(ls.begin(), ls.end());
+		ls.erase(std::unique(ls.begin(), ls.end()), ls.end());
+		for (Index l : ls)
+			sc.link_degradation += s.link_degradation(l);
+	}
 	sc.nvlink_domains = static_cast<int>(distinct(nvls));
 	sc.classes = std::popcount(classes);
 
@@ -104,7 +111,9 @@ Score score_picks(const Filter &f, const Weights &w, const std::vector<Pick> &pi
 	// Inside one leaf (a non-blocking switch) or NVLink domain the gang shares no
 	// uplink: load only counts for gangs across leaves.
 	sc.load_penalty = sc.height > 0 ? w.load(f.r.comm) * sc.load : 0;
-	sc.total = sc.locality + sc.fragmentation + sc.class_penalty + sc.health_penalty + sc.load_penalty;
+	sc.link_penalty = w.link(f.r.comm) * sc.link_degradation;
+	sc.total = sc.locality + sc.fragmentation + sc.class_penalty + sc.health_penalty + sc.load_penalty +
+		   sc.link_penalty;
 	return sc;
 }
 
@@ -150,6 +159,8 @@ std::string explain_candidate(const Filter &f, const Candidate &c, const Candida
 		s += strprintf("; %d suspect node%s", sc.suspect_nodes, sc.suspect_nodes == 1 ? "" : "s");
 	if (f.r.comm == Comm::heavy && sc.height > 0)
 		s += strprintf("; domain %.0f%% busy", sc.load * 100);
+	if (sc.link_degradation > 0)
+		s += strprintf("; degraded links (%.0f%% of a leaf's nodes)", sc.link_degradation * 100);
 	if (f.prefer_level >= 0 && sc.level < f.prefer_level)
 		s += "; wider than the preferred level";
 	s += strprintf("; score %.1f", sc.total);
@@ -160,6 +171,7 @@ std::string explain_candidate(const Filter &f, const Candidate &c, const Candida
 		diff(d, "class", sc.class_penalty, chosen->score.class_penalty);
 		diff(d, "health", sc.health_penalty, chosen->score.health_penalty);
 		diff(d, "load", sc.load_penalty, chosen->score.load_penalty);
+		diff(d, "links", sc.link_penalty, chosen->score.link_penalty);
 		s += d.empty() ? " (ties with the chosen; ranked after it on tightness)" : " (worse: " + d + ")";
 	}
 	return s;

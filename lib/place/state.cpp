@@ -233,6 +233,30 @@ bool update_health(State &state, Index node, double history_weight, bool suspect
 	return state.set_health(node, w, suspect).has_value();
 }
 
+status State::set_link_suspect(Index n, bool suspect)
+{
+	if (auto st = check_node(n); !st)
+		return st;
+	if (nodes_[n].link_suspect == suspect)
+		return ok();
+	nodes_[n].link_suspect = suspect;
+	Index leaf = c_->nodes[n].leaf;
+	if (leaf != topo::none) {
+		if (link_suspects_.size() < c_->domains.size())
+			link_suspects_.assign(c_->domains.size(), 0);
+		link_suspects_[static_cast<size_t>(leaf)] += suspect ? 1 : -1;
+	}
+	return ok();
+}
+
+double State::link_degradation(Index leaf) const
+{
+	if (leaf == topo::none || static_cast<size_t>(leaf) >= link_suspects_.size())
+		return 0;
+	Index n = c_->domains[leaf].node_count();
+	return n > 0 ? static_cast<double>(link_suspects_[static_cast<size_t>(leaf)]) / n : 0;
+}
+
 status State::set_available(Index n, bool available)
 {
 	if (auto st = check_node(n); !st)

@@ -83,6 +83,9 @@ public:
 	status set_health(Index node, double weight, bool suspect);
 	// Unavailable: down, drained, not in Slurm. Its free capacity leaves every count.
 	status set_available(Index node, bool available);
+	// A node whose own fabric link looks degraded (a loom:suspect mark of a
+	// link check: port errors, link flaps, a lower rate). Its leaf counts it.
+	status set_link_suspect(Index node, bool suspect);
 
 	int total_gpus(Index n) const { return nodes_[n].total_gpus; }
 	int free_gpus(Index n) const { return nodes_[n].free_gpus; }
@@ -91,6 +94,10 @@ public:
 	double health(Index n) const { return nodes_[n].health; }
 	bool suspect(Index n) const { return nodes_[n].suspect; }
 	bool available(Index n) const { return nodes_[n].available; }
+	bool link_suspect(Index n) const { return nodes_[n].link_suspect; }
+	// Share of a leaf's nodes whose links look degraded, 0..1: how degraded
+	// the leaf's part of the fabric looks (0 for a domain that is no leaf).
+	double link_degradation(Index leaf) const;
 	// Available with every GPU and core free.
 	bool idle(Index n) const;
 
@@ -118,6 +125,7 @@ private:
 		float health = 1;
 		bool suspect = false;
 		bool available = true;
+		bool link_suspect = false;
 	};
 	void account(Index n, int sign);
 	status check_node(Index n) const;
@@ -127,6 +135,7 @@ private:
 	std::vector<Capacity> dom_; // one per domain, then the whole cluster
 	std::vector<Capacity> nvl_;
 	std::vector<uint64_t> classes_, nvl_classes_;
+	std::vector<int32_t> link_suspects_; // per domain: its own nodes marked link_suspect
 	int max_gpus_ = 0;
 	std::vector<Index> roots_, loose_;
 };

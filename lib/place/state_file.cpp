@@ -16,7 +16,7 @@ namespace {
 struct Line {
 	int64_t used_gpus = 0, used_cores = 0, gpus = -1, cores = -1;
 	std::string health = "1";
-	bool suspect = false, down = false;
+	bool suspect = false, down = false, link_suspect = false;
 
 	ConfigSchema schema()
 	{
@@ -35,6 +35,7 @@ struct Line {
 				return ok();
 			})
 			.boolean("suspect", &suspect)
+			.boolean("link_suspect", &link_suspect)
 			.boolean("down", &down);
 		return s;
 	}
@@ -67,6 +68,8 @@ status apply_line(State &state, std::string_view line, const std::string &where)
 			st = state.set_node_free(n, gpus - static_cast<int>(v.used_gpus), cores - static_cast<int>(v.used_cores));
 		if (st)
 			st = state.set_health(n, health, v.suspect);
+		if (st)
+			st = state.set_link_suspect(n, v.link_suspect);
 		if (st)
 			st = state.set_available(n, !v.down);
 		if (!st)
@@ -127,6 +130,8 @@ std::string write_state(const State &s)
 			line += strprintf(" health=%.9g", s.health(n));
 		if (s.suspect(n))
 			line += " suspect=yes";
+		if (s.link_suspect(n))
+			line += " link_suspect=yes";
 		if (!s.available(n))
 			line += " down=yes";
 		if (!line.empty())

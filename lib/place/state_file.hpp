@@ -12,7 +12,8 @@
 //   gpu006 down=yes
 //   gpu007 gpus=4 cores=64         (capacity as Slurm sees it, when it differs)
 //
-// Keys: used_gpus, used_cores, gpus, cores, health (0..1), suspect, down.
+// Keys: used_gpus, used_cores, gpus, cores, health (0..1), suspect, link_suspect
+// (the node's own link looks degraded: its leaf counts it), down.
 // An unknown node, key or bad value is an error naming the line.
 #pragma once
 

@@ -40,6 +40,9 @@ ConfigSchema weights_schema(Weights &w)
 		.add("load_heavy", "times the domain occupancy, heavy communication", number(&w.load_heavy))
 		.add("load_normal", "times the domain occupancy, normal communication", number(&w.load_normal))
 		.add("load_light", "times the domain occupancy, light communication", number(&w.load_light))
+		.add("link_heavy", "times the leaves' link degradation, heavy communication", number(&w.link_heavy))
+		.add("link_normal", "times the leaves' link degradation, normal communication", number(&w.link_normal))
+		.add("link_light", "times the leaves' link degradation, light communication", number(&w.link_light))
 		.list("class_order", &w.class_order, "GPU classes from slowest to fastest");
 	return s;
 }
@@ -64,9 +67,10 @@ std::string format_weights(const Weights &w)
 {
 	std::string s = strprintf("level=%g\nleaf=%g\nnvlink=%g\nsuspect=%g\nhealth=%g\nfaster_class=%g\n"
 				  "mixed_class=%g\nidle_leaf=%g\nidle_node=%g\nstranded=%g\nload_heavy=%g\n"
-				  "load_normal=%g\nload_light=%g\nclass_order=",
+				  "load_normal=%g\nload_light=%g\nlink_heavy=%g\nlink_normal=%g\nlink_light=%g\nclass_order=",
 				  w.level, w.leaf, w.nvlink, w.suspect, w.health, w.faster_class, w.mixed_class,
-				  w.idle_leaf, w.idle_node, w.stranded, w.load_heavy, w.load_normal, w.load_light);
+				  w.idle_leaf, w.idle_node, w.stranded, w.load_heavy, w.load_normal, w.load_light,
+				  w.link_heavy, w.link_normal, w.link_light);
 	for (size_t i = 0; i < w.class_order.size(); i++)
 		s += (i ? "," : "") + w.class_order[i];
 	return s + "\n";

@@ -35,6 +35,11 @@
 //                    of the later gangs span several leaves. Only gangs across
 //                    leaves pay it: inside one leaf switch (non-blocking) or
 //                    NVLink domain no uplink is shared.
+//   link_heavy=400   times the link degradation of the leaves the gang uses
+//   link_normal=40   (per leaf: the share of its nodes whose own links look
+//   link_light=0     degraded, loom:suspect marks of link checks), for heavy,
+//                    normal and light communication: a heavy gang leaves a
+//                    degraded leaf for a clean one first, a light one may use it.
 //   class_order=v100,a100,h100,h200,b200,gb200
 //                    GPU classes from slowest to fastest ("faster" in requests);
 //                    classes not listed are never taken as faster.
@@ -64,11 +69,18 @@ struct Weights {
 	double load_heavy = 0;
 	double load_normal = 0;
 	double load_light = 0;
+	double link_heavy = 400;
+	double link_normal = 40;
+	double link_light = 0;
 	std::vector<std::string> class_order = {"v100", "a100", "h100", "h200", "b200", "gb200"};
 
 	double load(Comm c) const
 	{
 		return c == Comm::heavy ? load_heavy : c == Comm::light ? load_light : load_normal;
+	}
+	double link(Comm c) const
+	{
+		return c == Comm::heavy ? link_heavy : c == Comm::light ? link_light : link_normal;
 	}
 };
 

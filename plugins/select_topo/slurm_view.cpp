@@ -1,5 +1,7 @@
 #include "plugins/select_topo/slurm_view.hpp"
 
+#include "lib/health/slurm_ops.hpp"
+
 #include "lib/place/gpu_class.hpp"
 
 #include <cstring>
@@ -64,6 +66,16 @@ bool node_suspect(node_record_t *node)
 	static const char mark[] = "loom:suspect";
 	auto has = [](const char *s) { return s && !std::strncmp(s, mark, sizeof(mark) - 1); };
 	return node && (has(node->extra) || has(node->comment));
+}
+
+bool node_link_suspect(node_record_t *node)
+{
+	if (!node)
+		return false;
+	// The mark node_suspect finds: Extra first, then Comment.
+	auto is_mark = [](const char *s) { return s && health::is_loom_suspect_mark(s); };
+	const char *m = is_mark(node->extra) ? node->extra : is_mark(node->comment) ? node->comment : nullptr;
+	return m && health::is_link_suspect_mark(m);
 }
 
 place::SpareNodeState spare_node_state(node_record_t *node)

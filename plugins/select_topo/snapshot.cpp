@@ -59,6 +59,10 @@ bool read_node(Snapshot &s, topo::Index m, node_record_t *node, const HealthWeig
 		if (auto it = weights.weight.find(node->name); it != weights.weight.end())
 			history = it->second;
 	changed |= place::update_health(*s.state, m, history, node_suspect(node));
+	if (bool link = node_link_suspect(node); link != s.state->link_suspect(m)) {
+		(void)s.state->set_link_suspect(m, link);
+		changed = true;
+	}
 	return changed;
 }
 

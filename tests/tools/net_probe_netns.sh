@@ -66,6 +66,19 @@ probe() { # NAME: writes $work/NAME.results and .verdict, prints the verdict and
 			die "$name: --measure $c -> $s failed"
 	done <"$work/plan"
 	"$loom" health probe --judge "$work/topology.conf" "$work/$name.results" >"$work/$name.verdict"
+	# A pair found bad is measured again before anything is concluded (a busy
+	# host can drop a burst once): its second result replaces the first.
+	if grep '^bad pair: ' "$work/$name.verdict" >/dev/null; then
+		grep '^bad pair: ' "$work/$name.verdict" | sed 's/^bad pair: \([^ ]*\) \([^:]*\):.*/\1 \2/' |
+			while read -r c s; do
+				ip netns exec "$p-$c" "$loom" health probe --measure 10.199.0.${s#n} --port 18515 --count 200 \
+					--payload 1024 --gap-ms 1 --timeout 1s --names "$c,$s" || die "$name: --measure $c -> $s failed"
+			done >"$work/$name.again"
+		awk 'NR == FNR { again[$1 " " $2] = $0; next } ($1 " " $2) in again { print again[$1 " " $2]; next } { print }' \
+			"$work/$name.again" "$work/$name.results" >"$work/$name.results2"
+		mv "$work/$name.results2" "$work/$name.results"
+		"$loom" health probe --judge "$work/topology.conf" "$work/$name.results" >"$work/$name.verdict"
+	fi
 	echo "$name: $(tail -1 "$work/$name.verdict") ($(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo '?') s for $(wc -l <"$work/plan") pairs)"
 }
 slow() { tc -n "$sw" qdisc add dev "$1" root tbf rate 2mbit burst 4kb latency 5ms || die "tc tbf on $1 failed"; }

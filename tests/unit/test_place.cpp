@@ -169,6 +169,45 @@ START_TEST(suspect_node_avoided_while_others_fit)
 }
 END_TEST
 
+// A leaf with a degraded link (n2's own ports: a loom:suspect mark of a link
+// check): a heavy gang leaves it for an equally tight clean leaf, a light one
+// may use it, and --explain says why the degraded leaf lost.
+START_TEST(heavy_gang_leaves_a_leaf_with_degraded_links)
+{
+	auto c = test_cluster();
+	State s(c);
+	ck_assert(s.set_link_suspect(node(s, "n2"), true).has_value());
+	ck_assert(s.link_degradation(c.nodes[node(s, "n2")].leaf) == 0.25); // 1 of leaf1's 4 nodes
+	auto leaf_of = [&](const std::string &n) { return c.domains[c.nodes[node(s, n)].leaf].name; };
+	// The light gang first: both leaves idle and tied, it takes the first.
+	// Then the heavy one: filling leaf1 would keep leaf2 whole (idle_leaf),
+	// and it goes to leaf2 all the same.
+	auto light = run(s, "nodes=2 gpus_per_node=8 class=a100 comm=light");
+	auto heavy = run(s, "nodes=2 gpus_per_node=8 class=a100 comm=heavy");
+	ck_assert_int_eq(heavy.size(), 2);
+	ck_assert_int_eq(light.size(), 2);
+	std::string degraded = leaf_of("n2");
+	for (const auto &n : heavy)
+		ck_assert_msg(leaf_of(n) != degraded, "the heavy gang got %s on %s", n.c_str(), degraded.c_str());
+	for (const auto &n : light)
+		ck_assert_msg(leaf_of(n) == degraded, "the light gang got %s, off the first leaf", n.c_str());
+	State fresh(c);
+	ck_assert(fresh.set_link_suspect(node(fresh, "n2"), true).has_value());
+	Decision d = decide(fresh, "nodes=2 gpus_per_node=8 class=a100 comm=heavy");
+	ck_assert(d.placed());
+	bool said = false;
+	for (size_t i = 1; i < d.candidates.size(); i++)
+		said = said || (d.candidates[i].why.find("degraded links") != std::string::npos &&
+				d.candidates[i].why.find("links +100.0") != std::string::npos);
+	ck_assert_msg(said, "no candidate says it lost on its links");
+	// Without the mark both leaves tie again and the first is taken.
+	ck_assert(fresh.set_link_suspect(node(fresh, "n2"), false).has_value());
+	ck_assert(fresh.link_degradation(c.nodes[node(fresh, "n2")].leaf) == 0);
+	auto again = run(fresh, "nodes=2 gpus_per_node=8 class=a100 comm=heavy");
+	ck_assert_sstr_eq(leaf_of(again[0]), degraded);
+}
+END_TEST
+
 START_TEST(gang_never_placed_in_part)
 {
 	auto c = test_cluster();
@@ -512,6 +551,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, small_jobs_pack_so_large_gangs_get_leaves);
 	tcase_add_test(tc, class_request_lands_on_class);
 	tcase_add_test(tc, suspect_node_avoided_while_others_fit);
+	tcase_add_test(tc, heavy_gang_leaves_a_leaf_with_degraded_links);
 	tcase_add_test(tc, gang_never_placed_in_part);
 	tcase_add_test(tc, locality_strict_prefer_and_switches);
 	tcase_add_test(tc, runner_up_and_scores);
