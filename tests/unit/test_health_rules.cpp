@@ -6,6 +6,7 @@
 #include "lib/health/link_flaps.hpp"
 #include "lib/health/nvidia_smi.hpp"
 #include "lib/health/rules.hpp"
+#include "lib/health/slurm_ops.hpp"
 #include "lib/util/fs.hpp"
 
 #include <cstdlib>
@@ -324,6 +325,13 @@ START_TEST(ib_error_counters_sysfs)
 	ck_assert(v.outcome == Outcome::suspect);
 	ck_assert_int_eq(v.findings.size(), 1);
 	ck_assert(has_finding(v, "ib_errors", Outcome::suspect, "mlx5_1/1: 284 port errors (link_downed 255"));
+	// The mark loom health check --drain sets for it is a link mark: what
+	// select/topo counts against the node's leaf. A GPU check's is not.
+	ck_assert(is_link_check(v.findings[0].check));
+	ck_assert(is_link_suspect_mark(suspect_mark(v.findings[0].check, v.findings[0].evidence)));
+	ck_assert(!is_link_suspect_mark(suspect_mark("gpu_temp", "GPU 3 at 74 C")));
+	ck_assert(!is_link_suspect_mark("loom:suspect"));
+	ck_assert(!is_link_suspect_mark("site: ib_errors"));
 }
 END_TEST
 
