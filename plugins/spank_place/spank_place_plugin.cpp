@@ -255,9 +255,11 @@ loom::status name_hostfile(spank_t sp)
 	std::string tmp = job_env(sp, "TMPDIR");
 	if (tmp.empty() || tmp[0] != '/' || ::access(tmp.c_str(), W_OK | X_OK) != 0)
 		tmp = "/tmp";
+	// slurmstepd's pid too: job ids repeat across clusters, and a TMPDIR may
+	// be shared by several (test clusters on one host do).
 	g_hostfile = tmp + "/loom-hosts." + std::to_string(job) + "." +
 		     (step == SLURM_BATCH_SCRIPT ? std::string("batch") : std::to_string(step)) + "." +
-		     std::to_string(nodeid);
+		     std::to_string(nodeid) + "." + std::to_string(::getpid());
 	return {};
 }
 

@@ -32,7 +32,8 @@ cp \"\$LOOM_HOSTFILE\" $d/hostfile
 cp \"\$LOOM_TASK_HOSTFILE\" $d/taskfile
 echo \"\$LOOM_NODE_RANK\" >$d/batch-rank
 echo \"\$SLURM_JOB_NODELIST\" >$d/nodelist
-srun -n 6 --ntasks-per-node=1 bash -c 'echo \$SLURMD_NODENAME \$LOOM_NODE_RANK' >$d/node-ranks
+echo \"\$LOOM_HOSTFILE\" \"\$LOOM_TASK_HOSTFILE\" >$d/paths
+srun -n 6 --ntasks-per-node=1 bash -c 'echo \$SLURMD_NODENAME \$LOOM_NODE_RANK; echo \$LOOM_HOSTFILE >>$d/paths' >$d/node-ranks
 SLURM_HOSTFILE=\$LOOM_TASK_HOSTFILE srun --distribution=arbitrary -n 12 bash -c 'echo \$SLURM_PROCID \$SLURMD_NODENAME' >$d/task-ranks
 ")
 wait_state "$j" COMPLETED 60
@@ -69,8 +70,10 @@ mapfile -t by_rank < <(awk '{print $2}' "$d/task-ranks.sorted")
 note "srun --distribution=arbitrary: ranks 0-11 on ${by_rank[*]}"
 # The files go with their steps (slurmstepd removes them as it exits, which
 # may be a moment after slurmctld has the job COMPLETED).
+paths=$(cat "$d/paths")
+[ -n "$paths" ] || fail "the steps named no hostfile"
 for _ in $(seq 1 50); do
-	left=$(ls /tmp/loom-hosts."$j".* 2>/dev/null || true)
+	left=$(ls $paths 2>/dev/null || true)
 	[ -z "$left" ] && break
 	sleep 0.2
 done
