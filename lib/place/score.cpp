@@ -63,23 +63,18 @@ Score score_picks(const Filter &f, const Weights &w, const std::vector<Pick> &pi
 			sc.idle_nodes_broken++;
 	}
 	sc.leaves = static_cast<int>(distinct(leaves));
-	{
-		std::vector<Index> ls = leaves;
-		std::sort(ls.begin(), ls.end());
-		ls.erase(std::unique(ls.begin(), ls.end()), ls.end());
-		for (Index l : ls)
-			sc.link_degradation += s.link_degradation(l);
-	}
 	sc.nvlink_domains = static_cast<int>(distinct(nvls));
 	sc.classes = std::popcount(classes);
 
-	// Fully idle leaves the gang takes only part of.
+	// Per leaf the gang uses: its link degradation, and whether the gang
+	// takes only part of a fully idle leaf.
 	std::sort(leaves.begin(), leaves.end());
 	for (size_t i = 0; i < leaves.size();) {
 		size_t j = i;
 		while (j < leaves.size() && leaves[j] == leaves[i])
 			j++;
 		Index l = leaves[i];
+		sc.link_degradation += s.link_degradation(l); // once per leaf the gang uses
 		if (l != topo::none && c.domains[l].children.empty()) {
 			const Capacity &k = s.domain(l);
 			bool idle = k.idle == c.domains[l].node_count();

@@ -61,20 +61,18 @@ NodeGpus node_gpus(node_record_t *node)
 	return r;
 }
 
-bool node_suspect(node_record_t *node)
+// The node's loom:suspect mark: Extra first, then Comment; null without one.
+static const char *suspect_mark_of(node_record_t *node)
 {
-	static const char mark[] = "loom:suspect";
-	auto has = [](const char *s) { return s && !std::strncmp(s, mark, sizeof(mark) - 1); };
-	return node && (has(node->extra) || has(node->comment));
+	auto is_mark = [](const char *s) { return s && health::is_loom_suspect_mark(s); };
+	return !node ? nullptr : is_mark(node->extra) ? node->extra : is_mark(node->comment) ? node->comment : nullptr;
 }
+
+bool node_suspect(node_record_t *node) { return suspect_mark_of(node) != nullptr; }
 
 bool node_link_suspect(node_record_t *node)
 {
-	if (!node)
-		return false;
-	// The mark node_suspect finds: Extra first, then Comment.
-	auto is_mark = [](const char *s) { return s && health::is_loom_suspect_mark(s); };
-	const char *m = is_mark(node->extra) ? node->extra : is_mark(node->comment) ? node->comment : nullptr;
+	const char *m = suspect_mark_of(node);
 	return m && health::is_link_suspect_mark(m);
 }
 

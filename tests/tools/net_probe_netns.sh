@@ -58,7 +58,7 @@ sleep 1
 # One probe run: every planned pair, from its client's namespace; the verdict.
 probe() { # NAME: writes $work/NAME.results and .verdict, prints the verdict and the time
 	local name=$1 c s r start
-	start=$(date +%s.%N)
+	start=$(date +%s%N)
 	: >"$work/$name.results"
 	while read -r c s r; do
 		ip netns exec "$p-$c" "$loom" health probe --measure 10.199.0.${s#n} --port 18515 --count 200 \
@@ -79,7 +79,7 @@ probe() { # NAME: writes $work/NAME.results and .verdict, prints the verdict and
 		mv "$work/$name.results2" "$work/$name.results"
 		"$loom" health probe --judge "$work/topology.conf" "$work/$name.results" >"$work/$name.verdict"
 	fi
-	echo "$name: $(tail -1 "$work/$name.verdict") ($(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo '?') s for $(wc -l <"$work/plan") pairs)"
+	echo "$name: $(tail -1 "$work/$name.verdict") ($(( ($(date +%s%N) - start) / 1000000 )) ms for $(wc -l <"$work/plan") pairs)"
 }
 slow() { tc -n "$sw" qdisc add dev "$1" root tbf rate 2mbit burst 4kb latency 5ms || die "tc tbf on $1 failed"; }
 fast() { tc -n "$sw" qdisc del dev "$1" root; }
