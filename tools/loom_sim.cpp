@@ -12,6 +12,7 @@
 #include "lib/util/log.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -28,6 +29,8 @@ void usage(FILE *out)
 		     "                [--ckpt-cost DUR] [--restart-cost DUR] [--class-speed LIST]\n"
 		     "                [--weights FILE] [--large-gpus N] [--dump-at HOURS] [--progress yes|no|auto] [--quiet]\n"
 		     "                [--spares SPEC] [--spare-lend DUR] [--replace-time DUR] [--migrate yes|no]\n"
+		     "                [--comm-model share|ring] [--rank-order yes|no] [--degraded-uplinks N[:FACTOR]]\n"
+		     "                [--link-marks SHARE]\n"
 		     "\n"
 		     "Replays jobs against a cluster under a Slurm-like scheduler loop (priority, backfill, time limits,\n"
 		     "requeue) with each placer in turn, the same jobs and the same failures for each; writes CSV files\n"
@@ -53,6 +56,14 @@ void usage(FILE *out)
 		     "  --spare-lend DUR      jobs with a time limit up to DUR may use spares (spare_lend=; default 30m)\n"
 		     "  --replace-time DUR    failure detected to running again on spares (default 10s)\n"
 		     "  --migrate yes|no      --ckpt jobs move off a node marked suspect (spank_ckpt migrate=; default no)\n"
+		     "  --comm-model M        share (every GPU's traffic crosses each domain it spans; default) or ring\n"
+		     "                        (a ring all-reduce in the job's rank order: only edges leaving a domain)\n"
+		     "  --rank-order yes|no   ring: jobs run in loom's rank order (LOOM_HOSTFILE), else Slurm's (default no)\n"
+		     "  --degraded-uplinks N[:FACTOR]\n"
+		     "                        N leaves, spread over the cluster, have uplinks at FACTOR of their capacity\n"
+		     "                        (default 0.25)\n"
+		     "  --link-marks SHARE    that share of each such leaf's nodes carries a link check's suspect mark,\n"
+		     "                        which select/topo weighs (default 0: placement does not see it)\n"
 		     "  --dump-at HOURS       write the state, request and decision of the first placement after HOURS\n"
 		     "                        to DIR/PLACER/dump-*.txt (replay with loom place --explain)\n"
 		     "  --progress WHEN       a progress line on stderr (auto: when stderr is a terminal)\n"
@@ -184,6 +195,26 @@ int sim_main(int argc, char **argv)
 			if (v != "yes" && v != "no")
 				return tool::bad_value(cmd, a, v, "expected yes or no");
 			base.migrate = v == "yes";
+		} else if (a == "--comm-model" && value()) {
+			auto m = sim::parse_comm_model(v);
+			if (!m)
+				return tool::bad_value(cmd, a, v, "expected share or ring");
+			base.cost.model = *m;
+		} else if (a == "--rank-order" && value()) {
+			if (v != "yes" && v != "no")
+				return tool::bad_value(cmd, a, v, "expected yes or no");
+			base.cost.rank_order = v == "yes";
+		} else if (a == "--degraded-uplinks" && value()) {
+			auto colon = v.find(':');
+			double n = 0, f = base.degraded_factor;
+			if (!to_real(v.substr(0, colon), n, 0, 1e6) || n != std::floor(n) ||
+			    (colon != std::string::npos && !to_real(v.substr(colon + 1), f, 1e-3, 1)))
+				return tool::bad_value(cmd, a, v, "expected N[:FACTOR], a whole number of leaves and a factor from 0.001 to 1");
+			base.degraded_uplinks = static_cast<int>(n);
+			base.degraded_factor = f;
+		} else if (a == "--link-marks" && value()) {
+			if (!to_real(v, base.link_marks, 0, 1))
+				return tool::bad_value(cmd, a, v, "expected a share of the leaf's nodes from 0 to 1");
 		} else if (a == "--class-speed" && value()) {
 			for (const std::string &item : split_list(v)) {
 				auto eq = item.find('=');
@@ -197,6 +228,10 @@ int sim_main(int argc, char **argv)
 			usage(stderr);
 			return tool::exit_usage;
 		}
+	}
+	if (base.cost.rank_order && base.cost.model != sim::CommModel::ring) {
+		std::fprintf(stderr, "loom sim: --rank-order yes needs --comm-model ring (the share model does not depend on the order)\n");
+		return tool::exit_usage;
 	}
 	if (cluster_file.empty() == gen.empty() || trace_file.empty() == gen_jobs.empty() || out_dir.empty()) {
 		std::fprintf(stderr, "loom sim: give one of --cluster and --generate, one of --trace and --generate-jobs, and --out\n");
@@ -366,6 +401,12 @@ int sim_main(int argc, char **argv)
 				    base.spares.empty() ? "none" : spares_text.c_str(),
 				    format_duration(base.spares.lend_max_s).c_str(), static_cast<long long>(base.replace_s),
 				    base.migrate ? "on" : "off");
+	if (base.cost.model != sim::CommModel::share || base.cost.rank_order)
+		params += strprintf("comm       %s model, %s rank order\n", sim::comm_model_name(base.cost.model),
+				    base.cost.rank_order ? "loom's" : "Slurm's");
+	if (base.degraded_uplinks > 0)
+		params += strprintf("degraded   %d leaf uplinks at %g of capacity; link marks on %g of their nodes\n",
+				    base.degraded_uplinks, base.degraded_factor, base.link_marks);
 	if (!quiet)
 		std::fputs(params.c_str(), stdout);
 	if (auto st = write_file_atomic(out_dir + "/params.txt", params); !st) {

@@ -13,6 +13,17 @@ std::vector<std::pair<size_t, int64_t>> plan_groups(const std::vector<Group> &gr
 {
 	std::vector<std::pair<size_t, int64_t>> plan;
 	std::vector<char> used(groups.size(), 0);
+	int64_t clean = 0;
+	bool linked = false;
+	for (const Group &g : groups) {
+		if (g.link > 0)
+			linked = true;
+		else
+			clean += std::max<int64_t>(0, g.bound);
+	}
+	if (linked && clean >= want)
+		for (size_t i = 0; i < groups.size(); i++)
+			used[i] = groups[i].link > 0;
 	while (want > 0) {
 		// The tightest group that holds the rest, fewest penalties first.
 		size_t best = SIZE_MAX;
@@ -125,7 +136,7 @@ int64_t Gatherer::take(std::vector<Fit> &fit, int64_t want, std::vector<Pick> &o
 	for (size_t i = 0; i < fit.size(); i++) {
 		if (i == 0 || fit[i].nvl != fit[i - 1].nvl) {
 			start.push_back(i);
-			groups.push_back(Group{0, 0});
+			groups.push_back(Group{0, 0, 0});
 		}
 		groups.back().bound++;
 		if (f_.s.suspect(fit[i].node))
@@ -189,13 +200,14 @@ int64_t Gatherer::domain(Index d, int64_t want, std::vector<Pick> &out)
 	groups.reserve(kids.size() + 1);
 	for (Index k : kids) {
 		const Capacity &cap = f_.s.domain(k);
-		groups.push_back(Group{f_.bound(k), w_.suspect * cap.suspect});
+		double link = f_.c.domains[k].children.empty() ? w_.link(f_.r.comm) * f_.s.link_degradation(k) : 0;
+		groups.push_back(Group{f_.bound(k), w_.suspect * cap.suspect + link, link});
 	}
 	// Nodes attached to this domain itself (or to no domain, at the root).
 	size_t direct = is_root ? f_.loose.size()
 				: static_cast<size_t>(f_.c.domains[d].direct_end - f_.c.domains[d].node_begin);
 	if (direct > 0)
-		groups.push_back(Group{static_cast<int64_t>(direct) * (f_.per_node ? 1 : f_.max_gpn), 0});
+		groups.push_back(Group{static_cast<int64_t>(direct) * (f_.per_node ? 1 : f_.max_gpn), 0, 0});
 	int64_t got = 0;
 	while (got < want) {
 		auto plan = plan_groups(groups, want - got);

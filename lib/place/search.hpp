@@ -66,9 +66,14 @@ uint64_t faster_classes(const Filter &f, const Weights &w);
 // Best fit over groups (children, NVLink domains in a leaf): the largest
 // groups first until the rest fits in one, then the tightest group that holds
 // the rest. Ties by penalty, then by order. Returns (group index, units).
+// A child domain in a plan: what it can hold, its penalty (suspect nodes),
+// and its link penalty (the weight of the request's communication class x the
+// link degradation of a leaf): a gang stays out of groups with a link penalty
+// while the others can hold it all, then takes them as any other.
 struct Group {
 	int64_t bound = 0;
 	double penalty = 0;
+	double link = 0;
 };
 std::vector<std::pair<size_t, int64_t>> plan_groups(const std::vector<Group> &groups, int64_t want);
 

@@ -39,7 +39,9 @@
 //   link_normal=40   (per leaf: the share of its nodes whose own links look
 //   link_light=0     degraded, loom:suspect marks of link checks), for heavy,
 //                    normal and light communication: a heavy gang leaves a
-//                    degraded leaf for a clean one first, a light one may use it.
+//                    degraded leaf for a clean one first, a light one may use it;
+//                    a gang larger than a leaf is gathered from the clean leaves
+//                    while they hold it (gather.cpp: plan_groups).
 //   class_order=v100,a100,h100,h200,b200,gb200
 //                    GPU classes from slowest to fastest ("faster" in requests);
 //                    classes not listed are never taken as faster.

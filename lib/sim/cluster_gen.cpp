@@ -77,7 +77,8 @@ expected<ClusterGen> parse_cluster_gen(std::string_view spec, const std::string 
 		.real("pod_oversub", &g.pod_oversub, 1, 64, "pod uplink oversubscription")
 		.real("nvlink_gbps", &g.nvlink_gbps, 1, 1e6, "NVLink bandwidth per GPU")
 		.add("classes", "GPU classes by share", [&](std::string_view v) { return parse_classes(v, g.classes); })
-		.integer("cores_per_node", &cores, 0, 4096, "cores per node");
+		.integer("cores_per_node", &cores, 0, 4096, "cores per node")
+		.choice("cabling", &g.cabling, {"block", "across"}, "how node names follow the leaves");
 	if (auto st = s.parse_words(spec, where); !st)
 		return unexpected(st.error());
 	g.gpus_per_node = static_cast<int>(gpn);
@@ -112,9 +113,10 @@ std::string format_cluster_gen(const ClusterGen &g)
 	for (const ClassShare &c : g.classes)
 		cls += strprintf("%s%s:%g", cls.empty() ? "" : ",", c.name.c_str(), std::round(c.share * 1000) / 10);
 	return strprintf("gpus=%lld gpus_per_node=%d fabric=%s nodes_per_leaf=%d leaves_per_pod=%d nvl_gpus=%d nic_gbps=%g "
-			 "leaf_oversub=%g pod_oversub=%g nvlink_gbps=%g classes=%s cores_per_node=%d",
+			 "leaf_oversub=%g pod_oversub=%g nvlink_gbps=%g classes=%s cores_per_node=%d cabling=%s",
 			 static_cast<long long>(g.gpus), g.gpus_per_node, g.fabric.c_str(), g.nodes_per_leaf, g.leaves_per_pod,
-			 g.nvl_gpus, g.nic_gbps, g.leaf_oversub, g.pod_oversub, g.nvlink_gbps, cls.c_str(), g.cores_per_node);
+			 g.nvl_gpus, g.nic_gbps, g.leaf_oversub, g.pod_oversub, g.nvlink_gbps, cls.c_str(), g.cores_per_node,
+			 g.cabling.c_str());
 }
 
 expected<topo::ClusterSpec> cluster_spec(const ClusterGen &g)
@@ -149,6 +151,8 @@ expected<topo::ClusterSpec> cluster_spec(const ClusterGen &g)
 	class_end.back() = nodes;
 	int64_t node = 0;
 	for (int64_t p = 0; p < pods && node < nodes; p++) {
+		size_t pod_first = s.nodes.size();
+		std::vector<std::pair<int, int>> where; // (place in its leaf, leaf in the pod) of the pod's nodes
 		std::string pod = strprintf("pod%lld", static_cast<long long>(p + 1));
 		s.domains.push_back({pod, "pod", one_pod ? "" : "spine", one_pod ? 0 : pod_up, pod});
 		for (int l = 0; l < g.leaves_per_pod && node < nodes; l++) {
@@ -192,7 +196,21 @@ expected<topo::ClusterSpec> cluster_spec(const ClusterGen &g)
 				if (g.cores_per_node > 0)
 					n.numas.push_back({0, "0-" + std::to_string(g.cores_per_node - 1), 0, ""});
 				s.nodes.push_back(std::move(n));
+				where.emplace_back(k, l);
 				node++;
+			}
+		}
+		if (g.cabling == "across") {
+			// Names go round the pod's leaves: the first node of each leaf, then
+			// the second of each, ...
+			std::vector<size_t> by(where.size());
+			for (size_t i = 0; i < by.size(); i++)
+				by[i] = i;
+			std::stable_sort(by.begin(), by.end(), [&](size_t a, size_t b) { return where[a] < where[b]; });
+			for (size_t r = 0; r < by.size(); r++) {
+				topo::NodeSpec &n = s.nodes[pod_first + by[r]];
+				n.name = strprintf("n%05lld", static_cast<long long>(pod_first + r + 1));
+				n.where = n.name;
 			}
 		}
 	}

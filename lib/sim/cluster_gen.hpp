@@ -22,6 +22,11 @@
 //   classes=LIST        GPU classes by share of the nodes, in pod order (sites buy a generation
 //                       at a time): "h100" or "a100:30,h100:40,b200:30" [h100]
 //   cores_per_node=C    [128]
+//   cabling=block|across
+//                       block: node names follow the leaves (n00001-n00016 on the first leaf);
+//                       across: within a pod, names go round the leaves (n00001 on the first leaf,
+//                       n00002 on the second, ...), so Slurm's node order crosses a leaf at every
+//                       step [block]
 #pragma once
 
 #include "lib/topo/build.hpp"
@@ -51,6 +56,7 @@ struct ClusterGen {
 	double nvlink_gbps = 7200;
 	std::vector<ClassShare> classes = {{"h100", 1}};
 	int cores_per_node = 128;
+	std::string cabling = "block";
 };
 
 expected<ClusterGen> parse_cluster_gen(std::string_view spec, const std::string &where = "--generate");

@@ -12,14 +12,14 @@ namespace loom::sim {
 std::string jobs_csv(const RunResult &r)
 {
 	std::string out = "id,submit_s,first_start_s,end_s,state,gpus,nodes,wait_s,leaves,nvlink_domains,common_level,"
-			  "step_factor,restarts,lost_gpu_h,ettr,nodes\n";
+			  "step_factor,restarts,lost_gpu_h,ettr,comm,ring_leaf_edges,degraded_leaves,hostlist\n";
 	for (const JobResult &j : r.jobs)
-		out += strprintf("%u,%lld,%lld,%lld,%s,%d,%d,%lld,%d,%d,%d,%.4f,%d,%.3f,%.4f,\"%s\"\n", j.id,
+		out += strprintf("%u,%lld,%lld,%lld,%s,%d,%d,%lld,%d,%d,%d,%.4f,%d,%.3f,%.4f,%s,%d,%d,\"%s\"\n", j.id,
 				 static_cast<long long>(j.submit_s), static_cast<long long>(j.first_start_s),
 				 static_cast<long long>(j.end_s), j.state.c_str(), j.gpus, j.nodes,
 				 static_cast<long long>(j.first_start_s >= 0 ? j.first_start_s - j.submit_s : -1), j.leaves,
 				 j.nvlink_domains, j.common_level, j.step_factor, j.restarts, j.lost_gpu_s / 3600, j.ettr(),
-				 j.first_nodes.c_str());
+				 place::comm_name(j.comm), j.ring_leaf_edges, j.degraded_leaves, j.first_nodes.c_str());
 	return out;
 }
 
@@ -59,6 +59,7 @@ const std::vector<Row> &rows()
 		{"jct_mean_h", 3, [](const Summary &s) { return s.jct_mean_h; }},
 		{"multi_node_leaves_mean", 3, [](const Summary &s) { return s.multi_leaves_mean; }},
 		{"multi_node_step_factor", 4, [](const Summary &s) { return s.multi_step_factor; }},
+		{"heavy_step_factor", 4, [](const Summary &s) { return s.heavy_step_factor; }},
 		{"idle_leaves_mean", 2, [](const Summary &s) { return s.idle_leaves_mean; }},
 		{"large_jobs", 0, [](const Summary &s) { return double(s.large_jobs); }},
 		{"ettr_large", 4, [](const Summary &s) { return s.ettr_large; }},

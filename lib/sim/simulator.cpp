@@ -109,7 +109,7 @@ class Sim {
 public:
 	Sim(const topo::Cluster &c, const std::vector<Job> &jobs, const std::vector<Failure> &failures, const RunConfig &cfg,
 	    std::unique_ptr<Placer> placer)
-		: c_(c), failures_(failures), cfg_(cfg), placer_(std::move(placer)), state_(c)
+		: c_(c), failures_(failures), cfg_(cfg), cost_(cfg.cost), placer_(std::move(placer)), state_(c)
 	{
 		live_.resize(jobs.size());
 		for (size_t i = 0; i < jobs.size(); i++) {
@@ -124,6 +124,7 @@ public:
 			l.req.gpus_per_node = jobs[i].gpus_per_node;
 			l.req.comm = jobs[i].comm;
 			l.req.gpu_class = jobs[i].gpu_class;
+			l.res.comm = jobs[i].comm;
 		}
 		node_jobs_.resize(c.nodes.size());
 		for (const topo::Node &n : c.nodes) {
@@ -142,6 +143,9 @@ public:
 		for (size_t d = 0; d < c.domains.size(); d++)
 			if (c.domains[d].direct_end > c.domains[d].node_begin)
 				leaves_.push_back(static_cast<topo::Index>(d));
+		if (cost_.model == CommModel::ring && cost_.rank_order == false)
+			cost_.slurm_rank = slurm_order(c);
+		degrade_uplinks();
 		prior_mtbf_s_ = cfg.failures.none || cfg.failures.rate_per_1000_node_days <= 0
 					? 1e12
 					: 1000.0 * 86400 / cfg.failures.rate_per_1000_node_days;
@@ -331,6 +335,27 @@ private:
 		return static_cast<double>(l.restore_s) + compute + writes;
 	}
 
+	// cfg_.degraded_uplinks leaves spread evenly over leaves_ (the middle of
+	// each of as many equal slices) get a degraded uplink, and link_marks of
+	// their nodes a link mark.
+	void degrade_uplinks()
+	{
+		size_t n = std::min<size_t>(leaves_.size(), static_cast<size_t>(std::max(0, cfg_.degraded_uplinks)));
+		if (n == 0)
+			return;
+		cost_.uplink_factor.assign(c_.domains.size(), 1.0);
+		for (size_t i = 0; i < n; i++) {
+			topo::Index leaf = leaves_[(2 * i + 1) * leaves_.size() / (2 * n)];
+			cost_.uplink_factor[static_cast<size_t>(leaf)] = cfg_.degraded_factor;
+			degraded_leaves_++;
+			const topo::Domain &d = c_.domains[static_cast<size_t>(leaf)];
+			auto marks = static_cast<topo::Index>(std::ceil(cfg_.link_marks * static_cast<double>(d.direct_end - d.node_begin) - 1e-9));
+			for (topo::Index k = 0; k < marks && d.node_begin + k < d.direct_end; k++)
+				if (auto st = state_.set_link_suspect(d.node_begin + k, true); !st)
+					error_ = "link mark: " + st.error().str();
+		}
+	}
+
 	std::vector<std::string> names(const std::vector<topo::Index> &nodes) const
 	{
 		std::vector<std::string> v;
@@ -352,7 +377,7 @@ private:
 		l.nodes = cand.nodes;
 		l.gpus = cand.gpus;
 		l.start_s = now_;
-		Span sp = placement_cost(c_, l.nodes, l.job->comm, cfg_.cost);
+		Span sp = placement_cost(c_, l.nodes, l.job->comm, cost_);
 		l.speed = sp.speed / sp.step_factor;
 		if (l.res.first_start_s < 0) {
 			l.res.first_start_s = now_;
@@ -360,6 +385,8 @@ private:
 			l.res.nvlink_domains = sp.nvlink_domains;
 			l.res.common_level = sp.common_level;
 			l.res.step_factor = sp.step_factor;
+			l.res.ring_leaf_edges = sp.ring_leaf_edges;
+			l.res.degraded_leaves = sp.degraded_leaves;
 			l.res.first_nodes = hostlist_compress(names(l.nodes));
 		}
 		l.restore_s = l.res.restarts > 0 && l.job->ckpt ? cfg_.ckpt.restart_s : 0;
@@ -972,8 +999,8 @@ private:
 		Summary &s = r.summary;
 		s.jobs = r.jobs.size();
 		std::vector<double> waits;
-		double jct = 0, leaves = 0, factor = 0, ettr = 0;
-		size_t multi = 0;
+		double jct = 0, leaves = 0, factor = 0, ettr = 0, heavy_factor = 0;
+		size_t multi = 0, heavy = 0;
 		for (const JobResult &j : r.jobs) {
 			if (j.first_start_s >= 0) {
 				s.started++;
@@ -982,6 +1009,10 @@ private:
 					multi++;
 					leaves += j.leaves;
 					factor += j.step_factor;
+					if (j.comm == place::Comm::heavy) {
+						heavy++;
+						heavy_factor += j.step_factor;
+					}
 				}
 				if (j.gpus >= cfg_.large_gpus) {
 					s.large_jobs++;
@@ -1004,6 +1035,8 @@ private:
 		s.jct_mean_h = s.completed ? jct / static_cast<double>(s.completed) : 0;
 		s.multi_leaves_mean = multi ? leaves / static_cast<double>(multi) : 0;
 		s.multi_step_factor = multi ? factor / static_cast<double>(multi) : 0;
+		s.heavy_step_factor = heavy ? heavy_factor / static_cast<double>(heavy) : 0;
+		s.degraded_leaves = degraded_leaves_;
 		s.ettr_large = s.large_jobs ? ettr / static_cast<double>(s.large_jobs) : 0;
 		s.sim_end_s = now_;
 		s.utilization = now_ > 0 ? busy_gs_ / (static_cast<double>(cluster_gpus_) * static_cast<double>(now_)) : 0;
@@ -1035,6 +1068,8 @@ private:
 	const topo::Cluster &c_;
 	const std::vector<Failure> &failures_;
 	const RunConfig &cfg_;
+	CostModel cost_; // cfg_.cost, with Slurm's node order and the degraded uplinks
+	size_t degraded_leaves_ = 0;
 	std::unique_ptr<Placer> placer_;
 	place::State state_;
 	std::vector<Live> live_;

@@ -77,6 +77,14 @@ struct RunConfig {
 	// staying loses more; at most once per migrate_window_s.
 	bool migrate = false;
 	int64_t migrate_window_s = 3600;
+	// Degraded uplinks: degraded_uplinks leaves, spread evenly over the
+	// cluster, have their uplinks at degraded_factor of their capacity in the
+	// cost model (the fabric as it is). link_marks of each such leaf's nodes
+	// carry a link check's loom:suspect mark (State::set_link_suspect, what
+	// select/topo sees of it); 0: placement does not see the degradation.
+	int degraded_uplinks = 0;
+	double degraded_factor = 0.25;
+	double link_marks = 0;
 	// Write the state, request and decision of the first placement at or
 	// after this time (s) to dump_prefix{state,request,decision}.txt (-1: never).
 	int64_t dump_at_s = -1;
@@ -93,6 +101,9 @@ struct JobResult {
 	int leaves = 0, nvlink_domains = 0, common_level = -1; // of the first placement
 	std::string first_nodes;       // the first placement, as a Slurm hostlist
 	double step_factor = 1;        // of the first placement
+	int ring_leaf_edges = 0;       // of the first placement, ring model
+	int degraded_leaves = 0;       // of the first placement: leaves with a degraded uplink
+	place::Comm comm = place::Comm::normal;
 	int restarts = 0;
 	double lost_gpu_s = 0;
 	double productive_s = 0;       // wall time that became committed work
@@ -114,6 +125,8 @@ struct Summary {
 	double jct_mean_h = 0;            // completed jobs: end - submit
 	double multi_leaves_mean = 0;     // leaves per multi-node job
 	double multi_step_factor = 0;     // mean step factor of multi-node jobs
+	double heavy_step_factor = 0;     // ... of multi-node comm=heavy jobs
+	size_t degraded_leaves = 0;       // leaves with a degraded uplink
 	double ettr_large = 0;            // over large jobs that ran
 	size_t large_jobs = 0;
 	double lost_gpu_h = 0;
