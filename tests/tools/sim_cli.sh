@@ -85,5 +85,29 @@ printf 'timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,66.0,o
 rc=$?
 [ $rc = 1 ] || bad "a bad trace exits $rc, expected 1"
 grep -q "bad.csv:2" "$out/e" || bad "a bad trace's message does not name file and line: $(head -1 "$out/e")"
-[ $fail = 0 ] && echo "sim_cli: ok (4 placers, replays of the engine and the tree baseline, plots, determinism, bad input)"
+# The communication model: a ring in loom's rank order on leaves cabled
+# across the names, two degraded uplinks, half of their nodes marked. The
+# parameters say so, and jobs.csv names the degraded leaves a job used; the
+# order is refused with the share model, a bad count with a clear error.
+"$loom" sim --generate "gpus=1024 fabric=fat cabling=across" --generate-jobs "days=1 load=0.8 seed=2" --placer loom \
+	--failures none --comm-model ring --rank-order yes --degraded-uplinks 2:0.5 --link-marks 0.5 --out "$out/r" \
+	--progress no >"$out/r.txt" 2>"$out/r.err" || bad "loom sim --comm-model ring exits $?: $(head -3 "$out/r.err")"
+grep -q "ring model, loom's rank order" "$out/r/params.txt" || bad "params.txt does not name the ring model and the order"
+grep -q "2 leaf uplinks at 0.5 of capacity; link marks on 0.5" "$out/r/params.txt" || bad "params.txt does not name the degraded uplinks"
+python3 - "$out/r/loom/jobs.csv" <<'PY' || bad "jobs.csv of the ring run"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and {"comm", "ring_leaf_edges", "degraded_leaves", "hostlist"} <= set(rows[0]), "columns: %s" % list(rows[0])
+assert all(r["comm"] in ("light", "normal", "heavy") for r in rows)
+assert all(r["hostlist"].startswith("n") for r in rows if int(r["first_start_s"]) >= 0)
+PY
+"$loom" sim --generate "gpus=64" --generate-jobs "$mix" --rank-order yes --out "$out/f" >/dev/null 2>"$out/e"
+rc=$?
+[ $rc = 2 ] || bad "--rank-order yes with the share model exits $rc, expected 2"
+grep -q "needs --comm-model ring" "$out/e" || bad "--rank-order yes with the share model says: $(head -1 "$out/e")"
+"$loom" sim --generate "gpus=64" --generate-jobs "$mix" --degraded-uplinks 2:7 --out "$out/f" >/dev/null 2>"$out/e"
+rc=$?
+[ $rc = 2 ] || bad "--degraded-uplinks 2:7 exits $rc, expected 2"
+grep -q "degraded-uplinks" "$out/e" || bad "--degraded-uplinks 2:7 says: $(head -1 "$out/e")"
+[ $fail = 0 ] && echo "sim_cli: ok (4 placers, replays of the engine and the tree baseline, plots, determinism, bad input, the ring model)"
 exit $fail
