@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 
 namespace {
@@ -28,7 +29,8 @@ void usage(FILE *out)
 {
 	std::fprintf(out,
 		     "usage: loom place [--explain] --cluster FILE [--state FILE] --request \"KEY=VALUE ...\"\n"
-		     "                  [--weights FILE] [--candidates N] [--baseline] [--json]\n"
+		     "                  [--weights FILE] [--topo-conf FILE] [--clock HH:MM] [--candidates N]\n"
+		     "                  [--baseline] [--json]\n"
 		     "       loom place --spares [--spare-file FILE] [--json]\n"
 		     "\n"
 		     "Prints the nodes the placement engine chooses for the request, the runner-up and why.\n"
@@ -36,6 +38,9 @@ void usage(FILE *out)
 		     "  --state FILE      nodes in use, suspect or down (default: all idle); see loom-place(1)\n"
 		     "  --request TEXT    e.g. \"nodes=4 gpus_per_node=8 class=h100 comm=heavy\"\n"
 		     "  --weights FILE    score weights (default: built in, see --show-weights)\n"
+		     "  --topo-conf FILE  the GPU classes, prices and tiers of this loom-topo.conf (tier=, min_class=,\n"
+		     "                    gpu_mem= in requests; a price per hour on each candidate)\n"
+		     "  --clock HH:MM     the time of day for prices (default: now)\n"
 		     "  --candidates N    how many candidates to list (default 2)\n"
 		     "  --baseline        also show what Slurm's topology/tree would choose\n"
 		     "  --json            machine-readable output\n"
@@ -110,7 +115,7 @@ int spares_main(std::string file, bool json)
 int place_main(int argc, char **argv)
 {
 	using namespace loom;
-	std::string cluster_file, state_file, request_text, weights_file;
+	std::string cluster_file, state_file, request_text, weights_file, topo_conf, clock;
 	bool json = false, baseline = false, show_weights = false, have_request = false, spares = false;
 	std::string spare_file;
 	int64_t candidates = 2;
@@ -142,6 +147,8 @@ int place_main(int argc, char **argv)
 		} else if (a == "--request" && value(request_text)) {
 			have_request = true;
 		} else if (a == "--weights" && value(weights_file)) {
+		} else if (a == "--topo-conf" && value(topo_conf)) {
+		} else if (a == "--clock" && value(clock)) {
 		} else if (a == "--candidates" && value(v)) {
 			auto n = parse_int(v, 1, 100);
 			if (!n)
@@ -163,6 +170,23 @@ int place_main(int argc, char **argv)
 			return tool::exit_problems;
 		}
 		weights = *w;
+	}
+	if (!topo_conf.empty()) {
+		auto t = place::read_tier_table(topo_conf);
+		if (!t) {
+			std::fprintf(stderr, "loom place: %s\n", t.error().str().c_str());
+			return tool::exit_problems;
+		}
+		if (!t->empty())
+			weights.tiers = std::make_shared<const place::TierTable>(std::move(*t));
+	}
+	if (!clock.empty()) {
+		auto colon = clock.find(':');
+		auto h = parse_int(clock.substr(0, colon), 0, 23);
+		auto m = colon == std::string::npos ? h : parse_int(clock.substr(colon + 1), 0, 59);
+		if (colon == std::string::npos || !h || !m)
+			return tool::bad_value("loom place", "--clock", clock, "expected HH:MM");
+		weights.clock_minute = static_cast<int>(*h * 60 + *m);
 	}
 	if (show_weights) {
 		std::fputs(place::format_weights(weights).c_str(), stdout);

@@ -45,10 +45,14 @@ NoFit when_unplaced(const Request &r, const std::string &engine_reason, size_t r
 {
 	NoFit f;
 	bool strict = r.locality == Locality::strict;
-	f.then = strict ? Unplaced::wait : Unplaced::cons_tres;
+	// A tier or bounds: Slurm offers every class, so cons_tres would not keep to it.
+	bool need = r.need.given();
+	f.then = strict || need ? Unplaced::wait : Unplaced::cons_tres;
 	if (refused > 0)
 		f.reason = "cons_tres refused all " + std::to_string(refused) + " candidates; " +
-			   (strict ? "waiting (strict locality)" : "placed by cons_tres");
+			   (strict ? "waiting (strict locality)" : need ? "waiting (GPU tier)" : "placed by cons_tres");
+	else if (need)
+		f.reason = "waiting (GPU tier): " + engine_reason;
 	else if (strict)
 		f.reason = "waiting (strict locality=" + format_locality({r.locality, r.locality_level}) +
 			   "): " + engine_reason;

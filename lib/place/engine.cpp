@@ -5,6 +5,7 @@
 #include "lib/util/log.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <exception>
 #include <tuple>
 
@@ -276,8 +277,10 @@ private:
 
 } // namespace
 
-expected<Decision> place(const State &state, const Request &request, const Allowed *allowed, const Weights &weights,
-			 int max_candidates)
+namespace {
+
+expected<Decision> place_one(const State &state, const Request &request, const Allowed *allowed, const Weights &weights,
+			     int max_candidates)
 {
 	try {
 		if (auto st = check_request(request); !st)
@@ -308,6 +311,93 @@ expected<Decision> place(const State &state, const Request &request, const Allow
 	} catch (...) {
 		return unexpected("placement failed: unknown exception");
 	}
+}
+
+int minute_now(const Weights &w)
+{
+	if (w.clock_minute >= 0)
+		return w.clock_minute % 1440;
+	time_t t = time(nullptr);
+	struct tm lt;
+	if (!localtime_r(&t, &lt))
+		return 0;
+	return lt.tm_hour * 60 + lt.tm_min;
+}
+
+// A need (tier, min_class, gpu_mem): the classes in the tier's order, the
+// first that holds the whole gang now.
+expected<Decision> place_need(const State &state, const Request &request, const Allowed *allowed,
+			      const Weights &weights, int max_candidates)
+{
+	if (!weights.tiers || weights.tiers->empty())
+		return unexpected("tier", "this cluster defines no GPU classes (gpu_class.NAME= in loom-topo.conf)");
+	auto plan = plan_tier(*weights.tiers, request.need, minute_now(weights));
+	if (!plan)
+		return unexpected(plan.error());
+	const topo::Cluster &c = state.cluster();
+	std::string tried;
+	Decision out;
+	for (size_t i = 0; i < plan->eligible; i++) {
+		const ClassOption &o = plan->options[i];
+		std::string note;
+		if (c.classes.find(o.name) == topo::none) {
+			note = "no nodes of this class";
+		} else {
+			Request r = request;
+			r.need = {};
+			r.gpu_class = o.name;
+			r.allow_faster_class = false;
+			auto d = place_one(state, r, allowed, weights, max_candidates);
+			if (!d)
+				return unexpected(d.error());
+			out.domains_examined += d->domains_examined;
+			out.nodes_examined += d->nodes_examined;
+			if (d->placed()) {
+				d->domains_examined = out.domains_examined;
+				d->nodes_examined = out.nodes_examined;
+				d->gpu_class = o.name;
+				d->tier = describe_plan(*plan) + "; chose " + o.name + (tried.empty() ? "" : " (" + tried + ")");
+				return d;
+			}
+			note = d->reason;
+		}
+		tried += (tried.empty() ? "" : "; ") + o.name + ": " + note;
+	}
+	out.tier = describe_plan(*plan);
+	out.reason = plan->eligible == 0 ? "no GPU class meets the job's need: " + out.tier
+					 : "no eligible class holds the whole gang now: " + tried;
+	return out;
+}
+
+} // namespace
+
+double set_price(const topo::Cluster &c, const TierTable &t, int minute, Candidate &cand)
+{
+	double sum = 0;
+	for (size_t i = 0; i < cand.nodes.size(); i++) {
+		const topo::Node &n = c.nodes[static_cast<size_t>(cand.nodes[i])];
+		const PerfClass *pc = n.perf_class ? t.find_class(c.classes.name(n.perf_class)) : nullptr;
+		if (!pc || pc->price <= 0) {
+			cand.price_per_h = -1;
+			return -1;
+		}
+		sum += t.price_at(*pc, minute) * (i < cand.gpus.size() ? cand.gpus[i] : 0);
+	}
+	cand.price_per_h = sum;
+	return sum;
+}
+
+expected<Decision> place(const State &state, const Request &request, const Allowed *allowed, const Weights &weights,
+			 int max_candidates)
+{
+	auto d = request.need.given() ? place_need(state, request, allowed, weights, max_candidates)
+				      : place_one(state, request, allowed, weights, max_candidates);
+	if (d && weights.tiers && !weights.tiers->empty()) {
+		int minute = minute_now(weights);
+		for (Candidate &cand : d->candidates)
+			(void)set_price(state.cluster(), *weights.tiers, minute, cand);
+	}
+	return d;
 }
 
 status commit(State &state, const Request &request, const Candidate &c)

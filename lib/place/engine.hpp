@@ -66,12 +66,15 @@ struct Candidate {
 	std::vector<int> gpus;       // GPUs taken on each node (same order)
 	Score score;
 	std::string why;             // one line for people
+	double price_per_h = -1;     // the GPUs' price per hour (tiers.hpp); < 0: not priced
 };
 
 struct Decision {
 	std::vector<Candidate> candidates; // best first; empty: cannot fit now
 	std::string reason;                // why nothing fits (empty when placed)
 	int class_pass = 0;                // 1: the class asked for; 2: faster classes allowed
+	std::string tier;                  // a need's classes, as tried (describe_plan); "" without one
+	std::string gpu_class;             // the class a need chose ("" without one, or none fit)
 	size_t domains_examined = 0;       // work done, for tuning and tests
 	size_t nodes_examined = 0;
 
@@ -84,6 +87,10 @@ struct Decision {
 // Errors: an invalid request, an unknown class, domain kind or excluded node.
 expected<Decision> place(const State &state, const Request &request, const Allowed *allowed,
 			 const Weights &weights, int max_candidates = 2);
+
+// The candidate's GPUs at the class prices of 'minute' (of the day), set in
+// cand.price_per_h and returned; -1 when a node's class has no price.
+double set_price(const topo::Cluster &c, const TierTable &t, int minute, Candidate &cand);
 
 // Slurm topology/tree's greedy choice on the same inputs (one candidate),
 // scored like the engine's: for comparison in benchmarks and --explain.

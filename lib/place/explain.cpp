@@ -49,6 +49,8 @@ std::string format_decision(const topo::Cluster &c, const Request &r, const Deci
 	std::string out = "request:   " + format_request(r) + "\n";
 	if (!d.placed())
 		return out + "pending:   " + d.reason + "\n";
+	if (!d.tier.empty())
+		out += "tier:      " + d.tier + "\n";
 	for (size_t i = 0; i < d.candidates.size(); i++) {
 		const Candidate &k = d.candidates[i];
 		auto list = names(c, k.nodes);
@@ -59,6 +61,12 @@ std::string format_decision(const topo::Cluster &c, const Request &r, const Deci
 			ranks += strprintf("%s%zu=%s:%d", j ? " " : "", j, list[j].c_str(), k.gpus[j]);
 		out += "  ranks:   " + ranks + "\n";
 		out += "  why:     " + k.why + "\n";
+		if (k.price_per_h >= 0) {
+			int gpus = 0;
+			for (int g : k.gpus)
+				gpus += g;
+			out += strprintf("  price:   %.2f per hour (%d GPUs)\n", k.price_per_h, gpus);
+		}
 	}
 	if (d.class_pass == 2)
 		out += "note:      the class asked for is full; a faster class is used\n";
@@ -72,6 +80,8 @@ std::string decision_json(const topo::Cluster &c, const Request &r, const Decisi
 	o.set("placed", Json::boolean(d.placed()));
 	o.set("reason", Json::string(d.reason));
 	o.set("class_pass", Json::integer(d.class_pass));
+	o.set("tier", Json::string(d.tier));
+	o.set("gpu_class", Json::string(d.gpu_class));
 	o.set("domains_examined", Json::integer(static_cast<int64_t>(d.domains_examined)));
 	o.set("nodes_examined", Json::integer(static_cast<int64_t>(d.nodes_examined)));
 	Json cands = Json::array();
@@ -85,6 +95,8 @@ std::string decision_json(const topo::Cluster &c, const Request &r, const Decisi
 		e.set("nodes", std::move(nodes));
 		e.set("gpus", std::move(gpus));
 		e.set("why", Json::string(k.why));
+		if (k.price_per_h >= 0)
+			e.set("price_per_h", Json::number(k.price_per_h));
 		e.set("score", score_json(c, k.score));
 		cands.push(std::move(e));
 	}

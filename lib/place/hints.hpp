@@ -7,6 +7,13 @@
 //   hint       words                      sbatch                   request text
 //   comm       heavy | normal | light     --comm=heavy             comm=heavy
 //   locality   KIND[:strict|:prefer]      --locality=leaf:strict   locality=leaf:strict
+//   tier       value|balanced|fast|SITE   --gpu-tier=value         tier=value
+//   min class  CLASS                      --gpu-min-class=h100     min_class=h100
+//   GPU memory SIZE per GPU               --gpu-mem=80G            gpu_mem=80G
+//   workload   train|infer                --gpu-workload=infer     workload=infer
+//
+// Tier and class names are the site's (loom-topo.conf, tiers.hpp): spank_place
+// checks them at submit against that table.
 //
 // KIND is a domain kind of the fabric ("leaf", "pod", "spine", "nvlink"; `loom
 // topo show` lists them) or a level number ("0" = the top): letters, digits,
@@ -18,6 +25,7 @@
 // prefer=KIND; parse_request still reads them, format_request never writes them.
 #pragma once
 
+#include "lib/place/tiers.hpp"
 #include "lib/util/expected.hpp"
 
 #include <cstdint>
@@ -57,6 +65,7 @@ const char *locality_mode_name(Locality l);
 struct Hints {
 	Comm comm = Comm::normal;
 	LocalityHint locality;
+	Need need; // --gpu-tier, --gpu-min-class, --gpu-mem, --gpu-workload
 };
 
 } // namespace loom::place

@@ -6,6 +6,7 @@ lib_libloom_place_la_SOURCES += \
 	lib/place/hints.hpp lib/place/hints.cpp \
 	lib/place/request.hpp lib/place/request.cpp \
 	lib/place/gpu_class.hpp lib/place/gpu_class.cpp \
+	lib/place/tiers.hpp lib/place/tiers.cpp \
 	lib/place/admit.hpp lib/place/admit.cpp \
 	lib/place/weights.hpp lib/place/weights.cpp \
 	lib/place/search.hpp lib/place/filter.cpp lib/place/gather.cpp lib/place/score.cpp \
@@ -18,8 +19,11 @@ lib_libloom_place_la_SOURCES += \
 	lib/place/baseline.cpp
 
 if HAVE_CHECK
-check_PROGRAMS += tests/unit/test_place tests/unit/test_place_io tests/unit/test_place_hints
-TESTS += tests/unit/test_place tests/unit/test_place_io tests/unit/test_place_hints
+check_PROGRAMS += tests/unit/test_place tests/unit/test_place_io tests/unit/test_place_hints tests/unit/test_tiers
+TESTS += tests/unit/test_place tests/unit/test_place_io tests/unit/test_place_hints tests/unit/test_tiers
+tests_unit_test_tiers_SOURCES = tests/unit/test_tiers.cpp tests/unit/check_main.hpp tests/unit/place_fixture.hpp
+tests_unit_test_tiers_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_tiers_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
 tests_unit_test_place_SOURCES = tests/unit/test_place.cpp tests/unit/check_main.hpp tests/unit/place_fixture.hpp
 tests_unit_test_place_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_place_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)

@@ -82,6 +82,28 @@ ConfigSchema request_schema(Request &r)
 		.add("prefer", "old spelling of locality=KIND:prefer",
 		     [locality](std::string_view v) { return locality(v, Locality::prefer); })
 		.add("switches", "at most this many leaves", integer(&r.max_leaves, 0))
+		.add("tier", "GPU tier (value, balanced, fast or a site tier)", [&r](std::string_view v) -> status {
+			r.need.tier = std::string(v);
+			return ok();
+		})
+		.add("min_class", "GPU classes at least this fast", [&r](std::string_view v) -> status {
+			r.need.min_class = std::string(v);
+			return ok();
+		})
+		.add("gpu_mem", "memory per GPU at least (80G)", [&r](std::string_view v) -> status {
+			auto m = parse_size(v);
+			if (!m)
+				return unexpected(m.error());
+			r.need.min_mem = *m;
+			return ok();
+		})
+		.add("workload", "train or infer: which throughput of a class counts", [&r](std::string_view v) -> status {
+			auto w = parse_workload(v);
+			if (!w)
+				return unexpected(w.error());
+			r.need.workload = *w;
+			return ok();
+		})
 		.add("exclude", "nodes not to use (hostlist)", [&r](std::string_view v) -> status {
 			auto names = hostlist_expand(v, topo::max_cluster_nodes);
 			if (!names)
@@ -108,6 +130,8 @@ status check_request(const Request &r)
 		return unexpected("gpus", strprintf("%d GPUs cannot cover %d nodes", r.gpus, r.min_nodes));
 	if (r.locality != Locality::any && r.locality_level.empty())
 		return unexpected("locality", "no domain kind or level given");
+	if (!r.gpu_class.empty() && r.need.given())
+		return unexpected("class", "give a class or a tier and bounds (tier, min_class, gpu_mem), not both");
 	return ok();
 }
 
@@ -119,6 +143,19 @@ expected<Request> parse_request(std::string_view text, const std::string &where)
 	if (auto st = check_request(r); !st)
 		return unexpected(st.error().within(where));
 	return r;
+}
+
+std::string format_size(uint64_t b)
+{
+	const char *units = "KMGTP";
+	if (b == 0)
+		return "0";
+	int u = -1;
+	while (u < 4 && b % 1024 == 0) {
+		b /= 1024;
+		u++;
+	}
+	return std::to_string(b) + (u >= 0 ? std::string(1, units[u]) : std::string());
 }
 
 std::string format_request(const Request &r)
@@ -144,6 +181,14 @@ std::string format_request(const Request &r)
 		s += " locality=" + l;
 	if (r.max_leaves > 0)
 		s += " switches=" + std::to_string(r.max_leaves);
+	if (!r.need.tier.empty())
+		s += " tier=" + r.need.tier;
+	if (!r.need.min_class.empty())
+		s += " min_class=" + r.need.min_class;
+	if (r.need.min_mem > 0)
+		s += " gpu_mem=" + format_size(r.need.min_mem);
+	if (r.need.workload != Workload::any)
+		s += std::string(" workload=") + workload_name(r.need.workload);
 	if (!r.exclude.empty()) {
 		std::vector<std::string> names; // entries may be hostlists themselves
 		for (const std::string &e : r.exclude) {

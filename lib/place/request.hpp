@@ -20,11 +20,17 @@
 //                             level ("0" = root), as sbatch --locality (hints.hpp)
 //   switches=N                at most N leaf domains (Slurm --switches)
 //   exclude=HOSTLIST          nodes the job may not use
+//   tier=NAME                 a GPU tier instead of a class (value, balanced, fast or a
+//                             site tier: tiers.hpp), as sbatch --gpu-tier
+//   min_class=NAME            classes at least this fast (--gpu-min-class)
+//   gpu_mem=SIZE              memory per GPU at least (--gpu-mem)
+//   workload=train|infer      which throughput of a class counts (--gpu-workload)
 // Read, never written: within=KIND (locality=KIND:strict) and prefer=KIND
 // (locality=KIND:prefer), from request files kept before the one spelling.
 #pragma once
 
 #include "lib/place/hints.hpp"
+#include "lib/place/tiers.hpp"
 #include "lib/util/expected.hpp"
 
 #include <string>
@@ -47,9 +53,13 @@ struct Request {
 	std::string locality_level; // domain kind ("leaf", "pod", ...) or a level number ("0" = root)
 	int max_leaves = 0;         // 0: no limit
 	std::vector<std::string> exclude; // node names or hostlists ("n[1-4]")
+	Need need;                  // a tier or bounds instead of a class (tiers.hpp)
 
 	int node_limit() const { return max_nodes > 0 ? max_nodes : min_nodes; }
 };
+
+// "80G", "1536M", "4096": a size as parse_size reads it back.
+std::string format_size(uint64_t bytes);
 
 // Parse the text form; 'where' names the source in errors.
 expected<Request> parse_request(std::string_view text, const std::string &where = "request");

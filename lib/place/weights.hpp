@@ -51,6 +51,7 @@
 #include "lib/util/config.hpp"
 #include "lib/util/expected.hpp"
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,13 @@
 namespace loom::place {
 
 struct Weights {
+	// Not weights, but the site's policy the engine reads with them: the GPU
+	// classes, prices and tiers of loom-topo.conf (tiers.hpp; null: none),
+	// and the minute of the day their prices are taken at (-1: the local
+	// time now; set for replays and the simulator).
+	std::shared_ptr<const TierTable> tiers;
+	int clock_minute = -1;
+
 	double level = 1000;
 	double leaf = 20;
 	double nvlink = 20;

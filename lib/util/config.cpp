@@ -326,17 +326,37 @@ status ConfigSchema::apply(const std::vector<Word> &words) const
 	std::map<std::string, std::string> seen;
 	for (const auto &w : words) {
 		auto it = keys_.find(w.key);
-		if (it == keys_.end()) {
+		const Prefix *family = nullptr;
+		if (it == keys_.end())
+			for (const Prefix &p : prefixes_)
+				if (w.key.size() > p.prefix.size() + 1 && w.key.compare(0, p.prefix.size(), p.prefix) == 0 &&
+				    w.key[p.prefix.size()] == '.')
+					family = &p;
+		if (it == keys_.end() && !family) {
+			if (ignore_unknown_)
+				continue;
 			std::string known;
 			for (const auto &k : order_)
 				known += (known.empty() ? "" : ", ") + k;
+			for (const Prefix &p : prefixes_)
+				known += (known.empty() ? "" : ", ") + p.prefix + ".NAME";
 			return unexpected(w.where, "unknown key '" + w.key + "' (known keys: " + known + ")");
 		}
 		if (auto prev = seen.find(w.key); prev != seen.end())
 			return unexpected(w.where, "key '" + w.key + "' given twice (first at " +
 							   prev->second + ")");
 		seen[w.key] = w.where;
-		status st = it->second.setter(w.value);
+		status st;
+		if (family) {
+			std::string_view name = std::string_view(w.key).substr(family->prefix.size() + 1);
+			for (char ch : name)
+				if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_')
+					return unexpected(w.where, "key '" + w.key + "': '" + std::string(name) +
+									   "' is not a name (letters, digits, '-', '_')");
+			st = family->setter(name, w.value);
+		} else {
+			st = it->second.setter(w.value);
+		}
 		if (!st)
 			return unexpected(w.where, "key '" + w.key + "': bad value '" + w.value +
 							   "': " + st.error().str());
@@ -405,6 +425,12 @@ status ConfigSchema::parse_file(const std::string &path) const
 	return parse_text(ss.str(), path);
 }
 
+ConfigSchema &ConfigSchema::prefix(std::string prefix, std::string help, NamedSetter setter)
+{
+	prefixes_.push_back({std::move(prefix), std::move(help), std::move(setter)});
+	return *this;
+}
+
 std::string ConfigSchema::describe() const
 {
 	std::string out;
@@ -414,6 +440,10 @@ std::string ConfigSchema::describe() const
 		if (!h.empty())
 			out += std::string(k.size() < 22 ? 22 - k.size() : 1, ' ') + h;
 		out += "\n";
+	}
+	for (const Prefix &p : prefixes_) {
+		std::string k = p.prefix + ".NAME";
+		out += "  " + k + std::string(k.size() < 22 ? 22 - k.size() : 1, ' ') + p.help + "\n";
 	}
 	return out;
 }

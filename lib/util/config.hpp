@@ -54,6 +54,18 @@ public:
 			     std::string help = {});
 	// Comma-separated list of non-empty words.
 	ConfigSchema &list(std::string key, std::vector<std::string> *out, std::string help = {});
+	// A family of keys "PREFIX.NAME" ("gpu_class.h100"): the setter gets NAME
+	// (letters, digits, '-', '_'; never empty) and the value. Each full key at
+	// most once, as any other.
+	using NamedSetter = std::function<status(std::string_view name, std::string_view value)>;
+	ConfigSchema &prefix(std::string prefix, std::string help, NamedSetter setter);
+	// Keys this schema does not know are skipped instead of refused: for a
+	// reader that needs only part of a file another reader checks whole.
+	ConfigSchema &ignore_unknown()
+	{
+		ignore_unknown_ = true;
+		return *this;
+	}
 
 	// Plugin arguments as Slurm passes them (argv of "key=value" words).
 	status parse_args(int argc, char *const argv[], const std::string &where) const;
@@ -82,6 +94,12 @@ private:
 
 	std::map<std::string, Key> keys_;
 	std::vector<std::string> order_;
+	struct Prefix {
+		std::string prefix, help;
+		NamedSetter setter;
+	};
+	std::vector<Prefix> prefixes_;
+	bool ignore_unknown_ = false;
 };
 
 } // namespace loom

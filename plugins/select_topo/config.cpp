@@ -37,9 +37,12 @@ expected<Config> read_config(const std::string &path)
 		.string("spares", &c.spares, "spare nodes per domain kind (leaf:1,nvlink:2,pod:5%)")
 		.duration("spare_lend", &c.spare_lend_s, 0, 30 * 86400, "longest time limit of a job that may use spares")
 		.string("spare_file", &c.spare_file, "where the spare pool is published (absolute path)");
+	place::add_tier_keys(s, &c.tiers);
 	status r = s.parse_file(path);
 	if (!r)
 		return unexpected(r.error());
+	if (status t = place::check_tiers(c.tiers, c.gpu_classes, path); !t)
+		return unexpected(t.error());
 	if (auto sp = place::parse_spares(c.spares); !sp)
 		return unexpected(path, sp.error().str());
 	if (!c.spare_file.empty() && c.spare_file[0] != '/')

@@ -4,6 +4,10 @@
 //                                              default: Slurm's topology.conf
 //   gpu_classes=a100,h100                      node features naming GPU generations,
 //                                              slowest first
+//   gpu_class.NAME=throughput:X,mem:SIZE,price:X,...
+//   gpu_tier.NAME=value|balanced|fast[,min_class:C][,mem:SIZE]
+//   offpeak=HH:MM-HH:MM                        performance classes, prices and tiers
+//                                              (lib/place/tiers.hpp)
 //   max_candidates=3                           node sets tried with cons_tres per job
 //   placement=topo                             topo, or cons_tres: no placement of loom's,
 //                                              every job placed by cons_tres (timed, for
@@ -30,6 +34,7 @@
 // file, line, key and value.
 #pragma once
 
+#include "lib/place/tiers.hpp"
 #include "lib/util/expected.hpp"
 
 #include <cstdint>
@@ -42,6 +47,7 @@ struct Config {
 	std::string path;                  // the file read ("" = none, defaults)
 	std::string cluster_file;
 	std::vector<std::string> gpu_classes;
+	place::TierTable tiers;            // gpu_class.NAME, gpu_tier.NAME, offpeak
 	std::vector<std::string> level_names;  // kinds by height for a fabric that names none
 	int64_t max_candidates = 3;
 	std::string placement = "topo";

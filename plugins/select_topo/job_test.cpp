@@ -105,6 +105,15 @@ place::Request make_request(const Snapshot &s, const JobAsk &ask, const place::H
 		r.gpus = static_cast<int>(ask.gpus_total);
 	r.whole_node = ask.whole_node;
 	r.gpu_class = place::job_gpu_class(ask.features, ask.gpu_tres, s.config.gpu_classes);
+	r.need = hints.need;
+	if (!r.gpu_class.empty() && r.need.given()) {
+		// A model named in --constraint (or the GRES type) is what Slurm
+		// filters nodes by: it wins over the tier.
+		if (debug_on())
+			info("select/topo: JobId=%u: --constraint names class %s: --gpu-tier and its bounds do not apply",
+			     ask.job_id, r.gpu_class.c_str());
+		r.need = {};
+	}
 	r.comm = hints.comm;
 	r.locality = hints.locality.mode;
 	r.locality_level = hints.locality.kind;
@@ -200,6 +209,35 @@ int plan_will_run(Snapshot &s, const Call &c, const place::Request &req, const p
 	return rc;
 }
 
+// What a site bills and reports by: the class a tier chose (or the one the
+// job named), its tier and the price per hour of its GPUs, in the job's
+// SystemComment ("loom: class=h100 tier=value price_per_h=15.20"; scontrol
+// show job, sacct, jobcomp/health's record). Whatever else slurmctld wrote
+// there is kept; an earlier loom note (a requeued job) is replaced.
+void note_accounting(job_record_t *job, const place::Request &req, const place::Decision &d, const place::Candidate &k)
+{
+	std::string cls = !d.gpu_class.empty() ? d.gpu_class : req.gpu_class;
+	if (cls.empty() && k.price_per_h < 0)
+		return;
+	std::string note = "loom:";
+	if (!cls.empty())
+		note += " class=" + cls;
+	if (!req.need.tier.empty())
+		note += " tier=" + req.need.tier;
+	if (k.price_per_h >= 0)
+		note += strprintf(" price_per_h=%.2f", k.price_per_h);
+	std::string old = job->system_comment ? job->system_comment : "";
+	if (size_t at = old.find("loom:"); at != std::string::npos) {
+		size_t end = old.find(';', at);
+		old.erase(at, end == std::string::npos ? std::string::npos : end + 1 - at);
+		while (!old.empty() && (old.back() == ' ' || old.back() == ';'))
+			old.pop_back();
+	}
+	std::string text = old.empty() ? note : old + "; " + note;
+	xfree(job->system_comment);
+	job->system_comment = xstrdup(text.c_str());
+}
+
 // RUN_NOW: the engine's candidates, best first, each offered to cons_tres.
 int place_now(Snapshot &s, const Call &c, const place::Request &req, const place::Allowed &allowed,
 	      const place::SlurmConstraints &cons, const Timer &t)
@@ -248,12 +286,14 @@ int place_now(Snapshot &s, const Call &c, const place::Request &req, const place
 			continue;
 		bit_copybits(c.bitmap, only.b);
 		std::string nodes = s.names(k.nodes);
-		record("placed " + nodes + " candidate " + std::to_string(rank) + ": " + k.why);
+		std::string tier = d.tier.empty() ? "" : "; " + d.tier;
+		record("placed " + nodes + " candidate " + std::to_string(rank) + ": " + k.why + tier);
 		std::string table = t.table();
 		info("select/topo: JobId=%u placed on %s (candidate %d of %zu, engine %.0f us, job_test %.0f us, cpu %.0f us, "
-		     "cons_tres cpu %.0f us, %s%s%s): %s",
+		     "cons_tres cpu %.0f us, %s%s%s): %s%s",
 		     id, nodes.c_str(), rank, d.candidates.size(), us, t.us(), t.cpu_us(), c.cons_tres_cpu_us, table.c_str(),
-		     within->note.empty() ? "" : "; ", within->note.c_str(), k.why.c_str());
+		     within->note.empty() ? "" : "; ", within->note.c_str(), k.why.c_str(), tier.c_str());
+		note_accounting(c.job, req, d, k);
 		return SLURM_SUCCESS;
 	}
 	place::NoFit nf = place::when_unplaced(req, d.reason, d.candidates.size());

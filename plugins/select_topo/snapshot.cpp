@@ -131,6 +131,8 @@ expected<std::unique_ptr<Snapshot>> load_snapshot()
 			return unexpected(w.error());
 		s->weights = *w;
 	}
+	if (!s->config.tiers.empty())
+		s->weights.tiers = std::make_shared<const place::TierTable>(s->config.tiers);
 	auto fabric = load_fabric(s->config.cluster_file, topology_file(), slurm_nodes(), s->config.gpu_classes,
 				  s->config.level_names);
 	if (!fabric)

@@ -7,7 +7,7 @@ plugins_spank_place_spank_place_la_SOURCES = \
 	plugins/spank_place/spank_place_plugin.cpp \
 	plugins/common/place_hints.hpp plugins/common/place_hints.cpp \
 	plugins/spank_place/fabric_module.hpp \
-	lib/place/hints.hpp lib/place/hints.cpp
+	lib/place/hints.hpp lib/place/hints.cpp lib/place/tiers.hpp lib/place/tiers.cpp
 # The few lib/util sources it needs, not libloom_util (which brings json-c).
 plugins_spank_place_spank_place_la_SOURCES += lib/util/config.hpp lib/util/config.cpp \
 	lib/util/fs.hpp lib/util/fs.cpp lib/util/log.hpp lib/util/log.cpp

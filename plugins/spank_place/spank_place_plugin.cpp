@@ -2,6 +2,14 @@
 //
 //   sbatch --comm=heavy ...          communication-heavy gang: tightest, least loaded domain
 //   sbatch --locality=leaf:strict    the gang must fit under one leaf switch (waits otherwise)
+//   sbatch --gpu-tier=value          a need instead of a model: value, balanced, fast or a
+//                                    site tier (loom-topo.conf gpu_tier.NAME), with
+//                                    --gpu-min-class=CLASS, --gpu-mem=SIZE, --gpu-workload=train|infer
+//
+// Tier and class names are checked at submit against the site's table
+// (loom-topo.conf beside slurm.conf: lib/place/tiers.hpp): an unknown one, or
+// bounds no class meets, is refused with the names the site has; --help lists
+// the site's tiers.
 //
 // Values are checked where the user typed them (sbatch, salloc, srun): a bad
 // value is refused at submit time naming the option, the value and the words
@@ -55,6 +63,7 @@ const char plugin_name[] = "loom_place";
 const char plugin_type[] = "spank";
 const unsigned int plugin_version = SLURM_VERSION_NUMBER;
 int slurm_spank_init(spank_t sp, int ac, char **av);
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av);
 int slurm_spank_user_init(spank_t sp, int ac, char **av);
 int slurm_spank_task_init(spank_t sp, int ac, char **av);
 int slurm_spank_exit(spank_t sp, int ac, char **av);
@@ -71,6 +80,8 @@ struct Site {
 };
 Site g_site;
 bool g_comm_env = false; // this job asked for --comm-env=auto
+loom::place::Need g_need; // --gpu-tier, --gpu-min-class, --gpu-mem, --gpu-workload, as given
+std::string g_tier_words = loom::place::builtin_tier_words; // --help: the site's tiers too
 
 int opt_comm(int, const char *optarg, int)
 {
@@ -120,6 +131,68 @@ int opt_comm_env(int, const char *optarg, int)
 	}
 }
 
+// Each option alone: its syntax (the names against the site's table once all
+// are in: slurm_spank_init_post_opt).
+int opt_gpu_tier(int, const char *optarg, int)
+{
+	try {
+		auto t = loom::plugin::gpu_name_option(loom::plugin::opt_gpu_tier, optarg ? optarg : "");
+		if (!t) {
+			slurm_error("loom: %s", t.error().str().c_str());
+			return -1;
+		}
+		g_need.tier = *t;
+		return 0;
+	} catch (...) {
+		return -1;
+	}
+}
+
+int opt_gpu_min_class(int, const char *optarg, int)
+{
+	try {
+		auto t = loom::plugin::gpu_name_option(loom::plugin::opt_gpu_min_class, optarg ? optarg : "");
+		if (!t) {
+			slurm_error("loom: %s", t.error().str().c_str());
+			return -1;
+		}
+		g_need.min_class = *t;
+		return 0;
+	} catch (...) {
+		return -1;
+	}
+}
+
+int opt_gpu_mem(int, const char *optarg, int)
+{
+	try {
+		auto m = loom::plugin::gpu_mem_option(optarg ? optarg : "");
+		if (!m) {
+			slurm_error("loom: %s", m.error().str().c_str());
+			return -1;
+		}
+		g_need.min_mem = *m;
+		return 0;
+	} catch (...) {
+		return -1;
+	}
+}
+
+int opt_gpu_workload(int, const char *optarg, int)
+{
+	try {
+		auto w = loom::plugin::gpu_workload_option(optarg ? optarg : "");
+		if (!w) {
+			slurm_error("loom: %s", w.error().str().c_str());
+			return -1;
+		}
+		g_need.workload = *w;
+		return 0;
+	} catch (...) {
+		return -1;
+	}
+}
+
 struct spank_option g_options[] = {
 	{const_cast<char *>(loom::plugin::opt_comm), const_cast<char *>(loom::place::comm_words),
 	 const_cast<char *>("[loom] communication intensity of the job: heavy gets the tightest, least "
@@ -133,6 +206,18 @@ struct spank_option g_options[] = {
 	 const_cast<char *>("[loom] NCCL settings from the fabric in each task: NCCL_TOPO_FILE and NCCL_IB_HCA, "
 			    "never over the job's own (default: off)"),
 	 1, 0, opt_comm_env},
+	{const_cast<char *>(loom::plugin::opt_gpu_tier), const_cast<char *>(loom::place::builtin_tier_words),
+	 const_cast<char *>("[loom] a GPU tier instead of a model: value = lowest price per unit of work, "
+			    "fast = highest throughput free now, balanced = between; or a site tier"),
+	 1, 0, opt_gpu_tier},
+	{const_cast<char *>(loom::plugin::opt_gpu_min_class), const_cast<char *>("CLASS"),
+	 const_cast<char *>("[loom] with --gpu-tier: only GPU classes at least as fast as CLASS"), 1, 0,
+	 opt_gpu_min_class},
+	{const_cast<char *>(loom::plugin::opt_gpu_mem), const_cast<char *>("SIZE"),
+	 const_cast<char *>("[loom] only GPU classes with at least SIZE of memory per GPU (80G)"), 1, 0, opt_gpu_mem},
+	{const_cast<char *>(loom::plugin::opt_gpu_workload), const_cast<char *>(loom::place::workload_words),
+	 const_cast<char *>("[loom] which throughput of a class counts for --gpu-tier (default: the class's own)"), 1, 0,
+	 opt_gpu_workload},
 	SPANK_OPTIONS_TABLE_END};
 
 // This step's hostfile on this node, named in user_init (slurmstepd), written
@@ -169,6 +254,12 @@ std::string conf_dir(spank_t sp)
 	if (std::string c = job_env(sp, "SLURM_CONF"); !c.empty())
 		return dir_of(c);
 	return LOOM_SLURM_SYSCONFDIR;
+}
+
+// The site's GPU classes and tiers (loom-topo.conf beside slurm.conf).
+loom::expected<loom::place::TierTable> site_tiers(spank_t sp)
+{
+	return loom::place::read_tier_table(conf_dir(sp) + "/loom-topo.conf");
 }
 
 // One line per name, written as the job's user (tasks run with its
@@ -419,6 +510,14 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char **av)
 			return -1;
 		}
 		g_site = std::move(site);
+		// The site's tiers in --help (sbatch, salloc, srun only).
+		if (!spank_remote(sp))
+			if (auto t = site_tiers(sp); t && !t->site_tiers.empty()) {
+				g_tier_words = t->tier_words();
+				for (struct spank_option *o = g_options; o->name; o++)
+					if (!std::strcmp(o->name, loom::plugin::opt_gpu_tier))
+						o->arginfo = const_cast<char *>(g_tier_words.c_str());
+			}
 		// Slurm 22.05's sbatch/salloc ignore a static spank_options table:
 		// register in every context.
 		for (struct spank_option *o = g_options; o->name; o++) {
@@ -427,6 +526,35 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char **av)
 				slurm_error("loom: cannot register --%s: %s", o->name, spank_strerror(rc));
 				return -1;
 			}
+		}
+		return 0;
+	} catch (...) {
+		return -1;
+	}
+}
+
+// Once every option is in (sbatch, salloc, srun): the need against the
+// site's table. An unknown tier or class, or bounds that no class meets,
+// refuse the job here, naming what the site has.
+extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char **)
+{
+	try {
+		if (spank_remote(sp) || !g_need.given())
+			return 0;
+		auto t = site_tiers(sp);
+		if (!t) {
+			slurm_error("loom: cannot check --gpu-tier: %s", t.error().str().c_str());
+			return -1;
+		}
+		auto plan = loom::place::plan_tier(*t, g_need, 0);
+		if (!plan) {
+			slurm_error("loom: %s", plan.error().str().c_str());
+			return -1;
+		}
+		if (plan->eligible == 0) {
+			slurm_error("loom: no GPU class meets --gpu-tier/--gpu-min-class/--gpu-mem: %s",
+				    loom::place::describe_plan(*plan).c_str());
+			return -1;
 		}
 		return 0;
 	} catch (...) {

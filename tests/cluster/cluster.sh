@@ -16,6 +16,7 @@
 #                   [--snapshot-check yes|no]  (select/topo's snapshot_check=, default yes)
 #                   [--cabling block|across]  (block: n1-n4 on leaf1, ...; across: node i on leaf
 #                                              ((i-1) mod leaves)+1, so Slurm's node order crosses leaves)
+#                   [--classes "a100:4,h100:4,b200:4"]  (GPU classes by node count, in node order; gpu_classes=)
 #                   [--slurm VERSION]  (default $LOOM_SLURM or 22.05.8; scripts/slurm.sh supported lists them)
 #   cluster.sh down [--dir DIR]
 #   cluster.sh env  [--dir DIR]        prints the exports that point clients at it (SLURM_CONF, PATH)
@@ -25,7 +26,7 @@
 # state/, logs in log/, pid files in run/, fake GPU devices in dev/, the plugins in
 # plugins/; etc/slurm-release names the release. Nodes are n1..nN, 4 per leaf switch, 2 leaves per pod, pods under one
 # spine (topology.conf); the first half of the nodes carry feature "a100", the
-# second half "h100" (two GPU generations). N is 1 to 4096: slurmd start in
+# second half "h100" (two GPU generations; --classes sets others). N is 1 to 4096: slurmd start in
 # batches, and `up` refuses when N slurmd will not fit in memory (a slurmd
 # holds the node table: 2 MiB each at 256 nodes, 10 at 2,048) or in the file
 # descriptors it may open. `up` waits until every node is idle;
@@ -54,12 +55,13 @@ timeout=
 loom=all
 snapshot_check=yes
 cabling=block
+classes=""
 
 die() { echo "cluster: error: $*" >&2; exit 1; }
 say() { echo "cluster: $*" >&2; }
 
 usage() {
-	sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+	sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 	exit 2
 }
 
@@ -85,6 +87,7 @@ while [ $# -gt 0 ]; do
 	--loom) loom=$2; shift 2 ;;
 	--snapshot-check) snapshot_check=$2; shift 2 ;;
 	--cabling) cabling=$2; shift 2 ;;
+	--classes) classes=$2; shift 2 ;;
 	--slurm) slurm=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) die "unknown option '$1' (see: cluster.sh --help)" ;;
@@ -95,6 +98,14 @@ case $gpus in ''|*[!0-9]*) die "--gpus-per-node '$gpus': expected a number" ;; e
 [ "$nodes" -ge 1 ] && [ "$nodes" -le 4096 ] || die "--nodes $nodes: expected 1 to 4096"
 case $snapshot_check in yes|no) ;; *) die "--snapshot-check '$snapshot_check': expected yes or no" ;; esac
 case $cabling in block|across) ;; *) die "--cabling '$cabling': expected block or across" ;; esac
+if [ -n "$classes" ]; then
+	sum=0
+	for c in ${classes//,/ }; do
+		case $c in [a-z]*:[0-9]*) ;; *) die "--classes '$classes': expected CLASS:COUNT,..." ;; esac
+		sum=$((sum + ${c#*:}))
+	done
+	[ "$sum" = "$nodes" ] || die "--classes '$classes' names $sum nodes, --nodes is $nodes"
+fi
 # Waiting for the nodes: a minute, and more for a large cluster (registration
 # of thousands of slurmd on a few cores takes minutes).
 [ -n "$timeout" ] || timeout=$(( nodes > 240 ? nodes / 4 : 60 ))
@@ -363,11 +374,20 @@ InactiveLimit=0
 MpiDefault=none
 $plugstack
 NodeName=DEFAULT CPUs=16 Sockets=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=8000 $gres_line
-NodeName=$(range 1 $half) NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((base + 1))-$((base + half))] Feature=a100,gpu_a100
 EOF
-	if [ "$nodes" -gt "$half" ]; then
-		echo "NodeName=$(range $((half + 1)) "$nodes") NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((base + half + 1))-$((base + nodes))] Feature=h100,gpu_h100" >>"$conf"
-	fi
+	# GPU classes by node count, in node order (--classes; default the first
+	# half a100, the rest h100).
+	local spec=$classes first=1 cls count last class_names=""
+	[ -n "$spec" ] || spec="a100:$half,h100:$((nodes - half))"
+	for cls in ${spec//,/ }; do
+		count=${cls#*:}
+		cls=${cls%%:*}
+		[ "$count" -gt 0 ] || continue
+		last=$((first + count - 1))
+		echo "NodeName=$(range $first $last) NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((base + first))-$((base + last))] Feature=$cls,gpu_$cls" >>"$conf"
+		class_names="$class_names${class_names:+,}$cls"
+		first=$((last + 1))
+	done
 	echo "PartitionName=gpu Nodes=$(range 1 "$nodes") Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO" >>"$conf"
 	if [ ${#conf_lines[@]} -gt 0 ]; then
 		printf '%s\n' "# --- from --conf-line" "${conf_lines[@]}" >>"$conf"
@@ -381,7 +401,7 @@ EOF
 	# snapshot_check: every job_test compares the engine's incremental state
 	# with a full read of the node table; run.sh fails a scenario that logs a
 	# difference.
-	printf '%s\n' "# select/topo (loom-topo.conf(5))" "gpu_classes=a100,h100" "placement=$placement" "will_run=$will_run" \
+	printf '%s\n' "# select/topo (loom-topo.conf(5))" "gpu_classes=$class_names" "placement=$placement" "will_run=$will_run" \
 		"snapshot_check=$snapshot_check" >"$dir/etc/loom-topo.conf"
 	if [ ${#topo_lines[@]} -gt 0 ]; then
 		printf '%s\n' "${topo_lines[@]}" >>"$dir/etc/loom-topo.conf"
