@@ -4,7 +4,7 @@
 #
 #   scripts/bench.sh [NAME...]
 #
-# NAME: topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim rank-order comm-sim scale
+# NAME: topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim rank-order comm-sim tiers-sim scale
 # (default: all but scale, which brings up 1,250 real slurmd for half an hour).
 #   topo              topology load time and memory at 1k/10k/100k GPUs
 #   place             placement engine per decision vs Slurm tree's greedy choice
@@ -24,6 +24,9 @@
 #   comm-sim          loom sim at 10,240 GPUs: step factor and run time of heavy jobs on a fabric
 #                     with degraded uplinks, with and without rank order and link marks
 #                     (bench/results/comm-sim.md, bench/sim_comm.sh)
+#   tiers-sim         loom sim at 10,240 GPUs of three generations: cost per unit of work, wait and
+#                     completion time by GPU tier, against a model by hand and any class
+#                     (bench/results/tiers-sim.md, bench/sim_tiers.sh)
 #   scale             job_test, engine, node-table read and backfill cycles at 1,250 nodes
 #                     (10k GPUs): select/topo vs cons_tres (bench/slurmctld_scale.sh --nodes for others)
 # Reports are also kept in /tmp/loom-bench-logs/NAME.log. Exit status: 1 if
@@ -33,7 +36,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build}
 export LOOM_SRCDIR=$top
 b=$LOOM_BUILDDIR/bench
-all="topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim rank-order comm-sim"
+all="topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim rank-order comm-sim tiers-sim"
 names=${*:-$all}
 for n in $names; do
 	case " $all scale " in *" $n "*) ;; *) echo "bench: unknown benchmark '$n' (one of: $all scale)" >&2; exit 2 ;; esac
@@ -62,6 +65,7 @@ for n in $names; do
 	spares-sim) cmd=("$top/bench/sim_spares.sh") ;;
 	rank-order) cmd=("$top/bench/rank_order.sh") ;;
 	comm-sim) cmd=("$top/bench/sim_comm.sh") ;;
+	tiers-sim) cmd=("$top/bench/sim_tiers.sh") ;;
 	esac
 	if "${cmd[@]}" 2>&1 | tee "$logs/$n.log"; then :; else failed+=("$n"); fi
 done

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <unistd.h>
 
@@ -30,7 +31,7 @@ void usage(FILE *out)
 		     "                [--weights FILE] [--large-gpus N] [--dump-at HOURS] [--progress yes|no|auto] [--quiet]\n"
 		     "                [--spares SPEC] [--spare-lend DUR] [--replace-time DUR] [--migrate yes|no]\n"
 		     "                [--comm-model share|ring] [--rank-order yes|no] [--degraded-uplinks N[:FACTOR]]\n"
-		     "                [--link-marks SHARE]\n"
+		     "                [--link-marks SHARE] [--topo-conf FILE] [--tier-mode engine|by-hand|any]\n"
 		     "\n"
 		     "Replays jobs against a cluster under a Slurm-like scheduler loop (priority, backfill, time limits,\n"
 		     "requeue) with each placer in turn, the same jobs and the same failures for each; writes CSV files\n"
@@ -64,6 +65,10 @@ void usage(FILE *out)
 		     "                        (default 0.25)\n"
 		     "  --link-marks SHARE    that share of each such leaf's nodes carries a link check's suspect mark,\n"
 		     "                        which select/topo weighs (default 0: placement does not see it)\n"
+		     "  --topo-conf FILE      GPU classes, prices and tiers (loom-topo.conf's gpu_class.NAME, gpu_tier.NAME,\n"
+		     "                        offpeak): class speeds from their throughput, a cost per job\n"
+		     "  --tier-mode M         jobs with a tier (generated tiers=): engine (as --gpu-tier; default),\n"
+		     "                        by-hand (the class a person would name) or any (no class)\n"
 		     "  --dump-at HOURS       write the state, request and decision of the first placement after HOURS\n"
 		     "                        to DIR/PLACER/dump-*.txt (replay with loom place --explain)\n"
 		     "  --progress WHEN       a progress line on stderr (auto: when stderr is a terminal)\n"
@@ -212,6 +217,19 @@ int sim_main(int argc, char **argv)
 				return tool::bad_value(cmd, a, v, "expected N[:FACTOR], a whole number of leaves and a factor from 0.001 to 1");
 			base.degraded_uplinks = static_cast<int>(n);
 			base.degraded_factor = f;
+		} else if (a == "--topo-conf" && value()) {
+			auto t = place::read_tier_table(v);
+			if (!t) {
+				std::fprintf(stderr, "loom sim: %s\n", t.error().str().c_str());
+				return tool::exit_problems;
+			}
+			if (t->empty())
+				return tool::bad_value(cmd, a, v, "no gpu_class.NAME in this file");
+			base.weights.tiers = std::make_shared<const place::TierTable>(std::move(*t));
+		} else if (a == "--tier-mode" && value()) {
+			if (v != "engine" && v != "by-hand" && v != "any")
+				return tool::bad_value(cmd, a, v, "expected engine, by-hand or any");
+			base.tier_mode = v;
 		} else if (a == "--link-marks" && value()) {
 			if (!to_real(v, base.link_marks, 0, 1))
 				return tool::bad_value(cmd, a, v, "expected a share of the leaf's nodes from 0 to 1");
@@ -365,8 +383,13 @@ int sim_main(int argc, char **argv)
 			std::fprintf(stderr, "loom sim: %s\n", w.error().str().c_str());
 			return tool::exit_problems;
 		}
+		auto tiers = base.weights.tiers;
 		base.weights = *w;
+		base.weights.tiers = tiers;
 	}
+	if (base.weights.tiers && base.cost.class_speed.empty())
+		for (const place::PerfClass &pc : base.weights.tiers->classes)
+			base.cost.class_speed[pc.name] = pc.throughput;
 	if (placers.empty()) {
 		placers = {"loom", "tree", "firstfit"};
 		if (!cluster->nvlink_domains.empty())
@@ -404,6 +427,12 @@ int sim_main(int argc, char **argv)
 	if (base.cost.model != sim::CommModel::share || base.cost.rank_order)
 		params += strprintf("comm       %s model, %s rank order\n", sim::comm_model_name(base.cost.model),
 				    base.cost.rank_order ? "loom's" : "Slurm's");
+	if (base.weights.tiers) {
+		std::string cls;
+		for (const place::PerfClass &pc : base.weights.tiers->classes)
+			cls += strprintf("%s%s x%g %.2f/GPU-h", cls.empty() ? "" : ", ", pc.name.c_str(), pc.throughput, pc.price);
+		params += "classes    " + cls + "; jobs with a tier: " + base.tier_mode + "\n";
+	}
 	if (base.degraded_uplinks > 0)
 		params += strprintf("degraded   %d leaf uplinks at %g of capacity; link marks on %g of their nodes\n",
 				    base.degraded_uplinks, base.degraded_factor, base.link_marks);

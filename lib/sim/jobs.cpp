@@ -300,7 +300,25 @@ expected<MixGen> parse_mix_gen(std::string_view spec, const std::string &where)
 		     [&](std::string_view v) { return range(v, g.small_min, g.small_max, 1, 1 << 20); })
 		.real("small_hours", &g.small_hours, 0.01, 24 * 30, "small jobs' median run time")
 		.integer("ckpt_min_gpus", &g.ckpt_min_gpus, 1, 1 << 20, "smallest checkpointing job")
-		.integer("seed", &seed, 0, INT64_MAX, "random seed");
+		.integer("seed", &seed, 0, INT64_MAX, "random seed")
+		.add("tiers", "share of the jobs per GPU tier (value:40,balanced:30,fast:30)", [&](std::string_view v) -> status {
+			std::string text(v);
+			size_t b = 0;
+			for (;;) {
+				size_t e = text.find(',', b);
+				std::string item = text.substr(b, e == std::string::npos ? std::string::npos : e - b);
+				size_t colon = item.find(':');
+				auto share = colon == std::string::npos ? expected<double>(unexpected("no share"))
+									: parse_real(item.substr(colon + 1), 0, 1e6);
+				if (colon == 0 || !share)
+					return unexpected("'" + item + "': expected TIER:SHARE");
+				g.tiers.emplace_back(item.substr(0, colon), *share);
+				if (e == std::string::npos)
+					break;
+				b = e + 1;
+			}
+			return ok();
+		});
 	if (auto st = s.parse_words(spec, where); !st)
 		return unexpected(st.error());
 	g.seed = static_cast<uint64_t>(seed);
@@ -314,7 +332,13 @@ std::string format_mix_gen(const MixGen &g)
 			 static_cast<long long>(g.days), g.load, g.large_share, static_cast<long long>(g.large_min),
 			 static_cast<long long>(g.large_max), g.large_hours_min, g.large_hours_max,
 			 static_cast<long long>(g.small_min), static_cast<long long>(g.small_max), g.small_hours,
-			 static_cast<long long>(g.ckpt_min_gpus), static_cast<unsigned long long>(g.seed));
+			 static_cast<long long>(g.ckpt_min_gpus), static_cast<unsigned long long>(g.seed)) +
+	       [&] {
+		       std::string t;
+		       for (const auto &[name, share] : g.tiers)
+			       t += strprintf("%s%s:%g", t.empty() ? " tiers=" : ",", name.c_str(), share);
+		       return t;
+	       }();
 }
 
 std::vector<Job> generate_mix(const MixGen &g, int64_t total_gpus, int gpus_per_node)
@@ -367,12 +391,25 @@ std::vector<Job> generate_mix(const MixGen &g, int64_t total_gpus, int gpus_per_
 	}
 	std::stable_sort(items.begin(), items.end(), [](const Item &a, const Item &b) { return a.t < b.t; });
 	std::vector<Job> out;
+	// Tiers from a stream of their own: the same jobs with or without them.
+	std::mt19937_64 trng(g.seed ^ 0x7469657273ull);
+	double tier_sum = 0;
+	for (const auto &t : g.tiers)
+		tier_sum += t.second;
 	for (const Item &it : items) {
 		Job j;
 		j.id = static_cast<uint32_t>(out.size() + 1);
 		j.submit_s = it.t;
 		fill_job(j, it.gpus, it.run, f);
 		j.source = "generated job " + std::to_string(j.id);
+		if (tier_sum > 0) {
+			double x = u(trng) * tier_sum;
+			for (const auto &[name, share] : g.tiers) {
+				j.need.tier = name;
+				if ((x -= share) < 0)
+					break;
+			}
+		}
 		out.push_back(std::move(j));
 	}
 	return out;

@@ -46,6 +46,7 @@ struct Job {
 	place::Comm comm = place::Comm::normal;
 	bool ckpt = false;
 	std::string gpu_class;  // "" any
+	place::Need need;       // a tier instead of a class (--gpu-tier)
 	std::string source;     // trace line or generator, for messages
 
 	int gpus() const { return nodes * gpus_per_node; }
@@ -83,6 +84,8 @@ expected<std::vector<Job>> read_trace(const std::string &path, const TraceFill &
 //   small_hours=M   small jobs' median run time, log-normal (sigma 1.2) [1]
 //   ckpt_min_gpus=G [8]
 //   seed=N          [1]
+//   tiers=LIST      share of the jobs asking for each GPU tier instead of a class,
+//                   "value:40,balanced:30,fast:30" (sbatch --gpu-tier) [none]
 struct MixGen {
 	int64_t days = 7;
 	double load = 0.9;
@@ -93,6 +96,7 @@ struct MixGen {
 	double small_hours = 1;
 	int64_t ckpt_min_gpus = 8;
 	uint64_t seed = 1;
+	std::vector<std::pair<std::string, double>> tiers; // tier, share of the jobs
 };
 expected<MixGen> parse_mix_gen(std::string_view spec, const std::string &where = "--generate-jobs");
 std::string format_mix_gen(const MixGen &g);

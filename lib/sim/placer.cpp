@@ -44,6 +44,7 @@ public:
 	{
 		return place::place(s, r, nullptr, w_, 1);
 	}
+	void set_clock(int minute_of_day) override { w_.clock_minute = minute_of_day; }
 
 private:
 	place::Weights w_;

@@ -25,6 +25,8 @@ class Placer {
 public:
 	virtual ~Placer() = default;
 	virtual expected<place::Decision> choose(const place::State &s, const place::Request &r) = 0;
+	// The simulated time of day, for prices that change with it (tiers.hpp).
+	virtual void set_clock(int minute_of_day) { (void)minute_of_day; }
 };
 
 const std::vector<std::string> &placer_names();

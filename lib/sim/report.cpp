@@ -12,14 +12,15 @@ namespace loom::sim {
 std::string jobs_csv(const RunResult &r)
 {
 	std::string out = "id,submit_s,first_start_s,end_s,state,gpus,nodes,wait_s,leaves,nvlink_domains,common_level,"
-			  "step_factor,restarts,lost_gpu_h,ettr,comm,ring_leaf_edges,degraded_leaves,hostlist\n";
+			  "step_factor,restarts,lost_gpu_h,ettr,comm,ring_leaf_edges,degraded_leaves,tier,class,cost,work_h,hostlist\n";
 	for (const JobResult &j : r.jobs)
-		out += strprintf("%u,%lld,%lld,%lld,%s,%d,%d,%lld,%d,%d,%d,%.4f,%d,%.3f,%.4f,%s,%d,%d,\"%s\"\n", j.id,
+		out += strprintf("%u,%lld,%lld,%lld,%s,%d,%d,%lld,%d,%d,%d,%.4f,%d,%.3f,%.4f,%s,%d,%d,%s,%s,%.2f,%.4f,\"%s\"\n", j.id,
 				 static_cast<long long>(j.submit_s), static_cast<long long>(j.first_start_s),
 				 static_cast<long long>(j.end_s), j.state.c_str(), j.gpus, j.nodes,
 				 static_cast<long long>(j.first_start_s >= 0 ? j.first_start_s - j.submit_s : -1), j.leaves,
 				 j.nvlink_domains, j.common_level, j.step_factor, j.restarts, j.lost_gpu_s / 3600, j.ettr(),
-				 place::comm_name(j.comm), j.ring_leaf_edges, j.degraded_leaves, j.first_nodes.c_str());
+				 place::comm_name(j.comm), j.ring_leaf_edges, j.degraded_leaves, j.tier.c_str(), j.gpu_class.c_str(), j.cost,
+				 j.work_s / 3600.0, j.first_nodes.c_str());
 	return out;
 }
 

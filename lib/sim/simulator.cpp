@@ -67,6 +67,7 @@ struct Live {
 	bool timeout_end = false; // this run ends at its limit
 	double warn_commit = 0;   // work saved by a checkpoint taken on a suspect mark (this run)
 	bool in_resv = false;     // this run started in a replacement's reservation
+	double price_per_h = -1;  // this run's GPUs at the class prices (weights.tiers); < 0 none
 	int64_t last_migration_s = -1;
 	JobResult res;
 	place::Request req;
@@ -125,6 +126,14 @@ public:
 			l.req.comm = jobs[i].comm;
 			l.req.gpu_class = jobs[i].gpu_class;
 			l.res.comm = jobs[i].comm;
+			l.res.tier = jobs[i].need.tier;
+			l.res.work_s = jobs[i].work_s;
+			if (jobs[i].need.given() && l.req.gpu_class.empty()) {
+				if (cfg.tier_mode == "engine" && cfg.placer == "loom")
+					l.req.need = jobs[i].need; // the other placers know no tiers: any class
+				else if (cfg.tier_mode == "by-hand")
+					l.req.gpu_class = hand_class(jobs[i].need);
+			}
 		}
 		node_jobs_.resize(c.nodes.size());
 		for (const topo::Node &n : c.nodes) {
@@ -335,6 +344,28 @@ private:
 		return static_cast<double>(l.restore_s) + compute + writes;
 	}
 
+	// The class a person picks for a tier: by price per hour and speed, not
+	// per unit of work. value: the slowest (the cheapest per hour); fast:
+	// the fastest; balanced: the middle one by throughput.
+	std::string hand_class(const place::Need &n) const
+	{
+		if (!cfg_.weights.tiers || cfg_.weights.tiers->empty())
+			return "";
+		std::vector<const place::PerfClass *> by;
+		for (const place::PerfClass &c : cfg_.weights.tiers->classes)
+			if (c_.classes.find(c.name) != topo::none)
+				by.push_back(&c);
+		if (by.empty())
+			return "";
+		std::stable_sort(by.begin(), by.end(), [](const place::PerfClass *a, const place::PerfClass *b) {
+			return a->throughput < b->throughput;
+		});
+		auto t = cfg_.weights.tiers->find_tier(n.tier);
+		place::Objective o = t ? t->objective : place::Objective::balanced;
+		size_t k = o == place::Objective::value ? 0 : o == place::Objective::fast ? by.size() - 1 : by.size() / 2;
+		return by[k]->name;
+	}
+
 	// cfg_.degraded_uplinks leaves spread evenly over leaves_ (the middle of
 	// each of as many equal slices) get a degraded uplink, and link_marks of
 	// their nodes a link mark.
@@ -378,6 +409,11 @@ private:
 		l.gpus = cand.gpus;
 		l.start_s = now_;
 		Span sp = placement_cost(c_, l.nodes, l.job->comm, cost_);
+		l.price_per_h = -1;
+		if (cfg_.weights.tiers) {
+			place::Candidate priced = cand;
+			l.price_per_h = place::set_price(c_, *cfg_.weights.tiers, static_cast<int>((now_ / 60) % 1440), priced);
+		}
 		l.speed = sp.speed / sp.step_factor;
 		if (l.res.first_start_s < 0) {
 			l.res.first_start_s = now_;
@@ -387,6 +423,8 @@ private:
 			l.res.step_factor = sp.step_factor;
 			l.res.ring_leaf_edges = sp.ring_leaf_edges;
 			l.res.degraded_leaves = sp.degraded_leaves;
+			const topo::Node &first = c_.nodes[static_cast<size_t>(l.nodes[0])];
+			l.res.gpu_class = first.perf_class ? c_.classes.name(first.perf_class) : "";
 			l.res.first_nodes = hostlist_compress(names(l.nodes));
 		}
 		l.restore_s = l.res.restarts > 0 && l.job->ckpt ? cfg_.ckpt.restart_s : 0;
@@ -430,6 +468,8 @@ private:
 				holds.push_back(held_by_[n]);
 		}
 		l.in_resv = false;
+		if (l.price_per_h >= 0)
+			l.res.cost += l.price_per_h * static_cast<double>(now_ - l.start_s) / 3600;
 		busy_gpus_ -= l.job->gpus();
 		health::JobEnd je;
 		je.job_id = l.job->id;
@@ -821,14 +861,14 @@ private:
 	// class) does not fit either.
 	struct Shape {
 		int nodes, gpn;
-		const std::string *cls;
+		const std::string *cls, *tier;
 		bool borrow; // tried with the spares
 	};
 	bool dominated(const Live &l, const std::vector<Shape> &failed) const
 	{
 		bool b = borrower(l);
 		for (const Shape &s : failed)
-			if (l.job->nodes >= s.nodes && l.job->gpus_per_node >= s.gpn && *s.cls == l.job->gpu_class &&
+			if (l.job->nodes >= s.nodes && l.job->gpus_per_node >= s.gpn && *s.cls == l.req.gpu_class && *s.tier == l.req.need.tier &&
 			    (s.borrow || !b))
 				return true;
 		return false;
@@ -852,12 +892,13 @@ private:
 		Live &l = live_[i];
 		const place::Capacity &tot = state_.total();
 		if (tot.free_gpus < l.job->gpus() || tot.with_free(l.job->gpus_per_node) < l.job->nodes || dominated(l, failed)) {
-			failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.job->gpu_class, open});
+			failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.req.gpu_class, &l.req.need.tier, open});
 			return false;
 		}
 		bool dump = cfg_.dump_at_s >= 0 && !dumped_ && now_ >= cfg_.dump_at_s;
 		std::string state_text = dump ? place::write_state(state_) : std::string();
 		auto t0 = std::chrono::steady_clock::now();
+		placer_->set_clock(static_cast<int>((now_ / 60) % 1440));
 		auto d = placer_->choose(state_, l.req);
 		engine_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 		decisions_++;
@@ -866,7 +907,7 @@ private:
 			return false;
 		}
 		if (!d->placed()) {
-			failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.job->gpu_class, open});
+			failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.req.gpu_class, &l.req.need.tier, open});
 			return false;
 		}
 		if (dump)

@@ -82,6 +82,15 @@ struct RunConfig {
 	// cost model (the fabric as it is). link_marks of each such leaf's nodes
 	// carry a link check's loom:suspect mark (State::set_link_suspect, what
 	// select/topo sees of it); 0: placement does not see the degradation.
+	// Jobs that ask for a GPU tier (Job::need; weights.tiers holds the
+	// classes, prices and tiers): "engine", the tier goes to the placer as
+	// --gpu-tier does; "by-hand", each names the class a person would pick
+	// for it (value: the slowest class, the cheapest per hour; fast: the
+	// fastest; balanced and site tiers of that objective: the middle one, by
+	// throughput); "any": no class at all (first fit on any class). Only the
+	// loom placer knows tiers: under "engine" the others place such jobs on
+	// any class.
+	std::string tier_mode = "engine";
 	int degraded_uplinks = 0;
 	double degraded_factor = 0.25;
 	double link_marks = 0;
@@ -104,6 +113,10 @@ struct JobResult {
 	int ring_leaf_edges = 0;       // of the first placement, ring model
 	int degraded_leaves = 0;       // of the first placement: leaves with a degraded uplink
 	place::Comm comm = place::Comm::normal;
+	std::string tier;              // the job's tier ("" none)
+	std::string gpu_class;         // the class of its first placement's first node
+	double cost = 0;               // price x GPU-hours over its runs (weights.tiers' prices)
+	int64_t work_s = 0;            // its run time at the reference placement and class
 	int restarts = 0;
 	double lost_gpu_s = 0;
 	double productive_s = 0;       // wall time that became committed work

@@ -5,9 +5,15 @@
 // `make check` exports; a test that cannot find its data fails, it never skips.
 #pragma once
 
-#include <check.h>
+// The standard streams before check.h, whose deprecated 'fail' macro would
+// otherwise rewrite std::basic_ios::fail() in any header included later.
 #include <cstdlib>
+#include <ios>
+#include <memory>
+#include <ostream>
 #include <string>
+
+#include <check.h>
 
 namespace loom::test {
 

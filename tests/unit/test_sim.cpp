@@ -14,6 +14,7 @@
 #include "lib/topo/build.hpp"
 
 #include <cmath>
+#include <memory>
 #include <set>
 #include <string>
 #include <unistd.h>
@@ -392,6 +393,46 @@ RunConfig quiet(const std::string &placer)
 
 } // namespace
 
+// Tiers in the simulator: on two classes (a100 1x at 1.00, h100 2x at 1.60:
+// 0.80 per work), a value job goes to h100 through the engine, to a100 by
+// hand (the cheapest per hour), and pays its GPUs' price for its run: 8 GPUs
+// x 1.60 x 1 h (2 h of work at 2x) = 12.80.
+START_TEST(tiers_in_the_simulator)
+{
+	topo::Cluster c = make("gpus=128 fabric=fat nodes_per_leaf=4 leaves_per_pod=4 classes=a100:50,h100:50");
+	place::TierTable t;
+	{
+		ConfigSchema schema;
+		std::vector<std::string> classes;
+		schema.list("gpu_classes", &classes);
+		place::add_tier_keys(schema, &t);
+		ck_assert(schema.parse_text("gpu_classes=a100,h100\ngpu_class.a100=throughput:1,price:1.00\n"
+					    "gpu_class.h100=throughput:2,price:1.60\n", "loom-topo.conf").has_value());
+		ck_assert(place::check_tiers(t, classes, "loom-topo.conf").has_value());
+	}
+	std::vector<Job> jobs = {job(1, 100, 1, 8, 7200)};
+	jobs[0].need.tier = "value";
+	auto run = [&](const char *mode) {
+		RunConfig cfg = quiet("loom");
+		cfg.weights.tiers = std::make_shared<const place::TierTable>(t);
+		cfg.cost.class_speed = {{"a100", 1}, {"h100", 2}};
+		cfg.tier_mode = mode;
+		auto r = simulate(c, jobs, {}, cfg);
+		ck_assert_msg(r.has_value(), "%s", r ? "" : r.error().str().c_str());
+		return r->jobs[0];
+	};
+	JobResult e = run("engine");
+	ck_assert_sstr_eq(e.gpu_class, "h100");
+	ck_assert_int_eq(e.end_s - e.first_start_s, 3600);
+	ck_assert_msg(std::fabs(e.cost - 12.8) < 1e-9, "cost %.3f", e.cost);
+	JobResult h = run("by-hand");
+	ck_assert_sstr_eq(h.gpu_class, "a100");
+	ck_assert_int_eq(h.end_s - h.first_start_s, 7200);
+	ck_assert_msg(std::fabs(h.cost - 16.0) < 1e-9, "cost %.3f", h.cost);
+	ck_assert_sstr_eq(e.tier, "value");
+}
+END_TEST
+
 START_TEST(run_one_job)
 {
 	// One 4-node job on an idle fat tree: it starts at once, runs its work
@@ -675,6 +716,7 @@ static Suite *make_suite()
 	tcase_add_test(t, ring_model_and_rank_order);
 	tcase_add_test(t, heavy_gang_spans_clean_leaves_first);
 	tcase_add_test(t, run_one_job);
+	tcase_add_test(t, tiers_in_the_simulator);
 	tcase_add_test(t, backfill_respects_reservation);
 	tcase_add_test(t, deterministic_same_failures_for_every_placer);
 	tcase_add_test(t, ettr_agrees_with_daly);
