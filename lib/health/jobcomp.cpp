@@ -118,6 +118,9 @@ Json job_record_object(const JobRecord &r)
 	o.set("ckpt_max_restarts", Json::integer(r.ckpt_max_restarts));
 	o.set("time_limit_s", Json::integer(r.time_limit_s));
 	o.set("pinned", Json::boolean(r.pinned));
+	o.set("placed_class", Json::string(r.placed.gpu_class));
+	o.set("tier", Json::string(r.placed.tier));
+	o.set("price_per_h", Json::number(r.placed.price_per_h));
 	return o;
 }
 
@@ -160,6 +163,9 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	auto old_comment = r.boolean_or("ckpt_from_comment", false);
 	auto tl = r.integer_or("time_limit_s", 0, 0, INT64_MAX); // absent in older backlogs
 	auto pin = r.boolean_or("pinned", false);
+	auto pcls = r.str_or("placed_class", ""); // absent in older backlogs
+	auto ptier = r.str_or("tier", "");
+	auto pprice = r.number_or("price_per_h", -1);
 	for (const Error *err :
 	     {id ? nullptr : &id.error(), state ? nullptr : &state.error(), exit_code ? nullptr : &exit_code.error(),
 	      sig ? nullptr : &sig.error(), nodes ? nullptr : &nodes.error(), nstate ? nullptr : &nstate.error(),
@@ -169,7 +175,8 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	      wd ? nullptr : &wd.error(), so ? nullptr : &so.error(), se ? nullptr : &se.error(),
 	      aj ? nullptr : &aj.error(), at ? nullptr : &at.error(), gc ? nullptr : &gc.error(),
 	      ar ? nullptr : &ar.error(), cc ? nullptr : &cc.error(), old_comment ? nullptr : &old_comment.error(),
-	      tl ? nullptr : &tl.error(), pin ? nullptr : &pin.error()})
+	      tl ? nullptr : &tl.error(), pin ? nullptr : &pin.error(), pcls ? nullptr : &pcls.error(),
+	      ptier ? nullptr : &ptier.error(), pprice ? nullptr : &pprice.error()})
 		if (err)
 			return unexpected(*err);
 	if (auto fin = r.finish(); !fin)
@@ -198,6 +205,9 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	rec.array_job_id = static_cast<uint32_t>(*aj);
 	rec.array_task_id = static_cast<uint32_t>(*at);
 	rec.gpu_class = *gc;
+	rec.placed.gpu_class = *pcls;
+	rec.placed.tier = *ptier;
+	rec.placed.price_per_h = *pprice;
 	rec.already_requeued = *ar;
 	rec.ckpt_max_restarts = *cc;
 	rec.time_limit_s = *tl;

@@ -265,12 +265,18 @@ JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm,
 	}
 	// A requeue record (PENDING) that was no move: its failure was logged when it ended.
 	if (failed && !out.migrated && e.state != "PENDING")
-		log_info("job %u %s%s: %s: %s; drained [%zu] capped [%zu]; %s%s", e.job_id, e.state.c_str(),
+		log_info("job %u %s%s: %s: %s; drained [%zu] capped [%zu]; %s%s%s%s", e.job_id, e.state.c_str(),
 			 e.checkpointed ? " (--ckpt)" : "", failure_class_name(out.cls.cls), out.cls.evidence.c_str(),
-			 out.drained.size(), out.capped.size(), out.requeued ? "requeued: " : "", out.decision.why.c_str());
+			 out.drained.size(), out.capped.size(), out.requeued ? "requeued: " : "", out.decision.why.c_str(),
+			 rec.placed.gpu_class.empty() && rec.placed.price_per_h < 0 ? "" : "; ",
+			 rec.placed.gpu_class.empty() && rec.placed.price_per_h < 0 ? "" : format_job_note(rec.placed).c_str());
+	// The class a job ran on: what it asked for, else what select/topo placed it as (a tier).
+	std::string cls = rec.gpu_class;
+	if ((cls.empty() || cls == "gpu") && !rec.placed.gpu_class.empty())
+		cls = rec.placed.gpu_class;
 	std::map<std::string, std::string> classes;
 	for (const auto &n : e.nodes)
-		classes[n] = rec.gpu_class;
+		classes[n] = cls;
 	stats.record(e, out.cls, classes, now);
 	return out;
 }

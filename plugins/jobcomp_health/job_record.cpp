@@ -53,6 +53,8 @@ health::JobRecord to_job_record(const job_record_t *job)
 	e.checkpointed = ck.enabled;
 	r.ckpt_max_restarts = ck.max_restarts;
 	r.gpu_class = health::gpu_class_of_request(str(job->tres_per_node));
+	if (auto note = find_job_note(str(job->system_comment)))
+		r.placed = *note;
 	if (job->array_task_id != NO_VAL) {
 		r.array_job_id = job->array_job_id;
 		r.array_task_id = job->array_task_id;

@@ -6,6 +6,7 @@
 #include "lib/place/slurm_policy.hpp"
 #include "lib/place/state_file.hpp"
 #include "lib/util/hostlist.hpp"
+#include "lib/util/job_note.hpp"
 #include "lib/util/log.hpp"
 #include "plugins/common/place_hints.hpp"
 #include "plugins/select_topo/explain.hpp"
@@ -211,29 +212,17 @@ int plan_will_run(Snapshot &s, const Call &c, const place::Request &req, const p
 
 // What a site bills and reports by: the class a tier chose (or the one the
 // job named), its tier and the price per hour of its GPUs, in the job's
-// SystemComment ("loom: class=h100 tier=value price_per_h=15.20"; scontrol
-// show job, sacct, jobcomp/health's record). Whatever else slurmctld wrote
-// there is kept; an earlier loom note (a requeued job) is replaced.
+// SystemComment (lib/util/job_note.hpp; scontrol show job, sacct,
+// jobcomp/health's records).
 void note_accounting(job_record_t *job, const place::Request &req, const place::Decision &d, const place::Candidate &k)
 {
-	std::string cls = !d.gpu_class.empty() ? d.gpu_class : req.gpu_class;
-	if (cls.empty() && k.price_per_h < 0)
+	JobNote n;
+	n.gpu_class = !d.gpu_class.empty() ? d.gpu_class : req.gpu_class;
+	n.tier = req.need.tier;
+	n.price_per_h = k.price_per_h;
+	if (n.gpu_class.empty() && n.price_per_h < 0)
 		return;
-	std::string note = "loom:";
-	if (!cls.empty())
-		note += " class=" + cls;
-	if (!req.need.tier.empty())
-		note += " tier=" + req.need.tier;
-	if (k.price_per_h >= 0)
-		note += strprintf(" price_per_h=%.2f", k.price_per_h);
-	std::string old = job->system_comment ? job->system_comment : "";
-	if (size_t at = old.find("loom:"); at != std::string::npos) {
-		size_t end = old.find(';', at);
-		old.erase(at, end == std::string::npos ? std::string::npos : end + 1 - at);
-		while (!old.empty() && (old.back() == ' ' || old.back() == ';'))
-			old.pop_back();
-	}
-	std::string text = old.empty() ? note : old + "; " + note;
+	std::string text = put_job_note(job->system_comment ? job->system_comment : "", n);
 	xfree(job->system_comment);
 	job->system_comment = xstrdup(text.c_str());
 }

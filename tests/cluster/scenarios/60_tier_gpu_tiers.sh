@@ -10,7 +10,8 @@
 #  - a model named in --constraint still wins over a tier;
 #  - bad names are refused at submit with the names the site has, bounds no
 #    class meets too; --help lists the site's tier;
-#  - the class, tier and price per hour are in the job's SystemComment.
+#  - the class, tier and price per hour are in the job's SystemComment and in
+#    jobcomp/health's record of it.
 class_of() { local n=${1#n}; if [ "$n" -le 4 ]; then echo a100; elif [ "$n" -le 8 ]; then echo h100; else echo b200; fi; }
 classes_of() { local h; for h in $(expand_hosts "$1"); do class_of "$h"; done | sort -u | tr '\n' ' '; }
 gang() { # OPTIONS...: "JOBID NODELIST" of a 2-node gang once it runs
@@ -32,6 +33,16 @@ sc=$(scontrol show job -o "$j" | grep -o 'SystemComment=loom:.*price_per_h=[0-9.
 	fail "the job's record says '$sc', expected class=h100 tier=value price_per_h=28.80 (16 GPUs x 1.80)"
 note "record: ${sc#SystemComment=}"
 stop "$j"
+# jobcomp/health's record of the job carries it too.
+for _ in $(seq 50); do
+	grep -E "jobcomp/health: job $j CANCELLED.*loom: class=h100 tier=value price_per_h=28.80" \
+		"$LOOM_CLUSTER_DIR/log/slurmctld.log" >/dev/null && break
+	sleep 0.2
+done
+grep -E "jobcomp/health: job $j CANCELLED.*loom: class=h100 tier=value price_per_h=28.80" \
+	"$LOOM_CLUSTER_DIR/log/slurmctld.log" >/dev/null ||
+	fail "jobcomp/health's line for job $j lacks its class, tier and price: $(grep "jobcomp/health: job $j " "$LOOM_CLUSTER_DIR/log/slurmctld.log")"
+note "jobcomp/health: $(grep -o "jobcomp/health: job $j CANCELLED.*" "$LOOM_CLUSTER_DIR/log/slurmctld.log" | head -1 | sed 's/.*; loom:/... loom:/')"
 read -r j nodes < <(gang --gpu-tier=fast)
 expect_class "$j" "$nodes" b200 "--gpu-tier=fast"
 stop "$j"
