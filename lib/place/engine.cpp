@@ -2,11 +2,14 @@
 // by their counts, candidates built and scored exactly, best first.
 #include "lib/place/search.hpp"
 
+#include "lib/util/fs.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/log.hpp"
 
 #include <algorithm>
 #include <ctime>
 #include <exception>
+#include <set>
 #include <tuple>
 
 namespace loom::place {
@@ -279,8 +282,10 @@ private:
 
 namespace {
 
+// class_mask: the classes this pass may use (a need's classes for a gang
+// that may span them); all by default.
 expected<Decision> place_one(const State &state, const Request &request, const Allowed *allowed, const Weights &weights,
-			     int max_candidates)
+			     int max_candidates, uint64_t class_mask = ~uint64_t(0))
 {
 	try {
 		if (auto st = check_request(request); !st)
@@ -291,6 +296,7 @@ expected<Decision> place_one(const State &state, const Request &request, const A
 		Filter f(state, request, allowed);
 		if (auto st = resolve(f, weights); !st)
 			return unexpected(st.error());
+		f.class_mask &= class_mask;
 		int maxc = std::max(1, max_candidates);
 		Decision d = Search(f, weights, maxc).run();
 		d.class_pass = 1;
@@ -324,46 +330,175 @@ int minute_now(const Weights &w)
 	return lt.tm_hour * 60 + lt.tm_min;
 }
 
+// Could the nodes of class 'id' that this job may use ever hold its gang,
+// were they all free? (Up nodes, the allowed set, its exclude list, GPUs per
+// node; not the domains: a strict locality may still refuse it.)
+bool class_could_hold(const State &state, const Request &request, const Allowed *allowed, Index id)
+{
+	const topo::Cluster &c = state.cluster();
+	std::vector<Index> excluded;
+	for (const std::string &entry : request.exclude)
+		if (auto names = hostlist_expand(entry, c.nodes.size() + 1))
+			for (const std::string &name : *names)
+				if (Index n = c.find_node(name); n != topo::none)
+					excluded.push_back(n);
+	std::sort(excluded.begin(), excluded.end());
+	int gpn = request.gpus_per_node > 0 ? request.gpus_per_node : 1;
+	int64_t nodes = 0, gpus = 0;
+	for (Index n = 0; static_cast<size_t>(n) < state.node_count(); n++) {
+		if (c.nodes[static_cast<size_t>(n)].perf_class != id || !state.available(n) ||
+		    (allowed && !allowed->test(n)) || std::binary_search(excluded.begin(), excluded.end(), n))
+			continue;
+		if (state.total_gpus(n) < gpn)
+			continue;
+		nodes++;
+		gpus += state.total_gpus(n);
+	}
+	if (request.gpus > 0 && request.gpus_per_node == 0)
+		return nodes >= request.min_nodes && gpus >= request.gpus;
+	return nodes >= request.min_nodes;
+}
+
+// The job's gang on one class (class_mask 0: its own class, by name).
+expected<Decision> place_on(const State &state, const Request &request, const Allowed *allowed,
+			    const Weights &weights, int max_candidates, const std::string &cls)
+{
+	Request r = request;
+	r.need = {};
+	r.gpu_class = cls;
+	r.allow_faster_class = false;
+	return place_one(state, r, allowed, weights, max_candidates);
+}
+
+std::string minutes_words(int64_t seconds)
+{
+	int64_t m = (seconds + 59) / 60;
+	return m < 120 ? strprintf("%lld min", static_cast<long long>(m))
+		       : strprintf("%.1f h", static_cast<double>(seconds) / 3600);
+}
+
 // A need (tier, min_class, gpu_mem): the classes in the tier's order, the
-// first that holds the whole gang now.
+// first that holds the whole gang now. A value tier with time to wait
+// (request.may_wait_s, Weights::value_wait) waits instead for the cheapest
+// class that could ever hold it, or for off-peak hours when they make its
+// run cheaper. A gang that may span classes (--gpu-mixed) takes any of the
+// eligible classes together when no one of them holds it.
 expected<Decision> place_need(const State &state, const Request &request, const Allowed *allowed,
 			      const Weights &weights, int max_candidates)
 {
 	if (!weights.tiers || weights.tiers->empty())
 		return unexpected("tier", "this cluster defines no GPU classes (gpu_class.NAME= in loom-topo.conf)");
-	auto plan = plan_tier(*weights.tiers, request.need, minute_now(weights));
+	const TierTable &t = *weights.tiers;
+	int minute = minute_now(weights);
+	double run_minutes = request.limit_s > 0 ? static_cast<double>(request.limit_s) / 60 : 0;
+	auto plan = plan_tier(t, request.need, minute, run_minutes, weights.balance_time);
 	if (!plan)
 		return unexpected(plan.error());
 	const topo::Cluster &c = state.cluster();
-	std::string tried;
 	Decision out;
+	out.tier = describe_plan(*plan);
+	auto add_work = [&out](Decision &d) {
+		out.domains_examined += d.domains_examined;
+		out.nodes_examined += d.nodes_examined;
+		d.domains_examined = out.domains_examined;
+		d.nodes_examined = out.nodes_examined;
+	};
+
+	// A value tier that may wait: its target is the cheapest eligible class
+	// that could ever hold the gang, now or at the next off-peak start.
+	if (plan->objective == Objective::value && request.may_wait_s > 0) {
+		const ClassOption *best = nullptr;
+		for (size_t i = 0; i < plan->eligible && !best; i++) {
+			Index id = c.classes.find(plan->options[i].name);
+			if (id != topo::none && class_could_hold(state, request, allowed, id))
+				best = &plan->options[i];
+		}
+		int to_off = t.minutes_to_offpeak(minute);
+		if (best && to_off > 0 && static_cast<int64_t>(to_off) * 60 <= request.may_wait_s) {
+			auto later = plan_tier(t, request.need, minute + to_off, run_minutes, weights.balance_time);
+			double later_cpw = -1;
+			std::string later_class;
+			if (later)
+				for (size_t i = 0; i < later->eligible && later_cpw < 0; i++) {
+					Index id = c.classes.find(later->options[i].name);
+					if (id != topo::none && class_could_hold(state, request, allowed, id)) {
+						later_cpw = later->options[i].cost_per_work;
+						later_class = later->options[i].name;
+					}
+				}
+			// Worth a wait: at least 1% cheaper per unit of work.
+			if (later_cpw > 0 && later_cpw < best->cost_per_work * 0.99) {
+				out.waiting = strprintf("off-peak hours in %s (%s %.3g/work over the run, %s %.3g/work now); "
+							"waits up to %s more",
+							minutes_words(static_cast<int64_t>(to_off) * 60).c_str(),
+							later_class.c_str(), later_cpw, best->name.c_str(), best->cost_per_work,
+							minutes_words(request.may_wait_s).c_str());
+				out.reason = "value tier: waiting for " + out.waiting;
+				return out;
+			}
+		}
+		if (best) {
+			auto d = place_on(state, request, allowed, weights, max_candidates, best->name);
+			if (!d)
+				return unexpected(d.error());
+			add_work(*d);
+			if (d->placed()) {
+				d->gpu_class = best->name;
+				d->tier = out.tier + "; chose " + best->name;
+				return d;
+			}
+			out.waiting = strprintf("%s (cheapest per unit of work, %s now); waits up to %s more",
+						best->name.c_str(), d->reason.c_str(),
+						minutes_words(request.may_wait_s).c_str());
+			out.reason = "value tier: waiting for " + out.waiting;
+			return out;
+		}
+	}
+
+	std::string tried;
+	uint64_t mask = 0;
 	for (size_t i = 0; i < plan->eligible; i++) {
 		const ClassOption &o = plan->options[i];
 		std::string note;
-		if (c.classes.find(o.name) == topo::none) {
+		Index id = c.classes.find(o.name);
+		if (id == topo::none) {
 			note = "no nodes of this class";
 		} else {
-			Request r = request;
-			r.need = {};
-			r.gpu_class = o.name;
-			r.allow_faster_class = false;
-			auto d = place_one(state, r, allowed, weights, max_candidates);
+			mask |= class_bit(static_cast<uint16_t>(id));
+			auto d = place_on(state, request, allowed, weights, max_candidates, o.name);
 			if (!d)
 				return unexpected(d.error());
-			out.domains_examined += d->domains_examined;
-			out.nodes_examined += d->nodes_examined;
+			add_work(*d);
 			if (d->placed()) {
-				d->domains_examined = out.domains_examined;
-				d->nodes_examined = out.nodes_examined;
 				d->gpu_class = o.name;
-				d->tier = describe_plan(*plan) + "; chose " + o.name + (tried.empty() ? "" : " (" + tried + ")");
+				d->tier = out.tier + "; chose " + o.name + (tried.empty() ? "" : " (" + tried + ")");
 				return d;
 			}
 			note = d->reason;
 		}
 		tried += (tried.empty() ? "" : "; ") + o.name + ": " + note;
 	}
-	out.tier = describe_plan(*plan);
+	// No one class holds it: a gang that may span classes takes the
+	// eligible ones together (mixed_class keeps them few).
+	if (request.need.mixed && mask && plan->eligible > 1) {
+		Request r = request;
+		r.need = {};
+		r.gpu_class.clear();
+		r.allow_faster_class = false;
+		auto d = place_one(state, r, allowed, weights, max_candidates, mask);
+		if (!d)
+			return unexpected(d.error());
+		add_work(*d);
+		if (d->placed()) {
+			std::set<std::string> used;
+			for (Index n : d->candidates.front().nodes)
+				used.insert(c.classes.name(c.nodes[static_cast<size_t>(n)].perf_class));
+			d->gpu_class = join(std::vector<std::string>(used.begin(), used.end()), "+");
+			d->tier = out.tier + "; chose " + d->gpu_class + " together (--gpu-mixed; " + tried + ")";
+			return d;
+		}
+		tried += "; together: " + d->reason;
+	}
 	out.reason = plan->eligible == 0 ? "no GPU class meets the job's need: " + out.tier
 					 : "no eligible class holds the whole gang now: " + tried;
 	return out;
@@ -385,6 +520,20 @@ double set_price(const topo::Cluster &c, const TierTable &t, int minute, Candida
 	}
 	cand.price_per_h = sum;
 	return sum;
+}
+
+double run_cost(const topo::Cluster &c, const TierTable &t, const std::vector<Index> &nodes,
+		const std::vector<int> &gpus, int minute, double minutes)
+{
+	double sum = 0;
+	for (size_t i = 0; i < nodes.size(); i++) {
+		const topo::Node &n = c.nodes[static_cast<size_t>(nodes[i])];
+		const PerfClass *pc = n.perf_class ? t.find_class(c.classes.name(n.perf_class)) : nullptr;
+		if (!pc || pc->price <= 0)
+			return -1;
+		sum += t.price_over(*pc, minute, minutes) * (i < gpus.size() ? gpus[i] : 0);
+	}
+	return sum * minutes / 60;
 }
 
 expected<Decision> place(const State &state, const Request &request, const Allowed *allowed, const Weights &weights,

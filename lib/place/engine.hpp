@@ -74,7 +74,9 @@ struct Decision {
 	std::string reason;                // why nothing fits (empty when placed)
 	int class_pass = 0;                // 1: the class asked for; 2: faster classes allowed
 	std::string tier;                  // a need's classes, as tried (describe_plan); "" without one
-	std::string gpu_class;             // the class a need chose ("" without one, or none fit)
+	std::string gpu_class;             // the class a need chose ("" without one, or none fit;
+	                                   // "a100+h100" for a gang across classes)
+	std::string waiting;               // a value tier waiting by choice: for what ("" otherwise)
 	size_t domains_examined = 0;       // work done, for tuning and tests
 	size_t nodes_examined = 0;
 
@@ -91,6 +93,11 @@ expected<Decision> place(const State &state, const Request &request, const Allow
 // The candidate's GPUs at the class prices of 'minute' (of the day), set in
 // cand.price_per_h and returned; -1 when a node's class has no price.
 double set_price(const topo::Cluster &c, const TierTable &t, int minute, Candidate &cand);
+// What a run on these nodes (GPUs per node) costs: each GPU at its class's
+// mean price over 'minutes' from 'minute' (of the day; off-peak hours at
+// their price), times the hours. -1 when a node's class has no price.
+double run_cost(const topo::Cluster &c, const TierTable &t, const std::vector<Index> &nodes,
+		const std::vector<int> &gpus, int minute, double minutes);
 
 // Slurm topology/tree's greedy choice on the same inputs (one candidate),
 // scored like the engine's: for comparison in benchmarks and --explain.

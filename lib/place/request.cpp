@@ -104,6 +104,21 @@ ConfigSchema request_schema(Request &r)
 			r.need.workload = *w;
 			return ok();
 		})
+		.boolean("mixed", &r.need.mixed, "the gang may span GPU classes")
+		.add("limit", "time limit in seconds", [&r](std::string_view v) -> status {
+			auto x = parse_int(v, 0, int64_t{1} << 40);
+			if (!x)
+				return unexpected(x.error());
+			r.limit_s = *x;
+			return ok();
+		})
+		.add("may_wait", "seconds a value tier may wait for a cheaper start", [&r](std::string_view v) -> status {
+			auto x = parse_int(v, 0, int64_t{1} << 40);
+			if (!x)
+				return unexpected(x.error());
+			r.may_wait_s = *x;
+			return ok();
+		})
 		.add("exclude", "nodes not to use (hostlist)", [&r](std::string_view v) -> status {
 			auto names = hostlist_expand(v, topo::max_cluster_nodes);
 			if (!names)
@@ -132,6 +147,10 @@ status check_request(const Request &r)
 		return unexpected("locality", "no domain kind or level given");
 	if (!r.gpu_class.empty() && r.need.given())
 		return unexpected("class", "give a class or a tier and bounds (tier, min_class, gpu_mem), not both");
+	if (r.need.mixed && !r.gpu_class.empty())
+		return unexpected("mixed", "a job of one named class cannot span classes (give a tier or bounds)");
+	if (r.limit_s < 0 || r.may_wait_s < 0)
+		return unexpected("negative time");
 	return ok();
 }
 
@@ -189,6 +208,12 @@ std::string format_request(const Request &r)
 		s += " gpu_mem=" + format_size(r.need.min_mem);
 	if (r.need.workload != Workload::any)
 		s += std::string(" workload=") + workload_name(r.need.workload);
+	if (r.need.mixed)
+		s += " mixed=yes";
+	if (r.limit_s > 0)
+		s += " limit=" + std::to_string(r.limit_s);
+	if (r.may_wait_s > 0)
+		s += " may_wait=" + std::to_string(r.may_wait_s);
 	if (!r.exclude.empty()) {
 		std::vector<std::string> names; // entries may be hostlists themselves
 		for (const std::string &e : r.exclude) {

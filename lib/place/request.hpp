@@ -25,6 +25,12 @@
 //   min_class=NAME            classes at least this fast (--gpu-min-class)
 //   gpu_mem=SIZE              memory per GPU at least (--gpu-mem)
 //   workload=train|infer      which throughput of a class counts (--gpu-workload)
+//   mixed=yes                 the gang may span GPU classes when no one class of its
+//                             tier holds it (--gpu-mixed)
+//   limit=SECONDS             the job's time limit: a tier's prices are taken over the
+//                             run (off-peak hours at their price)
+//   may_wait=SECONDS          how much longer a value-tier job may wait for its
+//                             cheapest class or cheaper hours (Weights::value_wait)
 // Read, never written: within=KIND (locality=KIND:strict) and prefer=KIND
 // (locality=KIND:prefer), from request files kept before the one spelling.
 #pragma once
@@ -54,6 +60,8 @@ struct Request {
 	int max_leaves = 0;         // 0: no limit
 	std::vector<std::string> exclude; // node names or hostlists ("n[1-4]")
 	Need need;                  // a tier or bounds instead of a class (tiers.hpp)
+	int64_t limit_s = 0;        // time limit, seconds (0: none given)
+	int64_t may_wait_s = 0;     // a value tier may wait this long for a cheaper start
 
 	int node_limit() const { return max_nodes > 0 ? max_nodes : min_nodes; }
 };

@@ -147,6 +147,47 @@ double TierTable::price_at(const PerfClass &c, int m) const
 	return c.offpeak_price >= 0 && offpeak(m) ? c.offpeak_price : c.price;
 }
 
+double TierTable::price_over(const PerfClass &c, int m, double minutes) const
+{
+	if (minutes <= 0 || c.offpeak_price < 0 || offpeak_from < 0 || offpeak_to < 0 || offpeak_from == offpeak_to)
+		return price_at(c, m);
+	// Whole days at the day's mean, then the rest minute by minute (at most
+	// 1439 steps).
+	double day_off = 0;
+	for (int k = 0; k < 1440; k++)
+		day_off += offpeak(k) ? 1 : 0;
+	double days = std::floor(minutes / 1440);
+	double off = days * day_off, rest = minutes - days * 1440;
+	int start = ((m % 1440) + 1440) % 1440;
+	int whole = static_cast<int>(rest);
+	for (int k = 0; k < whole; k++)
+		off += offpeak(start + k) ? 1 : 0;
+	off += (rest - whole) * (offpeak(start + whole) ? 1 : 0);
+	return (off * c.offpeak_price + (minutes - off) * c.price) / minutes;
+}
+
+int TierTable::minutes_to_offpeak(int m) const
+{
+	if (offpeak_from < 0 || offpeak_to < 0 || offpeak_from == offpeak_to)
+		return -1;
+	m = ((m % 1440) + 1440) % 1440;
+	if (offpeak(m))
+		return 0;
+	return ((offpeak_from - m) % 1440 + 1440) % 1440;
+}
+
+int64_t wait_budget(double share, int64_t limit_s, int64_t waited_s, int64_t slack_s)
+{
+	int64_t b = 0;
+	if (limit_s > 0 && share > 0)
+		b = static_cast<int64_t>(share * static_cast<double>(limit_s)) - std::max<int64_t>(0, waited_s);
+	else if (slack_s != no_deadline && share > 0)
+		b = slack_s; // no limit: the deadline alone bounds it
+	if (slack_s != no_deadline)
+		b = std::min(b, slack_s);
+	return std::max<int64_t>(0, b);
+}
+
 void add_tier_keys(ConfigSchema &schema, TierTable *t)
 {
 	schema.prefix("gpu_class",
@@ -309,7 +350,7 @@ status check_need(const TierTable &t, const Need &n)
 	return ok();
 }
 
-expected<TierPlan> plan_tier(const TierTable &t, const Need &n, int minute)
+expected<TierPlan> plan_tier(const TierTable &t, const Need &n, int minute, double run_minutes, double balance_time)
 {
 	if (auto st = check_need(t, n); !st)
 		return unexpected(st.error());
@@ -332,7 +373,7 @@ expected<TierPlan> plan_tier(const TierTable &t, const Need &n, int minute)
 		ClassOption o;
 		o.name = c.name;
 		o.speed = c.speed(n.workload);
-		o.price = t.price_at(c, minute);
+		o.price = t.price_over(c, minute, run_minutes);
 		o.cost_per_work = o.price > 0 ? o.price / o.speed : 0;
 		for (const auto &[m, whose] : min_classes) {
 			const PerfClass *mc = t.find_class(m);
@@ -356,7 +397,9 @@ expected<TierPlan> plan_tier(const TierTable &t, const Need &n, int minute)
 	for (ClassOption &o : ok_) {
 		double rel_cost = best_cpw > 0 && o.cost_per_work > 0 ? o.cost_per_work / best_cpw : 1;
 		double rel_time = o.speed > 0 ? best_speed / o.speed : 1;
-		o.key = p.objective == Objective::value ? rel_cost : p.objective == Objective::fast ? rel_time : rel_cost * rel_time;
+		o.key = p.objective == Objective::value ? rel_cost
+			: p.objective == Objective::fast ? rel_time
+							 : rel_cost * std::pow(rel_time, balance_time);
 	}
 	// Ties: value takes the slower class (keeps fast GPUs for those who need
 	// them), fast and balanced the cheaper per work.

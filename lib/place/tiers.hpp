@@ -90,6 +90,12 @@ public:
 	std::string class_words() const;
 	bool offpeak(int minute_of_day) const;
 	double price_at(const PerfClass &c, int minute_of_day) const;
+	// The mean price per GPU-hour of a run of 'minutes' starting at
+	// 'minute_of_day' (off-peak hours at their price); minutes <= 0: price_at.
+	double price_over(const PerfClass &c, int minute_of_day, double minutes) const;
+	// Minutes from 'minute_of_day' to the next start of off-peak hours; 0
+	// inside them; -1 when the table has none.
+	int minutes_to_offpeak(int minute_of_day) const;
 };
 
 // Registers gpu_class.NAME, gpu_tier.NAME and offpeak on a schema, filling t.
@@ -111,9 +117,19 @@ struct Need {
 	std::string min_class; // "" = none
 	uint64_t min_mem = 0;  // bytes per GPU
 	Workload workload = Workload::any;
+	bool mixed = false;    // the gang may span classes (--gpu-mixed): only when no one class holds it
 
 	bool given() const { return !tier.empty() || !min_class.empty() || min_mem > 0; }
 };
+
+// How much longer a job whose tier can wait (value) may wait for its
+// cheapest class or cheaper hours: 'share' of its time limit, less what it
+// has waited since it became eligible, and never past the latest start that
+// still ends by its deadline (deadline_slack_s: deadline - now - time limit;
+// no_deadline without one). With neither a time limit nor a deadline nothing
+// bounds the wait: none. Seconds, at least 0.
+constexpr int64_t no_deadline = INT64_MIN;
+int64_t wait_budget(double share, int64_t time_limit_s, int64_t waited_s, int64_t deadline_slack_s);
 
 // The need's names checked against the table: errors name the option and
 // list what is allowed ("--gpu-tier: unknown tier 'cheapest': this site has
@@ -138,10 +154,14 @@ struct TierPlan {
 	bool offpeak = false;
 };
 
-// The classes to try for the need, at 'minute_of_day' (prices). An error
-// when the need names what the table lacks; a plan with eligible = 0 when
-// its bounds exclude every class (each option says why).
-expected<TierPlan> plan_tier(const TierTable &t, const Need &n, int minute_of_day);
+// The classes to try for the need, at 'minute_of_day' (prices: their mean
+// over a run of 'run_minutes' from then, the job's time limit; 0: the price
+// at that minute). balance_time is the weight of time in balanced's key:
+// (price per work / best) x (time per work / best)^balance_time (Weights). An
+// error when the need names what the table lacks; a plan with eligible = 0
+// when its bounds exclude every class (each option says why).
+expected<TierPlan> plan_tier(const TierTable &t, const Need &n, int minute_of_day, double run_minutes = 0,
+			     double balance_time = 1);
 
 // "tier value (lowest price per unit of work): b200 0.87/work, h100 0.95/work,
 // a100 1.10/work; excluded: ..." for --explain and logs.

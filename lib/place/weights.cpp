@@ -43,6 +43,8 @@ ConfigSchema weights_schema(Weights &w)
 		.add("link_heavy", "times the leaves' link degradation, heavy communication", number(&w.link_heavy))
 		.add("link_normal", "times the leaves' link degradation, normal communication", number(&w.link_normal))
 		.add("link_light", "times the leaves' link degradation, light communication", number(&w.link_light))
+		.add("value_wait", "share of its time limit a value-tier job may wait for its cheapest class", number(&w.value_wait))
+		.add("balance_time", "exponent of time in the balanced tier's key", number(&w.balance_time))
 		.list("class_order", &w.class_order, "GPU classes from slowest to fastest");
 	return s;
 }
@@ -67,10 +69,10 @@ std::string format_weights(const Weights &w)
 {
 	std::string s = strprintf("level=%g\nleaf=%g\nnvlink=%g\nsuspect=%g\nhealth=%g\nfaster_class=%g\n"
 				  "mixed_class=%g\nidle_leaf=%g\nidle_node=%g\nstranded=%g\nload_heavy=%g\n"
-				  "load_normal=%g\nload_light=%g\nlink_heavy=%g\nlink_normal=%g\nlink_light=%g\nclass_order=",
+				  "load_normal=%g\nload_light=%g\nlink_heavy=%g\nlink_normal=%g\nlink_light=%g\nvalue_wait=%g\nbalance_time=%g\nclass_order=",
 				  w.level, w.leaf, w.nvlink, w.suspect, w.health, w.faster_class, w.mixed_class,
 				  w.idle_leaf, w.idle_node, w.stranded, w.load_heavy, w.load_normal, w.load_light,
-				  w.link_heavy, w.link_normal, w.link_light);
+				  w.link_heavy, w.link_normal, w.link_light, w.value_wait, w.balance_time);
 	for (size_t i = 0; i < w.class_order.size(); i++)
 		s += (i ? "," : "") + w.class_order[i];
 	return s + "\n";

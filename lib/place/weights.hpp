@@ -42,6 +42,20 @@
 //                    degraded leaf for a clean one first, a light one may use it;
 //                    a gang larger than a leaf is gathered from the clean leaves
 //                    while they hold it (gather.cpp: plan_groups).
+//   value_wait=0.25  the share of its time limit a job of a value tier may wait,
+//                    from when it became eligible, for the class that is
+//                    cheapest per unit of work or for off-peak hours when they
+//                    make the run cheaper; then it takes the next cheapest class
+//                    that holds it now. Never past the latest start that ends
+//                    by its deadline (--deadline); 0: never waits. A quarter of
+//                    the time limit: the job ends by at most 1.25 limits after it
+//                    became eligible, and in the simulator's search
+//                    (bench/results/tiers-search.md) larger shares bought little
+//                    more saving for much longer waits.
+//   balance_time=1   the weight of time in a balanced tier's key: (price per
+//                    work / cheapest) x (time per work / fastest)^balance_time;
+//                    1 weighs a halving of the price as much as a halving of the
+//                    time (tiers-search.md).
 //   class_order=v100,a100,h100,h200,b200,gb200
 //                    GPU classes from slowest to fastest ("faster" in requests);
 //                    classes not listed are never taken as faster.
@@ -82,6 +96,8 @@ struct Weights {
 	double link_heavy = 400;
 	double link_normal = 40;
 	double link_light = 0;
+	double value_wait = 0.25;
+	double balance_time = 1;
 	std::vector<std::string> class_order = {"v100", "a100", "h100", "h200", "b200", "gb200"};
 
 	double load(Comm c) const

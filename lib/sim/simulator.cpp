@@ -129,8 +129,10 @@ public:
 			l.res.tier = jobs[i].need.tier;
 			l.res.work_s = jobs[i].work_s;
 			if (jobs[i].need.given() && l.req.gpu_class.empty()) {
-				if (cfg.tier_mode == "engine" && cfg.placer == "loom")
+				if (cfg.tier_mode == "engine" && cfg.placer == "loom") {
 					l.req.need = jobs[i].need; // the other placers know no tiers: any class
+					l.req.limit_s = jobs[i].limit_s; // prices over the run, as select/topo
+				}
 				else if (cfg.tier_mode == "by-hand")
 					l.req.gpu_class = hand_class(jobs[i].need);
 			}
@@ -468,8 +470,15 @@ private:
 				holds.push_back(held_by_[n]);
 		}
 		l.in_resv = false;
-		if (l.price_per_h >= 0)
-			l.res.cost += l.price_per_h * static_cast<double>(now_ - l.start_s) / 3600;
+		if (l.price_per_h >= 0 && cfg_.weights.tiers) {
+			// The run at its classes' prices through the hours it ran
+			// (off-peak at theirs).
+			double c = place::run_cost(c_, *cfg_.weights.tiers, l.nodes, l.gpus,
+						   static_cast<int>((l.start_s / 60) % 1440),
+						   static_cast<double>(now_ - l.start_s) / 60);
+			if (c >= 0)
+				l.res.cost += c;
+		}
 		busy_gpus_ -= l.job->gpus();
 		health::JobEnd je;
 		je.job_id = l.job->id;
@@ -899,6 +908,9 @@ private:
 		std::string state_text = dump ? place::write_state(state_) : std::string();
 		auto t0 = std::chrono::steady_clock::now();
 		placer_->set_clock(static_cast<int>((now_ / 60) % 1440));
+		if (l.req.need.given()) // a value tier's time to wait, as select/topo counts it
+			l.req.may_wait_s = place::wait_budget(cfg_.weights.value_wait, l.job->limit_s,
+							      now_ - l.job->submit_s, place::no_deadline);
 		auto d = placer_->choose(state_, l.req);
 		engine_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 		decisions_++;
@@ -907,7 +919,11 @@ private:
 			return false;
 		}
 		if (!d->placed()) {
-			failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.req.gpu_class, &l.req.need.tier, open});
+			// Waiting by choice (a value tier) says nothing of what fits.
+			if (d->waiting.empty())
+				failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.req.gpu_class, &l.req.need.tier, open});
+			else
+				waited_by_choice_ = true;
 			return false;
 		}
 		if (dump)
@@ -967,8 +983,9 @@ private:
 				break;
 			Live &l = live_[i];
 			if (!reserved) {
-				if (try_start(i, failed))
-					continue;
+				waited_by_choice_ = false;
+				if (try_start(i, failed) || waited_by_choice_)
+					continue; // one waiting by choice holds no reservation
 				reserved = true;
 				reservation(l.job->gpus(), shadow, extra);
 				failed.clear(); // later jobs may fit where the head does not
@@ -1110,6 +1127,7 @@ private:
 	const std::vector<Failure> &failures_;
 	const RunConfig &cfg_;
 	CostModel cost_; // cfg_.cost, with Slurm's node order and the degraded uplinks
+	bool waited_by_choice_ = false; // the last try_place: a value tier chose to wait
 	size_t degraded_leaves_ = 0;
 	std::unique_ptr<Placer> placer_;
 	place::State state_;

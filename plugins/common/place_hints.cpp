@@ -100,6 +100,10 @@ expected<place::Hints> hints_from_env(char **env, unsigned count)
 			h.need.workload = *w;
 			continue;
 		}
+		if (value_of(e, env_gpu_mixed)) {
+			h.need.mixed = true;
+			continue;
+		}
 		if (!std::strncmp(e, env_comm, comm_len) && e[comm_len] == '=') {
 			auto c = comm_option(e + comm_len + 1);
 			if (!c)

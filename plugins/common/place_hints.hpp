@@ -19,6 +19,7 @@ constexpr const char *opt_gpu_tier = "gpu-tier";
 constexpr const char *opt_gpu_min_class = "gpu-min-class";
 constexpr const char *opt_gpu_mem = "gpu-mem";
 constexpr const char *opt_gpu_workload = "gpu-workload";
+constexpr const char *opt_gpu_mixed = "gpu-mixed"; // no argument
 
 // One option's value; errors name the option, the value and what is allowed:
 // "--comm: bad value 'loud': expected heavy, normal or light".
@@ -40,6 +41,9 @@ constexpr const char *env_gpu_tier = "_SLURM_SPANK_OPTION_loom_place_gpu_tier";
 constexpr const char *env_gpu_min_class = "_SLURM_SPANK_OPTION_loom_place_gpu_min_class";
 constexpr const char *env_gpu_mem = "_SLURM_SPANK_OPTION_loom_place_gpu_mem";
 constexpr const char *env_gpu_workload = "_SLURM_SPANK_OPTION_loom_place_gpu_workload";
+// An option without an argument is there with an empty value (or "(null)",
+// as Slurm writes a missing one): its presence is the flag.
+constexpr const char *env_gpu_mixed = "_SLURM_SPANK_OPTION_loom_place_gpu_mixed";
 
 // Read the hints from a job's SPANK environment ("NAME=value" strings).
 // Values that do not parse are an error naming the option and the value.

@@ -115,6 +115,18 @@ place::Request make_request(const Snapshot &s, const JobAsk &ask, const place::H
 			     ask.job_id, r.gpu_class.c_str());
 		r.need = {};
 	}
+	if (r.need.given()) {
+		// Prices over the run; a value tier's time to wait for a cheaper
+		// start (Weights::value_wait), in RUN_NOW only: backfill's plan is
+		// when the job could start at the earliest.
+		r.limit_s = ask.time_limit_s;
+		if (c.mode == SELECT_MODE_RUN_NOW) {
+			int64_t now = time(nullptr);
+			int64_t waited = ask.eligible_at > 0 ? now - ask.eligible_at : 0;
+			int64_t slack = ask.deadline > 0 ? ask.deadline - now - ask.time_limit_s : place::no_deadline;
+			r.may_wait_s = place::wait_budget(s.weights.value_wait, ask.time_limit_s, waited, slack);
+		}
+	}
 	r.comm = hints.comm;
 	r.locality = hints.locality.mode;
 	r.locality_level = hints.locality.kind;

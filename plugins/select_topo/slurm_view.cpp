@@ -144,6 +144,9 @@ JobAsk job_ask(job_record_t *job)
 		limit = job->part_ptr->default_time != NO_VAL ? job->part_ptr->default_time : job->part_ptr->max_time;
 	a.time_limit_s = limit == NO_VAL || limit == INFINITE ? 0 : static_cast<int64_t>(limit) * 60;
 	a.in_reservation = job->resv_name && job->resv_name[0];
+	if (job->details)
+		a.eligible_at = job->details->begin_time ? job->details->begin_time : job->details->submit_time;
+	a.deadline = job->deadline;
 	return a;
 }
 

@@ -49,6 +49,8 @@ struct JobAsk {
 	bool use_min_nodes = false;    // --use-min-nodes
 	int64_t time_limit_s = 0;      // its time limit, else the partition's default or maximum; 0: unlimited
 	bool in_reservation = false;   // --reservation (or a replacement's, jobcomp/health)
+	int64_t eligible_at = 0;       // when it became eligible (Slurm resets begin_time then), else submitted
+	int64_t deadline = 0;          // --deadline (0: none)
 };
 JobAsk job_ask(job_record_t *job);
 

@@ -80,7 +80,7 @@ struct Site {
 };
 Site g_site;
 bool g_comm_env = false; // this job asked for --comm-env=auto
-loom::place::Need g_need; // --gpu-tier, --gpu-min-class, --gpu-mem, --gpu-workload, as given
+loom::place::Need g_need; // --gpu-tier, --gpu-min-class, --gpu-mem, --gpu-workload, --gpu-mixed, as given
 std::string g_tier_words = loom::place::builtin_tier_words; // --help: the site's tiers too
 
 int opt_comm(int, const char *optarg, int)
@@ -193,6 +193,12 @@ int opt_gpu_workload(int, const char *optarg, int)
 	}
 }
 
+int opt_gpu_mixed(int, const char *, int)
+{
+	g_need.mixed = true;
+	return 0;
+}
+
 struct spank_option g_options[] = {
 	{const_cast<char *>(loom::plugin::opt_comm), const_cast<char *>(loom::place::comm_words),
 	 const_cast<char *>("[loom] communication intensity of the job: heavy gets the tightest, least "
@@ -218,6 +224,10 @@ struct spank_option g_options[] = {
 	{const_cast<char *>(loom::plugin::opt_gpu_workload), const_cast<char *>(loom::place::workload_words),
 	 const_cast<char *>("[loom] which throughput of a class counts for --gpu-tier (default: the class's own)"), 1, 0,
 	 opt_gpu_workload},
+	{const_cast<char *>(loom::plugin::opt_gpu_mixed), nullptr,
+	 const_cast<char *>("[loom] with --gpu-tier: the gang may span GPU classes when no one class of the tier "
+			    "holds it (it runs at the pace of its slowest GPU)"),
+	 0, 0, opt_gpu_mixed},
 	SPANK_OPTIONS_TABLE_END};
 
 // This step's hostfile on this node, named in user_init (slurmstepd), written
@@ -539,7 +549,14 @@ extern "C" int slurm_spank_init(spank_t sp, int ac, char **av)
 extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char **)
 {
 	try {
-		if (spank_remote(sp) || !g_need.given())
+		if (spank_remote(sp))
+			return 0;
+		if (g_need.mixed && !g_need.given()) {
+			slurm_error("loom: --gpu-mixed: only with --gpu-tier, --gpu-min-class or --gpu-mem (a job "
+				    "without them may already get any class)");
+			return -1;
+		}
+		if (!g_need.given())
 			return 0;
 		auto t = site_tiers(sp);
 		if (!t) {
