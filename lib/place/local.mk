@@ -21,7 +21,8 @@ lib_libloom_place_la_SOURCES += \
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_place tests/unit/test_place_io tests/unit/test_place_hints tests/unit/test_tiers
 TESTS += tests/unit/test_place tests/unit/test_place_io tests/unit/test_place_hints tests/unit/test_tiers
-tests_unit_test_tiers_SOURCES = tests/unit/test_tiers.cpp tests/unit/check_main.hpp tests/unit/place_fixture.hpp
+tests_unit_test_tiers_SOURCES = tests/unit/test_tiers.cpp tests/unit/check_main.hpp tests/unit/place_fixture.hpp \
+	plugins/common/place_hints.hpp plugins/common/place_hints.cpp
 tests_unit_test_tiers_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_tiers_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
 tests_unit_test_place_SOURCES = tests/unit/test_place.cpp tests/unit/check_main.hpp tests/unit/place_fixture.hpp
