@@ -1,4 +1,4 @@
-# cluster: --nodes 12 --gpus-per-node 8 --select topo --classes a100:4,h100:4,b200:4 --topo-line gpu_class.a100=throughput:1,mem:80G,price:1.20 --topo-line gpu_class.h100=throughput:2,mem:80G,price:1.80 --topo-line gpu_class.b200=throughput:3,mem:192G,price:4.20 --topo-line gpu_tier.bigmem=value,mem:150G
+# cluster: --nodes 12 --gpus-per-node 8 --select topo --classes a100:4,h100:4,b200:4 --topo-line gpu_class.a100=throughput:1,mem:80G,price:1.20 --topo-line gpu_class.h100=throughput:2,mem:80G,price:1.80 --topo-line gpu_class.b200=throughput:3,mem:192G,price:4.20 --topo-line gpu_tier.bigmem=value,mem:150G --conf-line DebugFlags=SelectType
 # GPU tiers: a job asks for a need, not a model. Three classes by node
 # features (n1-n4 a100, n5-n8 h100, n9-n12 b200), 1x 2x 3x, priced 1.20,
 # 1.80 and 4.20 per GPU-hour: per unit of work 1.20, 0.90 and 1.40.
@@ -8,6 +8,11 @@
 #    balanced to b200 (1.56 against a100's 4);
 #  - the site tier bigmem (value, 150G per GPU) lands on b200, the only class with it;
 #  - a model named in --constraint still wins over a tier;
+#  - a value job with a time limit may wait for its cheapest class (a
+#    quarter of its limit, value_wait): with h100 full it waits, and runs on
+#    h100 once it frees; past its budget it takes a100;
+#  - a gang no one class holds runs across classes only with --gpu-mixed;
+#    --gpu-mixed without a tier or bounds is refused at submit;
 #  - bad names are refused at submit with the names the site has, bounds no
 #    class meets too; --help lists the site's tier;
 #  - the class, tier and price per hour are in the job's SystemComment and in
@@ -65,19 +70,76 @@ read -r jb nodes < <(gang --gpu-tier=balanced)
 expect_class "$jb" "$nodes" b200 "h100 full: --gpu-tier=balanced"
 stop "$jv" "$jb" "$full"
 
+# A value job that may wait: 4 minutes of limit, so up to 60 s for h100.
+log=$LOOM_CLUSTER_DIR/log/slurmctld.log
+full=$(submit -N4 --gres=gpu:8 --constraint=h100 -o /dev/null --wrap 'sleep 600')
+wait_state "$full" RUNNING 30 || fail "the h100 filler is $(job_state "$full")"
+jw=$(submit -N2 --gres=gpu:8 --gpu-tier=value -t 4 -o /dev/null --wrap 'sleep 600')
+for _ in $(seq 50); do
+	grep -E "JobId=$jw: cannot fit now.*value tier: waiting for h100" "$log" >/dev/null && break
+	sleep 0.2
+done
+line=$(grep -oE "JobId=$jw: cannot fit now.*value tier: waiting for h100.*" "$log" | head -1)
+[ -n "$line" ] || fail "job $jw (--gpu-tier=value -t 4, h100 full) does not say it waits for h100: $(grep "JobId=$jw" "$log" | tail -3)"
+note "h100 full, --gpu-tier=value -t 4: ${line#*: }"
+sleep 4 # some passes of the scheduler and backfill
+[ "$(job_state "$jw")" = PENDING ] || fail "job $jw did not wait for h100: $(job_state "$jw") on $(job_field "$jw" NodeList)"
+stop "$full"
+wait_state "$jw" RUNNING 30 || fail "job $jw is $(job_state "$jw") once h100 is free: $(job_field "$jw" Reason)"
+expect_class "$jw" "$(job_field "$jw" NodeList)" h100 "h100 freed within its wait: --gpu-tier=value -t 4"
+stop "$jw"
+# Its budget spent (1 minute of limit: 15 s), it takes the next class.
+full=$(submit -N4 --gres=gpu:8 --constraint=h100 -o /dev/null --wrap 'sleep 600')
+wait_state "$full" RUNNING 30 || fail "the h100 filler is $(job_state "$full")"
+jt=$(submit -N2 --gres=gpu:8 --gpu-tier=value -t 1 -o /dev/null --wrap 'sleep 600')
+wait_state "$jt" RUNNING 60 || fail "job $jt (--gpu-tier=value -t 1) is $(job_state "$jt") past its 15 s: $(job_field "$jt" Reason)"
+expect_class "$jt" "$(job_field "$jt" NodeList)" a100 "h100 full past its wait: --gpu-tier=value -t 1"
+waited=$(( $(date -d "$(job_field "$jt" StartTime)" +%s) - $(date -d "$(job_field "$jt" SubmitTime)" +%s) ))
+[ "$waited" -ge 14 ] || fail "job $jt started $waited s after submit: it did not wait its 15 s for h100"
+grep -E "JobId=$jt: cannot fit now.*waiting for h100" "$log" >/dev/null ||
+	fail "job $jt never said it waited for h100"
+note "it waited $waited s (a quarter of its 1 min limit), then took a100"
+stop "$jt" "$full"
+
+# A 5-node gang: no class has 5 nodes. It spans classes only with --gpu-mixed.
+j1=$(submit -N5 --gres=gpu:8 --gpu-tier=value -o /dev/null --wrap 'sleep 600')
+for _ in $(seq 50); do
+	grep -E "JobId=$j1: cannot fit now.*no eligible class holds the whole gang" "$log" >/dev/null && break
+	sleep 0.2
+done
+grep -E "JobId=$j1: cannot fit now.*no eligible class holds the whole gang" "$log" >/dev/null ||
+	fail "the 5-node value gang does not say why it pends: $(grep "JobId=$j1" "$log" | tail -3)"
+sleep 3
+[ "$(job_state "$j1")" = PENDING ] || fail "the 5-node value gang without --gpu-mixed is $(job_state "$j1") on $(job_field "$j1" NodeList)"
+note "-N5 --gpu-tier=value: pending (no class holds 5 nodes)"
+stop "$j1"
+j2=$(submit -N5 --gres=gpu:8 --gpu-tier=value --gpu-mixed -o /dev/null --wrap 'sleep 600')
+wait_state "$j2" RUNNING 30 || fail "the 5-node --gpu-mixed gang is $(job_state "$j2"): $(job_field "$j2" Reason)"
+nodes=$(job_field "$j2" NodeList)
+used=$(classes_of "$nodes")
+[ "$(expand_hosts "$nodes" | wc -l)" = 5 ] && [ "$(echo $used | wc -w)" -ge 2 ] ||
+	fail "the --gpu-mixed gang ran on $nodes ($used): expected 5 nodes of at least two classes"
+sc=$(scontrol show job -o "$j2" | grep -oE 'SystemComment=loom: class=[a-z0-9+]+ tier=value')
+expect=$(echo $used | tr ' ' '+')
+[ "$sc" = "SystemComment=loom: class=$expect tier=value" ] ||
+	fail "the --gpu-mixed gang's record says '$sc', expected class=$expect"
+note "-N5 --gpu-tier=value --gpu-mixed: $nodes ($used), ${sc#SystemComment=}"
+stop "$j2"
+
 # Refused at submit, naming what the site has.
 refused() { # WANT OPTIONS...
 	local want=$1 out rc
 	shift
 	out=$(sbatch --parsable -N1 --gres=gpu:8 "$@" -o /dev/null --wrap true 2>&1) && rc=0 || rc=$?
 	[ $rc != 0 ] || { scancel "${out%%;*}" 2>/dev/null; fail "sbatch $* was accepted"; }
-	echo "$out" | grep -F "$want" >/dev/null || fail "sbatch $* says: $out (expected: $want)"
-	note "sbatch $*: refused: $(echo "$out" | grep -F "$want" | head -1)"
+	echo "$out" | grep -F -e "$want" >/dev/null || fail "sbatch $* says: $out (expected: $want)"
+	note "sbatch $*: refused: $(echo "$out" | grep -F -e "$want" | head -1)"
 }
 refused "unknown tier 'cheapest': this site has value, balanced, fast, bigmem" --gpu-tier=cheapest
 refused "unknown class 'v100': this site has a100, h100, b200" --gpu-tier=value --gpu-min-class=v100
 refused "no GPU class meets" --gpu-tier=fast --gpu-mem=1T
 refused "bad value 'lots'" --gpu-mem=lots
+refused "--gpu-mixed" --gpu-mixed
 sbatch --help 2>&1 | grep -F -- "--gpu-tier=value|balanced|fast|bigmem" >/dev/null ||
 	fail "sbatch --help does not list the site's tier: $(sbatch --help 2>&1 | grep -F -- --gpu-tier)"
 note "sbatch --help: $(sbatch --help 2>&1 | grep -F -- --gpu-tier= | head -1 | sed 's/^ *//' | cut -c1-60)"
