@@ -117,10 +117,10 @@ place::Request make_request(const Snapshot &s, const JobAsk &ask, const place::H
 	}
 	if (r.need.given()) {
 		// Prices over the run; a value tier's time to wait for a cheaper
-		// start (Weights::value_wait), in RUN_NOW only: backfill's plan is
-		// when the job could start at the earliest.
+		// start (Weights::value_wait), now: in RUN_NOW, and in backfill's
+		// WILL_RUN to know whether the job waits by choice.
 		r.limit_s = ask.time_limit_s;
-		if (c.mode == SELECT_MODE_RUN_NOW) {
+		if (c.mode == SELECT_MODE_RUN_NOW || c.mode == SELECT_MODE_WILL_RUN) {
 			int64_t now = time(nullptr);
 			int64_t waited = ask.eligible_at > 0 ? now - ask.eligible_at : 0;
 			int64_t slack = ask.deadline > 0 ? ask.deadline - now - ask.time_limit_s : place::no_deadline;
@@ -192,10 +192,12 @@ int plan_will_run(Snapshot &s, const Call &c, const place::Request &req, const p
 	try {
 		(void)refresh(s);
 		place::State then = *s.state;
+		place::Request later = req;
+		later.may_wait_s = 0; // the plan is its earliest start
 		for (auto [i, gpus] : gpus_freed_by(start))
 			if (topo::Index m = s.model(i); m != topo::none)
 				(void)then.set_node_free(m, std::min(then.total_gpus(m), then.free_gpus(m) + gpus), 0);
-		auto within = place::place_within(then, req, allowed, cons, s.weights, 1);
+		auto within = place::place_within(then, later, allowed, cons, s.weights, 1);
 		if (!within || !within->decision.placed())
 			return rc;
 		const place::Candidate &k = within->decision.candidates[0];
@@ -340,12 +342,14 @@ int topo_job_test(Snapshot &s, job_record_t *job, bitstr_t *bitmap, uint32_t min
 	// part of the answer (cons_tres's list of jobs to preempt is for its own nodes).
 	bool will_run = mode == SELECT_MODE_WILL_RUN && s.config.will_run == "engine" &&
 			s.config.placement != "cons_tres" && !job_test_preempts(tail);
+	// A job with a tier may wait by choice (value); backfill asks first.
+	bool may_wait = mode == SELECT_MODE_WILL_RUN && hints.need.given() && s.config.placement != "cons_tres";
 	if (mode == SELECT_MODE_RUN_NOW || mode == SELECT_MODE_WILL_RUN)
 		if (size_t n = withhold_spares(s, ask, bitmap); n && debug_on())
 			info("select/topo: JobId=%u: %zu spare node(s) withheld (time limit %lld s, spare_lend %lld s)",
 			     job->job_id, n, static_cast<long long>(ask.time_limit_s),
 			     static_cast<long long>(s.spare_spec.lend_max_s));
-	if (mode != SELECT_MODE_RUN_NOW && !will_run)
+	if (mode != SELECT_MODE_RUN_NOW && !will_run && !may_wait)
 		return test_only(s, c, hints);
 	Timer t;
 	// Slurm's own choice over every node offered, said in the placed line.
@@ -388,8 +392,24 @@ int topo_job_test(Snapshot &s, job_record_t *job, bitstr_t *bitmap, uint32_t min
 	cons.target_nodes = static_cast<int>(req_nodes);
 	cons.use_min_nodes = ask.use_min_nodes;
 	place::Request req = make_request(s, ask, hints, c, offered.count);
-	if (will_run)
+	if (mode == SELECT_MODE_WILL_RUN) {
+		// Waiting by choice (for its cheapest class, or off-peak hours) it
+		// has no plan: backfill reserves nothing for it, and the nodes it
+		// leaves idle are for the jobs behind it. RUN_NOW places it once
+		// its class frees or its time to wait is spent.
+		if (req.may_wait_s > 0) {
+			auto now = place::place_within(*s.state, req, offered.allowed, cons, s.weights, 1);
+			if (now && !now->decision.placed() && !now->decision.waiting.empty()) {
+				if (debug_on())
+					info("select/topo: JobId=%u: no backfill plan: %s", job->job_id,
+					     now->decision.reason.c_str());
+				return SLURM_ERROR;
+			}
+		}
+		if (!will_run)
+			return test_only(s, c, hints);
 		return plan_will_run(s, c, req, offered.allowed, cons);
+	}
 	return place_now(s, c, req, offered.allowed, cons, t);
 }
 

@@ -84,6 +84,11 @@ line=$(grep -oE "JobId=$jw: cannot fit now.*value tier: waiting for h100.*" "$lo
 note "h100 full, --gpu-tier=value -t 4: ${line#*: }"
 sleep 4 # some passes of the scheduler and backfill
 [ "$(job_state "$jw")" = PENDING ] || fail "job $jw did not wait for h100: $(job_state "$jw") on $(job_field "$jw" NodeList)"
+# Waiting by choice holds nothing: a later job takes every a100 node meanwhile.
+ja=$(submit -N4 --gres=gpu:8 --constraint=a100 -o /dev/null --wrap 'sleep 600')
+wait_state "$ja" RUNNING 30 || fail "a later a100 job is $(job_state "$ja") while job $jw waits for h100: $(job_field "$ja" Reason)"
+note "meanwhile a later -N4 --constraint=a100 job runs on $(job_field "$ja" NodeList): the waiting job holds no a100 node"
+stop "$ja"
 stop "$full"
 wait_state "$jw" RUNNING 30 || fail "job $jw is $(job_state "$jw") once h100 is free: $(job_field "$jw" Reason)"
 expect_class "$jw" "$(job_field "$jw" NodeList)" h100 "h100 freed within its wait: --gpu-tier=value -t 4"
