@@ -4,7 +4,7 @@
 #
 #   scripts/bench.sh [NAME...]
 #
-# NAME: topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim rank-order comm-sim tiers-sim scale
+# NAME: topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim rank-order comm-sim tiers-sim tiers-search load-search scale
 # (default: all but scale, which brings up 1,250 real slurmd for half an hour).
 #   topo              topology load time and memory at 1k/10k/100k GPUs
 #   place             placement engine per decision vs Slurm tree's greedy choice
@@ -27,6 +27,11 @@
 #   tiers-sim         loom sim at 10,240 GPUs of three generations: cost per unit of work, wait and
 #                     completion time by GPU tier, against a model by hand and any class
 #                     (bench/results/tiers-sim.md, bench/sim_tiers.sh)
+#   tiers-search      the tier weights (value_wait x balance_time) searched in loom sim on that
+#                     cluster under two price sets (bench/results/tiers-search.md,
+#                     bench/sim_tiers_search.sh)
+#   load-search       the load weight (load_heavy) searched in loom sim under uplink contention
+#                     (bench/results/load-search.md, bench/sim_load_search.sh)
 #   scale             job_test, engine, node-table read and backfill cycles at 1,250 nodes
 #                     (10k GPUs): select/topo vs cons_tres (bench/slurmctld_scale.sh --nodes for others)
 # Reports are also kept in /tmp/loom-bench-logs/NAME.log. Exit status: 1 if
@@ -36,7 +41,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build}
 export LOOM_SRCDIR=$top
 b=$LOOM_BUILDDIR/bench
-all="topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim rank-order comm-sim tiers-sim"
+all="topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim rank-order comm-sim tiers-sim tiers-search load-search"
 names=${*:-$all}
 for n in $names; do
 	case " $all scale " in *" $n "*) ;; *) echo "bench: unknown benchmark '$n' (one of: $all scale)" >&2; exit 2 ;; esac
@@ -66,6 +71,8 @@ for n in $names; do
 	rank-order) cmd=("$top/bench/rank_order.sh") ;;
 	comm-sim) cmd=("$top/bench/sim_comm.sh") ;;
 	tiers-sim) cmd=("$top/bench/sim_tiers.sh") ;;
+	tiers-search) cmd=("$top/bench/sim_tiers_search.sh") ;;
+	load-search) cmd=("$top/bench/sim_load_search.sh") ;;
 	esac
 	if "${cmd[@]}" 2>&1 | tee "$logs/$n.log"; then :; else failed+=("$n"); fi
 done

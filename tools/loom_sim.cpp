@@ -30,7 +30,8 @@ void usage(FILE *out)
 		     "                [--ckpt-cost DUR] [--restart-cost DUR] [--class-speed LIST]\n"
 		     "                [--weights FILE] [--large-gpus N] [--dump-at HOURS] [--progress yes|no|auto] [--quiet]\n"
 		     "                [--spares SPEC] [--spare-lend DUR] [--replace-time DUR] [--migrate yes|no]\n"
-		     "                [--comm-model share|ring] [--rank-order yes|no] [--degraded-uplinks N[:FACTOR]]\n"
+		     "                [--comm-model share|ring] [--contention yes|no] [--rank-order yes|no]\n"
+		     "                [--degraded-uplinks N[:FACTOR]]\n"
 		     "                [--link-marks SHARE] [--topo-conf FILE] [--tier-mode engine|by-hand|any]\n"
 		     "\n"
 		     "Replays jobs against a cluster under a Slurm-like scheduler loop (priority, backfill, time limits,\n"
@@ -59,6 +60,8 @@ void usage(FILE *out)
 		     "  --migrate yes|no      --ckpt jobs move off a node marked suspect (spank_ckpt migrate=; default no)\n"
 		     "  --comm-model M        share (every GPU's traffic crosses each domain it spans; default) or ring\n"
 		     "                        (a ring all-reduce in the job's rank order: only edges leaving a domain)\n"
+		     "  --contention yes|no   an uplink is shared by the jobs running across it at a job's start, not by\n"
+		     "                        every GPU under it (default no: a full domain)\n"
 		     "  --rank-order yes|no   ring: jobs run in loom's rank order (LOOM_HOSTFILE), else Slurm's (default no)\n"
 		     "  --degraded-uplinks N[:FACTOR]\n"
 		     "                        N leaves, spread over the cluster, have uplinks at FACTOR of their capacity\n"
@@ -205,6 +208,10 @@ int sim_main(int argc, char **argv)
 			if (!m)
 				return tool::bad_value(cmd, a, v, "expected share or ring");
 			base.cost.model = *m;
+		} else if (a == "--contention" && value()) {
+			if (v != "yes" && v != "no")
+				return tool::bad_value(cmd, a, v, "expected yes or no");
+			base.contention = v == "yes";
 		} else if (a == "--rank-order" && value()) {
 			if (v != "yes" && v != "no")
 				return tool::bad_value(cmd, a, v, "expected yes or no");
@@ -424,9 +431,10 @@ int sim_main(int argc, char **argv)
 				    base.spares.empty() ? "none" : spares_text.c_str(),
 				    format_duration(base.spares.lend_max_s).c_str(), static_cast<long long>(base.replace_s),
 				    base.migrate ? "on" : "off");
-	if (base.cost.model != sim::CommModel::share || base.cost.rank_order)
-		params += strprintf("comm       %s model, %s rank order\n", sim::comm_model_name(base.cost.model),
-				    base.cost.rank_order ? "loom's" : "Slurm's");
+	if (base.cost.model != sim::CommModel::share || base.cost.rank_order || base.contention)
+		params += strprintf("comm       %s model, %s rank order%s\n", sim::comm_model_name(base.cost.model),
+				    base.cost.rank_order ? "loom's" : "Slurm's",
+				    base.contention ? ", uplinks shared by the jobs across them" : "");
 	if (base.weights.tiers) {
 		std::string cls;
 		for (const place::PerfClass &pc : base.weights.tiers->classes)

@@ -67,6 +67,11 @@ double uplink(const topo::Cluster &c, const CostModel &m, topo::Index d)
 	return c.domains[static_cast<size_t>(d)].uplink_gbps * f;
 }
 
+double crossing_at(const CostModel &m, topo::Index d)
+{
+	return static_cast<size_t>(d) < m.crossing->size() ? (*m.crossing)[static_cast<size_t>(d)] : 0;
+}
+
 // The ring model's bottleneck over the domains below 'low' (see cost.hpp).
 double ring_bottleneck(const topo::Cluster &c, const std::vector<topo::Index> &nodes, topo::Index low,
 		       const CostModel &m, double ref, int &leaf_edges)
@@ -114,7 +119,10 @@ double ring_bottleneck(const topo::Cluster &c, const std::vector<topo::Index> &n
 		double up = uplink(c, m, d);
 		if (up <= 0 || dom.gpu_count <= 0)
 			continue; // not limiting, or unknown
-		double share = up * gpus_in[d] / static_cast<double>(dom.gpu_count);
+		double others = static_cast<double>(dom.gpu_count) - gpus_in[d]; // a full domain
+		if (m.crossing)
+			others = std::min(others, std::max(0.0, crossing_at(m, d)));
+		double share = up * gpus_in[d] / (gpus_in[d] + std::max(0.0, others));
 		b = std::min(b, share / (static_cast<double>(x) * std::max(1, g)));
 	}
 	return b;
@@ -185,6 +193,17 @@ Span placement_cost(const topo::Cluster &c, const std::vector<topo::Index> &node
 		s.bottleneck_gbps = ref;
 		return s;
 	}
+	// The domains whose uplinks the job crosses, with its GPUs under each.
+	if (leaves.size() > 1 && !(all_nvl && nvl.size() == 1)) {
+		std::unordered_map<topo::Index, double> under;
+		for (topo::Index n : nodes) {
+			const topo::Node &node = c.nodes[static_cast<size_t>(n)];
+			for (topo::Index d = node.leaf; d != topo::none && d != low; d = c.domains[static_cast<size_t>(d)].parent)
+				under[d] += node.gpu_count;
+		}
+		s.crossing.assign(under.begin(), under.end());
+		std::sort(s.crossing.begin(), s.crossing.end());
+	}
 	double b = ref;
 	if (all_nvl && nvl.size() == 1) {
 		double g = c.nvlink_domains[static_cast<size_t>(*nvl.begin())].gbps;
@@ -192,15 +211,15 @@ Span placement_cost(const topo::Cluster &c, const std::vector<topo::Index> &node
 	} else if (leaves.size() > 1 && m.model == CommModel::ring) {
 		b = ring_bottleneck(c, nodes, low, m, ref, s.ring_leaf_edges);
 	} else if (leaves.size() > 1) {
-		std::unordered_set<topo::Index> seen;
-		for (topo::Index l : leaves)
-			for (topo::Index d = l; d != topo::none && d != low; d = c.domains[static_cast<size_t>(d)].parent) {
-				if (!seen.insert(d).second)
-					break;
-				const topo::Domain &dom = c.domains[static_cast<size_t>(d)];
-				if (dom.uplink_gbps > 0 && dom.gpu_count > 0)
-					b = std::min(b, uplink(c, m, d) / static_cast<double>(dom.gpu_count));
-			}
+		for (const auto &[d, g] : s.crossing) {
+			const topo::Domain &dom = c.domains[static_cast<size_t>(d)];
+			if (dom.uplink_gbps <= 0 || dom.gpu_count <= 0)
+				continue; // not limiting, or unknown
+			double senders = static_cast<double>(dom.gpu_count); // a full domain
+			if (m.crossing)
+				senders = std::min(senders, g + std::max(0.0, crossing_at(m, d)));
+			b = std::min(b, uplink(c, m, d) / std::max(senders, 1.0));
+		}
 	}
 	s.bottleneck_gbps = b;
 	double f = comm == place::Comm::heavy ? m.comm_heavy : comm == place::Comm::light ? m.comm_light : m.comm_normal;

@@ -33,6 +33,17 @@
 // loom's (rank_order: what spank_place's LOOM_HOSTFILE gives the job).
 // A degraded uplink (uplink_factor < 1: a lossy or flapping link, a failed
 // member of a bundle) scales that domain's uplink in both models.
+// Contention (CostModel::crossing set): instead of assuming every other GPU
+// under a domain sends across its uplink (a full domain), the uplink is shared
+// by the GPUs that do: the job's own under that domain and those of the jobs
+// already running across it (crossing, kept by the simulator):
+//
+//   share: B = min over d of uplink_d / (job GPUs under d + crossing_d)
+//   ring:  the job's share of uplink_d is job GPUs under d / (that + crossing_d)
+//
+// never below the full-domain figures (crossing_d is at most the domain's other
+// GPUs), never above B_ref. A job keeps the bandwidth it had at its start: the
+// jobs that start across the same uplinks later see it, it does not see them.
 // GPU classes: a gang runs at the speed of its slowest node's class
 // (class_speed, default 1 for every class): run time / speed.
 #pragma once
@@ -59,6 +70,9 @@ struct CostModel {
 	// A node's place in Slurm's node table (slurm.conf lists nodes by name:
 	// slurm_order); empty: the cluster's own index order.
 	std::vector<uint32_t> slurm_rank;
+	// Contention: GPUs of running jobs that send across each domain's uplink,
+	// by domain index (Span::crossing of each); null: every domain is full.
+	const std::vector<double> *crossing = nullptr;
 };
 
 // The nodes' places in name order, digits compared as numbers (n2 < n10), as
@@ -78,6 +92,10 @@ struct Span {
 	int degraded_leaves = 0; // leaves holding the job whose uplink is degraded (uplink_factor < 1)
 	double step_factor = 1;  // communication
 	double speed = 1;        // class
+	// The domains whose uplinks the job sends across (below its common
+	// domain) with its GPUs under each: what it adds to CostModel::crossing
+	// while it runs. Empty for a job inside one leaf or NVLink domain.
+	std::vector<std::pair<topo::Index, double>> crossing;
 };
 
 Span placement_cost(const topo::Cluster &c, const std::vector<topo::Index> &nodes, place::Comm comm,

@@ -69,6 +69,7 @@ struct Live {
 	bool in_resv = false;     // this run started in a replacement's reservation
 	double price_per_h = -1;  // this run's GPUs at the class prices (weights.tiers); < 0 none
 	int64_t last_migration_s = -1;
+	std::vector<std::pair<topo::Index, double>> crossing; // this run's GPUs across uplinks (contention)
 	JobResult res;
 	place::Request req;
 };
@@ -157,6 +158,10 @@ public:
 		if (cost_.model == CommModel::ring && cost_.rank_order == false)
 			cost_.slurm_rank = slurm_order(c);
 		degrade_uplinks();
+		if (cfg.contention) {
+			crossing_.assign(c.domains.size(), 0.0);
+			cost_.crossing = &crossing_;
+		}
 		prior_mtbf_s_ = cfg.failures.none || cfg.failures.rate_per_1000_node_days <= 0
 					? 1e12
 					: 1000.0 * 86400 / cfg.failures.rate_per_1000_node_days;
@@ -417,6 +422,11 @@ private:
 			l.price_per_h = place::set_price(c_, *cfg_.weights.tiers, static_cast<int>((now_ / 60) % 1440), priced);
 		}
 		l.speed = sp.speed / sp.step_factor;
+		if (cost_.crossing) {
+			l.crossing = std::move(sp.crossing);
+			for (const auto &[d, g] : l.crossing)
+				crossing_[static_cast<size_t>(d)] += g;
+		}
 		if (l.res.first_start_s < 0) {
 			l.res.first_start_s = now_;
 			l.res.leaves = sp.leaves;
@@ -470,6 +480,9 @@ private:
 				holds.push_back(held_by_[n]);
 		}
 		l.in_resv = false;
+		for (const auto &[d, g] : l.crossing)
+			crossing_[static_cast<size_t>(d)] -= g;
+		l.crossing.clear();
 		if (l.price_per_h >= 0 && cfg_.weights.tiers) {
 			// The run at its classes' prices through the hours it ran
 			// (off-peak at theirs).
@@ -1126,7 +1139,8 @@ private:
 	const topo::Cluster &c_;
 	const std::vector<Failure> &failures_;
 	const RunConfig &cfg_;
-	CostModel cost_; // cfg_.cost, with Slurm's node order and the degraded uplinks
+	CostModel cost_; // cfg_.cost, with Slurm's node order, the degraded uplinks and crossing_
+	std::vector<double> crossing_; // contention: GPUs of running jobs across each domain's uplink
 	bool waited_by_choice_ = false; // the last try_place: a value tier chose to wait
 	size_t degraded_leaves_ = 0;
 	std::unique_ptr<Placer> placer_;

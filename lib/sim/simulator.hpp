@@ -91,6 +91,9 @@ struct RunConfig {
 	// loom placer knows tiers: under "engine" the others place such jobs on
 	// any class.
 	std::string tier_mode = "engine";
+	// Contention (cost.hpp): a job's bandwidth across an uplink is shared with
+	// the jobs running across it at its start, not a full domain's share.
+	bool contention = false;
 	int degraded_uplinks = 0;
 	double degraded_factor = 0.25;
 	double link_marks = 0;

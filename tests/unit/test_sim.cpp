@@ -337,6 +337,48 @@ START_TEST(ring_model_and_rank_order)
 }
 END_TEST
 
+// Contention: leaves of 4 nodes (32 GPUs) 2:1 to the pod, an uplink of 6400
+// Gbit/s. A 2-node job across two leaves has 8 GPUs under each; with every
+// GPU of the leaf sending (no contention model) each gets 6400 / 32 = 200,
+// a heavy step 0.6 + 0.4 x 400 / 200 = 1.4. With the uplink shared by those
+// that send: alone, 6400 / 8 = 800, capped at the NIC's 400 (step 1); with
+// 16 GPUs of other jobs across leaf1, 6400 / 24 = 266.7 (step 1.2); with 24,
+// the full leaf's 200 again.
+START_TEST(contention_shares_the_uplink)
+{
+	topo::Cluster c = make("gpus=64 fabric=fat nodes_per_leaf=4 leaves_per_pod=2 leaf_oversub=2");
+	auto job = nodes_of(c, {"n00001", "n00005"});
+	topo::Index leaf1 = c.nodes[static_cast<size_t>(c.find_node("n00001"))].leaf;
+	topo::Index leaf2 = c.nodes[static_cast<size_t>(c.find_node("n00005"))].leaf;
+	ck_assert(leaf1 != leaf2);
+	for (CommModel model : {CommModel::share, CommModel::ring}) {
+		CostModel m;
+		m.model = model;
+		Span full = placement_cost(c, job, place::Comm::heavy, m);
+		ck_assert_msg(std::fabs(full.bottleneck_gbps - 200) < 1e-9, "%s: %g", comm_model_name(model), full.bottleneck_gbps);
+		ck_assert_int_eq(full.crossing.size(), 2);
+		ck_assert_int_eq(full.crossing[0].first, std::min(leaf1, leaf2));
+		ck_assert_int_eq(full.crossing[1].first, std::max(leaf1, leaf2));
+		ck_assert(full.crossing[0].second == 8 && full.crossing[1].second == 8);
+		std::vector<double> crossing(c.domains.size(), 0.0);
+		m.crossing = &crossing;
+		Span alone = placement_cost(c, job, place::Comm::heavy, m);
+		ck_assert_msg(std::fabs(alone.bottleneck_gbps - 400) < 1e-9, "%s: %g", comm_model_name(model), alone.bottleneck_gbps);
+		ck_assert(std::fabs(alone.step_factor - 1) < 1e-9);
+		crossing[static_cast<size_t>(leaf1)] = 16;
+		Span shared = placement_cost(c, job, place::Comm::heavy, m);
+		ck_assert_msg(std::fabs(shared.bottleneck_gbps - 6400.0 / 24) < 1e-9, "%s: %g", comm_model_name(model), shared.bottleneck_gbps);
+		ck_assert(std::fabs(shared.step_factor - 1.2) < 1e-9);
+		crossing[static_cast<size_t>(leaf1)] = 24;
+		Span busy = placement_cost(c, job, place::Comm::heavy, m);
+		ck_assert(std::fabs(busy.bottleneck_gbps - 200) < 1e-9);
+		// Inside one leaf nothing crosses an uplink.
+		Span one = placement_cost(c, nodes_of(c, {"n00001", "n00002"}), place::Comm::heavy, m);
+		ck_assert(one.crossing.empty() && std::fabs(one.step_factor - 1) < 1e-9);
+	}
+}
+END_TEST
+
 // A heavy gang too large for one leaf stays off a leaf with degraded links
 // while the clean leaves hold it, though that leaf has the most free nodes;
 // a light gang, or a heavy one the clean leaves cannot hold, takes it.
@@ -430,6 +472,49 @@ START_TEST(tiers_in_the_simulator)
 	ck_assert_int_eq(h.end_s - h.first_start_s, 7200);
 	ck_assert_msg(std::fabs(h.cost - 16.0) < 1e-9, "cost %.3f", h.cost);
 	ck_assert_sstr_eq(e.tier, "value");
+}
+END_TEST
+
+// Contention in the simulator: leaves of 4 nodes 4:1 to the pod (3200 Gbit/s
+// for 32 GPUs, a full leaf's share 100: a heavy step 0.6 + 0.4 x 4 = 2.2).
+// Eight single-node jobs fill both leaves; one on each leaf ends at 100 s and
+// a 2-node heavy job A starts across the two at 200 s: alone on the uplinks,
+// 3200 / 8 = 400, step 1. Two more end at 300 s and B starts across them at
+// 400 s, sharing the uplinks with A: 3200 / 16 = 200, step 1.4. Without the
+// contention model both run at 2.2.
+START_TEST(contention_in_the_simulator)
+{
+	topo::Cluster c = make("gpus=64 fabric=fat nodes_per_leaf=4 leaves_per_pod=2 leaf_oversub=4");
+	std::vector<Job> jobs;
+	for (uint32_t i = 0; i < 8; i++) {
+		jobs.push_back(job(i + 1, i, 1, 8, 100000));
+		jobs.back().limit_s = 200000;
+	}
+	for (uint32_t i : {0u, 4u})
+		jobs[i].work_s = 100 - i;
+	for (uint32_t i : {1u, 5u})
+		jobs[i].work_s = 300 - i;
+	jobs.push_back(job(9, 200, 2, 8, 3600));
+	jobs.push_back(job(10, 400, 2, 8, 3600));
+	jobs[8].comm = jobs[9].comm = place::Comm::heavy;
+	auto run = [&](bool contention) {
+		RunConfig cfg = quiet("loom");
+		cfg.contention = contention;
+		auto r = simulate(c, jobs, {}, cfg);
+		ck_assert_msg(r.has_value(), "%s", r ? "" : r.error().str().c_str());
+		return *r;
+	};
+	RunResult on = run(true), off = run(false);
+	const JobResult &a = on.jobs[8], &b = on.jobs[9];
+	ck_assert_int_eq(a.first_start_s, 200);
+	ck_assert_int_eq(b.first_start_s, 400);
+	ck_assert_int_eq(a.leaves, 2);
+	ck_assert_int_eq(b.leaves, 2);
+	ck_assert_msg(std::fabs(a.step_factor - 1) < 1e-9, "A %g", a.step_factor);
+	ck_assert_msg(std::fabs(b.step_factor - 1.4) < 1e-9, "B %g", b.step_factor);
+	ck_assert_int_eq(a.end_s - a.first_start_s, 3600);
+	ck_assert_int_eq(b.end_s - b.first_start_s, 5040);
+	ck_assert(std::fabs(off.jobs[8].step_factor - 2.2) < 1e-9 && std::fabs(off.jobs[9].step_factor - 2.2) < 1e-9);
 }
 END_TEST
 
@@ -714,8 +799,10 @@ static Suite *make_suite()
 	tcase_add_test(t, failure_model_file);
 	tcase_add_test(t, cost_model);
 	tcase_add_test(t, ring_model_and_rank_order);
+	tcase_add_test(t, contention_shares_the_uplink);
 	tcase_add_test(t, heavy_gang_spans_clean_leaves_first);
 	tcase_add_test(t, run_one_job);
+	tcase_add_test(t, contention_in_the_simulator);
 	tcase_add_test(t, tiers_in_the_simulator);
 	tcase_add_test(t, backfill_respects_reservation);
 	tcase_add_test(t, deterministic_same_failures_for_every_placer);
