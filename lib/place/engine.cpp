@@ -506,6 +506,11 @@ expected<Decision> place_need(const State &state, const Request &request, const 
 
 } // namespace
 
+int minute_of_day(const Weights &w)
+{
+	return minute_now(w);
+}
+
 double set_price(const topo::Cluster &c, const TierTable &t, int minute, Candidate &cand)
 {
 	double sum = 0;

@@ -90,6 +90,10 @@ struct Decision {
 expected<Decision> place(const State &state, const Request &request, const Allowed *allowed,
 			 const Weights &weights, int max_candidates = 2);
 
+// The minute of the day prices and off-peak hours are read at: the weights'
+// clock (loom place --clock, loom sim) or the local time.
+int minute_of_day(const Weights &w);
+
 // The candidate's GPUs at the class prices of 'minute' (of the day), set in
 // cand.price_per_h and returned; -1 when a node's class has no price.
 double set_price(const topo::Cluster &c, const TierTable &t, int minute, Candidate &cand);

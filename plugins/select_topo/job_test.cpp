@@ -241,6 +241,102 @@ void note_accounting(job_record_t *job, const place::Request &req, const place::
 	job->system_comment = xstrdup(text.c_str());
 }
 
+// A tier when Slurm chooses the nodes (--contiguous, --spread-job, LLN,
+// --exclusive=topo, --segment): the tier still picks the class, cons_tres the
+// nodes within it. RUN_NOW offers cons_tres the nodes of each eligible class
+// in the tier's order and the first it can place wins; with --gpu-mixed,
+// then the eligible classes together; when none can, the job waits, as any
+// tier job that fits nowhere. Backfill's WILL_RUN plans on the eligible
+// classes together (RUN_NOW takes one). A value tier does not wait by choice
+// here. Returns false when the need does not apply (no classes, a model named
+// in --constraint): Slurm's choice over every node offered.
+bool forward_by_tier(Snapshot &s, const Call &c, const JobAsk &ask, const place::Hints &hints, int &rc)
+{
+	place::Need need = hints.need;
+	if (!need.given() || !s.weights.tiers || s.weights.tiers->empty() ||
+	    !place::job_gpu_class(ask.features, ask.gpu_tres, s.config.gpu_classes).empty())
+		return false;
+	const place::TierTable &table = *s.weights.tiers;
+	const topo::Cluster &cl = s.fabric.cluster;
+	int minute = place::minute_of_day(s.weights);
+	double run_minutes = ask.time_limit_s > 0 ? static_cast<double>(ask.time_limit_s) / 60 : 0;
+	auto plan = place::plan_tier(table, need, minute, run_minutes, s.weights.balance_time);
+	if (!plan) {
+		error("select/topo: JobId=%u: %s: the job waits", ask.job_id, plan.error().str().c_str());
+		rc = SLURM_ERROR;
+		return true;
+	}
+	int64_t size = bit_size(c.bitmap);
+	// The offered nodes of these classes.
+	auto of_classes = [&](const std::vector<std::string> &names) {
+		OwnedBitmap b(bit_copy(c.bitmap));
+		for (int64_t i = 0; i < size; i++) {
+			if (!bit_test(b.b, i))
+				continue;
+			topo::Index m = s.model(i);
+			const topo::Node *n = m == topo::none ? nullptr : &cl.nodes[static_cast<size_t>(m)];
+			std::string_view cls = n && n->perf_class ? cl.classes.name(n->perf_class) : std::string_view();
+			if (std::find(names.begin(), names.end(), cls) == names.end())
+				bit_clear(b.b, i);
+		}
+		return bit_copy(b.b);
+	};
+	std::vector<std::string> eligible;
+	for (size_t i = 0; i < plan->eligible; i++)
+		eligible.push_back(plan->options[i].name);
+	std::vector<std::vector<std::string>> tries;
+	if (c.mode == SELECT_MODE_RUN_NOW) {
+		for (const std::string &e : eligible)
+			tries.push_back({e});
+		if (need.mixed && eligible.size() > 1)
+			tries.push_back(eligible);
+	} else if (!eligible.empty()) {
+		tries.push_back(eligible);
+	}
+	for (const std::vector<std::string> &names : tries) {
+		OwnedBitmap only(of_classes(names));
+		if (bit_set_count(only.b) == 0 || c.forward(only.b, c.mode) != SLURM_SUCCESS)
+			continue;
+		bit_copybits(c.bitmap, only.b);
+		rc = SLURM_SUCCESS;
+		if (c.mode != SELECT_MODE_RUN_NOW)
+			return true;
+		// The record a site bills by, as for the engine's placements.
+		place::Candidate k;
+		for (int64_t i = 0; i < size; i++)
+			if (bit_test(c.bitmap, i))
+				if (topo::Index m = s.model(i); m != topo::none)
+					k.nodes.push_back(m);
+		for (size_t i = 0; i < k.nodes.size(); i++) {
+			int g = ask.gpus_per_node;
+			if (g <= 0 && ask.gpus_total > 0) // --gpus=N over the nodes, as evenly as it goes
+				g = static_cast<int>(ask.gpus_total / static_cast<int64_t>(k.nodes.size()) +
+						     (static_cast<int64_t>(i) < ask.gpus_total % static_cast<int64_t>(k.nodes.size())));
+			if (g <= 0)
+				g = cl.nodes[static_cast<size_t>(k.nodes[i])].gpu_count;
+			k.gpus.push_back(g);
+		}
+		(void)place::set_price(cl, table, minute, k);
+		place::Request req;
+		req.need = need;
+		place::Decision d;
+		for (const std::string &n : names)
+			d.gpu_class += (d.gpu_class.empty() ? "" : "+") + n;
+		note_accounting(c.job, req, d, k);
+		char *nodes = bitmap2node_name(c.bitmap);
+		info("select/topo: JobId=%u placed by cons_tres on %s (Slurm chooses the nodes: %s; class %s of %s)",
+		     ask.job_id, nodes, place::step_aside_for(ask.policies).c_str(), d.gpu_class.c_str(),
+		     place::describe_plan(*plan).c_str());
+		xfree(nodes);
+		return true;
+	}
+	if (debug_on())
+		info("select/topo: JobId=%u: no class of its tier holds it now (%s): the job waits", ask.job_id,
+		     place::describe_plan(*plan).c_str());
+	rc = SLURM_ERROR;
+	return true;
+}
+
 // RUN_NOW: the engine's candidates, best first, each offered to cons_tres.
 int place_now(Snapshot &s, const Call &c, const place::Request &req, const place::Allowed &allowed,
 	      const place::SlurmConstraints &cons, const Timer &t)
@@ -376,8 +472,14 @@ int topo_job_test(Snapshot &s, job_record_t *job, bitstr_t *bitmap, uint32_t min
 	place::note_required(ask.policies, cons.required.size(), max_nodes, req_nodes,
 			     ask.gpus_per_node == 0 && ask.gpus_total > 0);
 	// A policy that is not "tightest" (--spread-job, --contiguous, LLN, ...).
-	if (std::string why = place::step_aside_for(ask.policies); !why.empty())
+	if (std::string why = place::step_aside_for(ask.policies); !why.empty()) {
+		// Nodes named by the job (-w) win over a tier, as a model named in
+		// --constraint does; for the other policies the tier picks the class.
+		int rc = SLURM_ERROR;
+		if (!ask.policies.required_all && !ask.policies.required_gpus && forward_by_tier(s, c, ask, hints, rc))
+			return rc;
 		return slurm_decides(why + " asks for Slurm's own choice");
+	}
 	t.read = refresh(s);
 	t.read_us = t.read.nodes ? t.us() : 0;
 	if (s.config.snapshot_check) {

@@ -8,6 +8,8 @@
 #    balanced to b200 (1.56 against a100's 4);
 #  - the site tier bigmem (value, 150G per GPU) lands on b200, the only class with it;
 #  - a model named in --constraint still wins over a tier;
+#  - where Slurm chooses the nodes (--contiguous, --spread-job) the tier
+#    still chooses the class;
 #  - a value job with a time limit may wait for its cheapest class (a
 #    quarter of its limit, value_wait): with h100 full it waits, and runs on
 #    h100 once it frees; past its budget it takes a100;
@@ -59,6 +61,21 @@ expect_class "$j" "$nodes" b200 "--gpu-tier=bigmem (site tier, 150G per GPU)"
 stop "$j"
 read -r j nodes < <(gang --gpu-tier=fast --constraint=a100)
 expect_class "$j" "$nodes" a100 "--gpu-tier=fast --constraint=a100 (the model named wins)"
+stop "$j"
+# Slurm chooses the nodes (--contiguous, --spread-job: cons_tres's own
+# choice, which takes the first nodes it can, n1-n2 on a100): the tier still
+# picks the class, Slurm the nodes within it, and the record says so.
+read -r j nodes < <(gang --gpu-tier=fast --contiguous)
+expect_class "$j" "$nodes" b200 "--gpu-tier=fast --contiguous"
+sc=$(scontrol show job -o "$j" | grep -o 'SystemComment=loom:.*price_per_h=[0-9.]*')
+[ "$sc" = "SystemComment=loom: class=b200 tier=fast price_per_h=67.20" ] ||
+	fail "the --contiguous job's record says '$sc', expected class=b200 tier=fast price_per_h=67.20 (16 GPUs x 4.20)"
+grep -E "JobId=$j placed by cons_tres on .*Slurm chooses the nodes: --contiguous; class b200" \
+	"$LOOM_CLUSTER_DIR/log/slurmctld.log" >/dev/null ||
+	fail "slurmctld's log does not say job $j's class: $(grep "JobId=$j " "$LOOM_CLUSTER_DIR/log/slurmctld.log" | tail -2)"
+stop "$j"
+read -r j nodes < <(gang --gpu-tier=value --spread-job)
+expect_class "$j" "$nodes" h100 "--gpu-tier=value --spread-job"
 stop "$j"
 
 # h100 full (a 4-node job on it): value and balanced part ways.
