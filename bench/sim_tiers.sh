@@ -116,10 +116,10 @@ with open(page, "w") as out:
     p()
     p("Made by `scripts/bench.sh tiers-sim` (bench/sim_tiers.sh) on 2 cores. The cluster: `%s` (1,280 eight-GPU nodes; a100 1x, h100 2x, b200 3x throughput), priced 1.00, 1.60 and 2.10 per GPU-hour: per unit of work 1.00, 0.80 and 0.70, prices rising less than throughput; a100 at 0.60 off-peak (22:00-06:00, so 0.60 per work). Jobs: `%s` per seed (%s) at offered loads %s (GPU-hours at 1x per GPU-hour: the classes average 2x, so 0.8 leaves the cluster about half idle and 2.0 keeps it full); no failures. Every configuration runs the same jobs; figures are over every job of every seed." % (cluster, mix, ", ".join(seeds), " and ".join(loads)))
     p()
-    p("- **tiers (engine)**: each job asks for its tier (`sbatch --gpu-tier`); select/topo's engine tries the tier's classes in its objective's order and takes the first that holds the gang now (lib/place/tiers).")
+    p("- **tiers (engine)**: each job asks for its tier (`sbatch --gpu-tier`); select/topo's engine tries the tier's classes in its objective's order and takes the first that holds the gang now (lib/place/tiers); a value job may wait up to a quarter of its time limit for its cheapest class or off-peak hours (value_wait=0.25, the default; tiers-search.md).")
     p("- **model by hand**: the same job names the class a person would pick (`--constraint`): value the cheapest per hour (a100), fast the fastest (b200), balanced the middle (h100).")
     p("- **any class**: no class at all, placed by the loom engine or by first fit in node order (Slurm without a topology plugin).")
-    p("- Cost per unit of work: what the completed jobs paid (price per GPU-hour at each run's start x GPU-hours) over their work (GPU-hours at 1x).")
+    p("- Cost per unit of work: what the completed jobs paid (each run's GPUs at their class prices over the hours it ran, off-peak hours at theirs) over their work (GPU-hours at 1x).")
     p()
     for load in loads:
       keys = sorted(k for k in runs if k[0] == load)

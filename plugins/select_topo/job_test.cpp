@@ -241,6 +241,32 @@ void note_accounting(job_record_t *job, const place::Request &req, const place::
 	job->system_comment = xstrdup(text.c_str());
 }
 
+// A value tier that may wait asks whether its cheapest class could hold it
+// once its nodes free. Backfill offers only the nodes free at the time it
+// tries (a busy class's nodes are not in the bitmap), so the nodes of the
+// job's partition that cannot take it now (too few free GPUs) are added to
+// what the engine sees: they count for that question and cannot be chosen.
+// Nodes free now that Slurm did not offer (reserved by backfill for another
+// job, excluded) stay out.
+void add_busy_partition_nodes(const Snapshot &s, const job_record_t *job, const place::Request &req,
+			      place::Allowed &allowed)
+{
+	if (!job->part_ptr || !job->part_ptr->node_bitmap)
+		return;
+	const place::State &st = *s.state;
+	int need = req.gpus_per_node > 0 ? req.gpus_per_node : 1;
+	bitstr_t *part = job->part_ptr->node_bitmap;
+	for (int64_t i = 0; i < bit_size(part); i++) {
+		if (!bit_test(part, i))
+			continue;
+		topo::Index m = s.model(i);
+		if (m == topo::none || allowed.test(m) || !st.available(m))
+			continue;
+		if (st.free_gpus(m) < need || (req.whole_node && !st.idle(m)))
+			allowed.set(m);
+	}
+}
+
 // A tier when Slurm chooses the nodes (--contiguous, --spread-job, LLN,
 // --exclusive=topo, --segment): the tier still picks the class, cons_tres the
 // nodes within it. RUN_NOW offers cons_tres the nodes of each eligible class
@@ -476,7 +502,7 @@ int topo_job_test(Snapshot &s, job_record_t *job, bitstr_t *bitmap, uint32_t min
 		// Nodes named by the job (-w) win over a tier, as a model named in
 		// --constraint does; for the other policies the tier picks the class.
 		int rc = SLURM_ERROR;
-		if (!ask.policies.required_all && !ask.policies.required_gpus && forward_by_tier(s, c, ask, hints, rc))
+		if (ask.required.empty() && forward_by_tier(s, c, ask, hints, rc))
 			return rc;
 		return slurm_decides(why + " asks for Slurm's own choice");
 	}
@@ -494,6 +520,8 @@ int topo_job_test(Snapshot &s, job_record_t *job, bitstr_t *bitmap, uint32_t min
 	cons.target_nodes = static_cast<int>(req_nodes);
 	cons.use_min_nodes = ask.use_min_nodes;
 	place::Request req = make_request(s, ask, hints, c, offered.count);
+	if (req.may_wait_s > 0)
+		add_busy_partition_nodes(s, job, req, offered.allowed);
 	if (mode == SELECT_MODE_WILL_RUN) {
 		// Waiting by choice (for its cheapest class, or off-peak hours) it
 		// has no plan: backfill reserves nothing for it, and the nodes it

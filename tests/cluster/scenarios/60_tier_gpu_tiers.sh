@@ -106,6 +106,13 @@ ja=$(submit -N4 --gres=gpu:8 --constraint=a100 -o /dev/null --wrap 'sleep 600')
 wait_state "$ja" RUNNING 30 || fail "a later a100 job is $(job_state "$ja") while job $jw waits for h100: $(job_field "$ja" Reason)"
 note "meanwhile a later -N4 --constraint=a100 job runs on $(job_field "$ja" NodeList): the waiting job holds no a100 node"
 stop "$ja"
+# a100 is free again and h100 still full: the job keeps waiting through
+# several passes of backfill (bf_interval=1), which offers it only the nodes
+# free now, and of the main scheduler.
+sleep 5
+[ "$(job_state "$jw")" = PENDING ] ||
+	fail "job $jw took $(job_field "$jw" NodeList) once a100 freed, within its wait for h100 ($(grep -oE "JobId=$jw placed.*" "$log" | head -1))"
+note "a100 free, h100 full: job $jw still waits for h100 after 5 s of scheduler and backfill passes"
 stop "$full"
 wait_state "$jw" RUNNING 30 || fail "job $jw is $(job_state "$jw") once h100 is free: $(job_field "$jw" Reason)"
 expect_class "$jw" "$(job_field "$jw" NodeList)" h100 "h100 freed within its wait: --gpu-tier=value -t 4"
