@@ -294,18 +294,19 @@ bool forward_by_tier(Snapshot &s, const Call &c, const JobAsk &ask, const place:
 	}
 	int64_t size = bit_size(c.bitmap);
 	// The offered nodes of these classes.
+	// (Nothing in the loop throws: the copy is the caller's to free.)
 	auto of_classes = [&](const std::vector<std::string> &names) {
-		OwnedBitmap b(bit_copy(c.bitmap));
+		bitstr_t *b = bit_copy(c.bitmap);
 		for (int64_t i = 0; i < size; i++) {
-			if (!bit_test(b.b, i))
+			if (!bit_test(b, i))
 				continue;
 			topo::Index m = s.model(i);
 			const topo::Node *n = m == topo::none ? nullptr : &cl.nodes[static_cast<size_t>(m)];
-			std::string_view cls = n && n->perf_class ? cl.classes.name(n->perf_class) : std::string_view();
-			if (std::find(names.begin(), names.end(), cls) == names.end())
-				bit_clear(b.b, i);
+			const std::string *cls = n && n->perf_class ? &cl.classes.name(n->perf_class) : nullptr;
+			if (!cls || std::find(names.begin(), names.end(), *cls) == names.end())
+				bit_clear(b, i);
 		}
-		return bit_copy(b.b);
+		return b;
 	};
 	std::vector<std::string> eligible;
 	for (size_t i = 0; i < plan->eligible; i++)
