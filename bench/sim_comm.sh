@@ -17,21 +17,11 @@
 # placement and the order differ.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-loom=${LOOM_BUILDDIR:-$top/_build}/tools/loom
+name=sim_comm
 page=$top/bench/results/comm-sim.md
 work=/tmp/loom-sim-comm
 seeds="1 2 3 4 5 6"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--out) page=$2; shift 2 ;;
-	--work) work=$2; shift 2 ;;
-	--seeds) seeds=$2; shift 2 ;;
-	*) echo "sim_comm: unknown option '$1'" >&2; exit 2 ;;
-	esac
-done
-[ -x "$loom" ] || { echo "sim_comm: $loom: build loom first (scripts/build.sh)" >&2; exit 1; }
-rm -rf "$work"
-mkdir -p "$work"
+. "$top/bench/sim_args.sh" "$@"
 cluster="gpus=10240 fabric=fat"
 # Fabrics: a name for the page, then the generator's extra words.
 fabrics=("non-blocking leaves|" "leaves 2:1|leaf_oversub=2")

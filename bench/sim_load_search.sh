@@ -11,21 +11,11 @@
 #   sim_load_search.sh [--out FILE] [--work DIR] [--seeds "1 2 3 4"]
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-loom=${LOOM_BUILDDIR:-$top/_build}/tools/loom
+name=sim_load_search
 page=$top/bench/results/load-search.md
 work=/tmp/loom-sim-load-search
 seeds="1 2 3 4"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--out) page=$2; shift 2 ;;
-	--work) work=$2; shift 2 ;;
-	--seeds) seeds=$2; shift 2 ;;
-	*) echo "sim_load_search: unknown option '$1'" >&2; exit 2 ;;
-	esac
-done
-[ -x "$loom" ] || { echo "sim_load_search: $loom: build loom first (scripts/build.sh)" >&2; exit 1; }
-rm -rf "$work"
-mkdir -p "$work"
+. "$top/bench/sim_args.sh" "$@"
 # 10,240 GPUs: 80 leaves of 16 eight-GPU nodes, leaves 2:1 to their pod (as
 # Ethernet fabrics often are), pods 2:1 to the spine.
 cluster="gpus=10240 fabric=fat leaf_oversub=2"

@@ -14,21 +14,11 @@
 # configuration of a seed runs the same jobs and the same failures.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-loom=${LOOM_BUILDDIR:-$top/_build}/tools/loom
+name=sim_spares
 page=$top/bench/results/spares-sim.md
 work=/tmp/loom-sim-spares
 seeds="1 2 3 4 5 6"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--out) page=$2; shift 2 ;;
-	--work) work=$2; shift 2 ;;
-	--seeds) seeds=$2; shift 2 ;;
-	*) echo "sim_spares: unknown option '$1'" >&2; exit 2 ;;
-	esac
-done
-[ -x "$loom" ] || { echo "sim_spares: $loom: build loom first (scripts/build.sh)" >&2; exit 1; }
-rm -rf "$work"
-mkdir -p "$work"
+. "$top/bench/sim_args.sh" "$@"
 cluster="gpus=36864 fabric=nvl72"
 mix="days=14 load=0.8 large_gpus=1024-16384"
 printf '# half the hardware failures announced an hour ahead\n' >"$work/warn.model"

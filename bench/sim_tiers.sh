@@ -15,21 +15,11 @@
 # GPUs), 40% asking for value, 30% balanced, 30% fast. No failures.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-loom=${LOOM_BUILDDIR:-$top/_build}/tools/loom
+name=sim_tiers
 page=$top/bench/results/tiers-sim.md
 work=/tmp/loom-sim-tiers
 seeds="1 2 3 4"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--out) page=$2; shift 2 ;;
-	--work) work=$2; shift 2 ;;
-	--seeds) seeds=$2; shift 2 ;;
-	*) echo "sim_tiers: unknown option '$1'" >&2; exit 2 ;;
-	esac
-done
-[ -x "$loom" ] || { echo "sim_tiers: $loom: build loom first (scripts/build.sh)" >&2; exit 1; }
-rm -rf "$work"
-mkdir -p "$work"
+. "$top/bench/sim_args.sh" "$@"
 cluster="gpus=10240 fabric=fat classes=a100:34,h100:33,b200:33"
 mix="days=7 large_gpus=256-2048 tiers=value:40,balanced:30,fast:30"
 # Offered load in GPU-hours at 1x: the classes average 2x, so 0.8 leaves the
