@@ -276,7 +276,8 @@ void add_busy_partition_nodes(const Snapshot &s, const job_record_t *job, const 
 // classes together (RUN_NOW takes one). A value tier does not wait by choice
 // here. Returns false when the need does not apply (no classes, a model named
 // in --constraint): Slurm's choice over every node offered.
-bool forward_by_tier(Snapshot &s, const Call &c, const JobAsk &ask, const place::Hints &hints, int &rc)
+bool forward_by_tier(Snapshot &s, const Call &c, const JobAsk &ask, const place::Hints &hints, const std::string &why,
+		     int &rc)
 {
 	place::Need need = hints.need;
 	if (!need.given() || !s.weights.tiers || s.weights.tiers->empty() ||
@@ -352,7 +353,7 @@ bool forward_by_tier(Snapshot &s, const Call &c, const JobAsk &ask, const place:
 		note_accounting(c.job, req, d, k);
 		char *nodes = bitmap2node_name(c.bitmap);
 		info("select/topo: JobId=%u placed by cons_tres on %s (Slurm chooses the nodes: %s; class %s of %s)",
-		     ask.job_id, nodes, place::step_aside_for(ask.policies).c_str(), d.gpu_class.c_str(),
+		     ask.job_id, nodes, why.c_str(), d.gpu_class.c_str(),
 		     place::describe_plan(*plan).c_str());
 		xfree(nodes);
 		return true;
@@ -503,7 +504,7 @@ int topo_job_test(Snapshot &s, job_record_t *job, bitstr_t *bitmap, uint32_t min
 		// Nodes named by the job (-w) win over a tier, as a model named in
 		// --constraint does; for the other policies the tier picks the class.
 		int rc = SLURM_ERROR;
-		if (ask.required.empty() && forward_by_tier(s, c, ask, hints, rc))
+		if (ask.required.empty() && forward_by_tier(s, c, ask, hints, why, rc))
 			return rc;
 		return slurm_decides(why + " asks for Slurm's own choice");
 	}
