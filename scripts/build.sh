@@ -38,11 +38,13 @@ if command -v ccache >/dev/null; then
 	mkdir -p "$CCACHE_DIR"
 	cc_env=(CC="ccache gcc" CXX="ccache g++")
 fi
-if [ ! -f Makefile ] || [ "$(cat .loom-configure-args 2>/dev/null)" != "$want ${cc_env[*]}" ]; then
-	echo "build: configure $want"
+# configure reads CXXFLAGS from the environment: a change to it reconfigures too.
+stamp="$want ${cc_env[*]}${CXXFLAGS:+ CXXFLAGS=$CXXFLAGS}"
+if [ ! -f Makefile ] || [ "$(cat .loom-configure-args 2>/dev/null)" != "$stamp" ]; then
+	echo "build: configure $want${CXXFLAGS:+ (CXXFLAGS=$CXXFLAGS)}"
 	# shellcheck disable=SC2086
 	"$top/configure" $want "${cc_env[@]}" >configure.out 2>&1 || { tail -40 configure.out >&2; exit 1; }
-	echo "$want ${cc_env[*]}" >.loom-configure-args
+	echo "$stamp" >.loom-configure-args
 	sed -n '/^  loom /,$p' configure.out
 fi
 echo "build: make -j$jobs in $builddir"

@@ -9,11 +9,13 @@
 # fuzzers (bounded time), make distcheck, rpm and deb packages; and on every
 # other supported release (scripts/slurm.sh supported) the tiers that depend
 # on Slurm: the release itself (built from shared/vendor once, in the
-# background while the default release's tiers run), loom's build against it
-# with its plugin-load checks, the cluster scenarios, the differential tier
-# (tests/differential: plain cons_tres against select/topo) and the consumers
-# tier (tests/consumers: the files loom writes, read by that release's
-# slurmctld and slurmd); the last three for every such release at once.
+# background from the start), loom's build against it with its plugin-load
+# checks, the cluster scenarios, the differential tier (tests/differential:
+# plain cons_tres against select/topo) and the consumers tier
+# (tests/consumers: the files loom writes, read by that release's slurmctld
+# and slurmd). After the first build the tiers run in lanes at once: one per
+# release for those that run daemons, one at lower priority for those that
+# compute; the verdicts are printed in a fixed order at the end.
 # With --slurm VERSION: every tier, on that release only.
 # --quick skips the sanitizer build, distcheck and packages.
 # Needs root: it installs packages and runs Slurm daemons. A tier that cannot
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
 	--slurm) only=${2:?--slurm needs a version}; shift 2 ;;
-	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -96,8 +98,10 @@ record() {
 
 build() { LOOM_BUILDDIR=$(builddir_of "$1") "$top/scripts/build.sh" --slurm "$1"; }
 unit() { cd "$LOOM_BUILDDIR" && make -j2 check; }
+# -O1 -g: what AddressSanitizer's documentation advises (reports with line
+# numbers, about a third less compile time than -O2).
 unit_sanitizers() {
-	LOOM_BUILDDIR=$top/_build-asan "$top/scripts/build.sh" --slurm "$main" --enable-sanitizers &&
+	CXXFLAGS="-g -O1" LOOM_BUILDDIR=$top/_build-asan "$top/scripts/build.sh" --slurm "$main" --enable-sanitizers &&
 		cd "$top/_build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 make -j2 check
 }
 # The plugin-load checks of a release: symbols the plugins need are in that
@@ -115,91 +119,114 @@ fuzz() {
 	ls "$top"/tests/fuzz/fuzz_*.cpp >/dev/null 2>&1 || { echo "fuzz: no fuzz targets"; return 1; }
 	"$top/tests/fuzz/run.sh" "${LOOM_FUZZ_SECONDS:-10}"
 }
+# distcheck asks whether the tarball is whole: it builds, tests, installs and
+# uninstalls from it out of tree. Optimisation and debug information add
+# nothing to that answer (the build tier has both), so -O1 -g0 (-Werror still).
 distcheck() {
 	local cc=()
 	[ -z "${CCACHE_DIR:-}" ] || cc=(CC="ccache gcc" CXX="ccache g++")
-	cd "$LOOM_BUILDDIR" && env "${cc[@]}" make -j2 distcheck
+	cd "$LOOM_BUILDDIR" && env "${cc[@]}" make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="CXXFLAGS='-O1 -g0'"
 }
 packages() { cd "$LOOM_BUILDDIR" && make rpm && make deb && "$top/packaging/check-packages.sh" "$LOOM_BUILDDIR"; }
 
-# The other releases are built from source once (minutes each): in the
-# background, at low priority, while the main release's tiers run.
-installer=
-if [ ${#others[@]} -gt 0 ]; then
-	"$top/scripts/deps.sh" >/dev/null
-	(
-		for v in "${others[@]}"; do
-			start=$(date +%s)
-			nice -n 19 "$top/scripts/slurm.sh" install "$v" >"$logdir/slurm-$v.log" 2>&1
-			echo "$? $(( $(date +%s) - start ))" >"$logdir/slurm-$v.rc"
-		done
-	) &
-	installer=$!
-fi
 
-echo "=== Slurm $main: every tier"
-if tier "build-$main" build "$main"; then
-	tier "unit-$main" unit
-	[ $quick = 1 ] || tier "unit-sanitizers-$main" unit_sanitizers
-	tier "cluster-$main" cluster "$main"
-	tier "differential-$main" differential "$main"
-	tier "consumers-$main" consumers "$main"
-	tier "fuzz" fuzz
+# After the main release's build, the tiers run in lanes at once, each tier's
+# log in $logdir and its verdict in $logdir/verdicts, printed in full at the
+# end in a fixed order (a line says when each one ends):
+#  - a daemon lane per release: cluster, differential, consumers. They wait on
+#    Slurm's daemons far more than they compute, and each release's clusters
+#    have their own directories, ports and processes;
+#  - the CPU lane, at lower priority so the daemons are never starved: unit
+#    tests, the sanitizer build and its tests, fuzzers, distcheck, packages;
+#  - the releases lane, when there are other releases: each one built from
+#    source once (minutes, at the lowest priority; from the start), then loom's
+#    build against it and its plugin-load checks, then its daemon lane.
+verdicts=$logdir/verdicts
+: >"$verdicts"
+# lane_tier NAME COMMAND...: one tier in a lane.
+lane_tier() {
+	local name=$1 start rc secs
+	shift
+	start=$(date +%s)
+	"$@" >"$logdir/$name.log" 2>&1
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	echo "$name $rc $secs" >>"$verdicts"
+	echo "... $([ "$rc" = 0 ] && echo PASS || echo FAIL): $name (${secs}s, at $(date +%H:%M:%S))"
+	return $rc
+}
+daemon_lane() {
+	lane_tier "cluster-$1" cluster "$1"
+	lane_tier "differential-$1" differential "$1"
+	lane_tier "consumers-$1" consumers "$1"
+}
+cpu_lane() {
+	renice -n 10 -p "$BASHPID" >/dev/null
+	lane_tier "unit-$main" unit
+	[ $quick = 1 ] || lane_tier "unit-sanitizers-$main" unit_sanitizers
+	lane_tier fuzz fuzz
 	if [ $quick = 0 ]; then
-		tier "distcheck-$main" distcheck
-		tier "packages-$main" packages
+		lane_tier "distcheck-$main" distcheck
+		lane_tier "packages-$main" packages
 	fi
-fi
-
-# The other releases: each one's build and plugin-load checks first, one
-# release at a time (they compile); then their cluster, differential and
-# consumers tiers, every release at once: those tiers wait on daemons far more
-# than they compute, and each release's clusters have their own directories,
-# ports and processes. Their verdicts are printed afterwards, release by
-# release, as if they had run one after the other.
-if [ -n "$installer" ]; then
-	wait "$installer"
-	ready=()
+}
+releases_lane() {
+	local v pids=()
 	for v in "${others[@]}"; do
-		echo "=== Slurm $v: the release, loom's build and plugin load"
-		echo "=== tier: slurm-$v"
-		read -r rc secs <"$logdir/slurm-$v.rc" 2>/dev/null || { rc=1; secs=0; }
-		record "slurm-$v" "$rc" "$secs"
-		[ "$rc" = 0 ] || continue
-		tier "build-$v" build "$v" || continue
-		tier "plugins-$v" plugins "$v"
-		ready+=("$v")
-	done
-	# quiet_tier NAME COMMAND...: tier's run and log, its verdict kept for later.
-	quiet_tier() {
-		local name=$1 start rc
-		shift
-		start=$(date +%s)
-		"$@" >"$logdir/$name.log" 2>&1
-		rc=$?
-		echo "$name $rc $(( $(date +%s) - start ))" >>"$logdir/verdicts-$v"
-	}
-	pids=()
-	for v in "${ready[@]}"; do
-		rm -f "$logdir/verdicts-$v"
-		(
-			quiet_tier "cluster-$v" cluster "$v"
-			quiet_tier "differential-$v" differential "$v"
-			quiet_tier "consumers-$v" consumers "$v"
-		) &
+		lane_tier "slurm-$v" nice -n 19 "$top/scripts/slurm.sh" install "$v" || continue
+		# loom's builds share the source tree's configure: after the main one.
+		while [ ! -e "$logdir/main-build-done" ]; do sleep 5; done
+		lane_tier "build-$v" build "$v" || continue
+		lane_tier "plugins-$v" plugins "$v"
+		daemon_lane "$v" &
 		pids+=($!)
 	done
-	[ ${#pids[@]} = 0 ] || { echo "=== Slurm ${ready[*]}: cluster, differential and consumers tiers, at once"; wait "${pids[@]}"; }
-	for v in "${ready[@]}"; do
-		echo "=== Slurm $v: cluster scenarios, differential, consumers"
-		for t in cluster differential consumers; do
-			echo "=== tier: $t-$v"
-			read -r name rc secs < <(grep "^$t-$v " "$logdir/verdicts-$v" 2>/dev/null) ||
-				{ name=$t-$v; rc=1; secs=0; echo "test: tier $name left no verdict" >>"$logdir/$name.log"; }
-			record "$name" "$rc" "$secs"
-		done
-	done
+	[ ${#pids[@]} = 0 ] || wait "${pids[@]}"
+}
+# verdict NAME: print the verdict a lane left for NAME (a failure if none).
+verdict() {
+	local name=$1 rc secs
+	echo "=== tier: $name"
+	read -r _ rc secs < <(grep "^$name " "$verdicts") ||
+		{ rc=1; secs=0; echo "test: tier $name left no verdict" >>"$logdir/$name.log"; }
+	record "$name" "$rc" "$secs"
+	return "$rc"
+}
+
+lanes=()
+if [ ${#others[@]} -gt 0 ]; then
+	"$top/scripts/deps.sh" >/dev/null
+	releases_lane &
+	lanes+=($!)
 fi
+echo "=== Slurm $main: build, then every tier in lanes at once"
+tier "build-$main" build "$main"
+main_rc=$?
+touch "$logdir/main-build-done"
+if [ $main_rc = 0 ]; then
+	daemon_lane "$main" &
+	lanes+=($!)
+	cpu_lane &
+	lanes+=($!)
+fi
+[ ${#lanes[@]} = 0 ] || wait "${lanes[@]}"
+
+if [ $main_rc = 0 ]; then
+	echo "=== Slurm $main: every tier"
+	verdict "unit-$main"
+	[ $quick = 1 ] || verdict "unit-sanitizers-$main"
+	for t in cluster differential consumers; do verdict "$t-$main"; done
+	verdict fuzz
+	if [ $quick = 0 ]; then
+		verdict "distcheck-$main"
+		verdict "packages-$main"
+	fi
+fi
+for v in "${others[@]}"; do
+	echo "=== Slurm $v: the release, loom's build, plugin load, cluster scenarios, differential, consumers"
+	if ! verdict "slurm-$v" || ! verdict "build-$v"; then continue; fi
+	for t in plugins cluster differential consumers; do verdict "$t-$v"; done
+done
 
 [ -z "${CCACHE_DIR:-}" ] || ccache -s 2>/dev/null | grep -E 'Hits|Misses|hit rate' | head -4 | sed 's/^/ccache: /'
 echo
