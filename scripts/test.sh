@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
 	--slurm) only=${2:?--slurm needs a version}; shift 2 ;;
-	-h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
