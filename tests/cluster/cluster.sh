@@ -36,6 +36,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/cluster/nap.sh
+. "$top/tests/cluster/nap.sh"
 
 nodes=16
 gpus=8
@@ -130,10 +132,13 @@ export PATH="$slurm_prefix/bin:$PATH"
 # ----------------------------------------------------------------- processes
 
 # True if pid is alive and not a zombie.
+# Read by the shell: teardown asks this of every daemon ten times a second
+# (tests/cluster/nap.sh says why no process is started for it).
 alive() {
-	local st
-	[ -r "/proc/$1/stat" ] || return 1
-	st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+	local line st
+	{ read -r line <"/proc/$1/stat"; } 2>/dev/null || return 1
+	st=${line##*) }
+	st=${st%% *}
 	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
 }
 
@@ -142,12 +147,17 @@ alive() {
 # that run tests: only the daemons are started with that variable).
 cluster_pids() {
 	local p
+	local vars v
 	for p in /proc/[0-9]*; do
 		p=${p#/proc/}
 		[ "$p" = $$ ] && continue
-		if { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -xF "LOOM_CLUSTER_DAEMON=$dir" >/dev/null; then
-			alive "$p" && echo "$p"
-		fi
+		{ mapfile -d '' -t vars <"/proc/$p/environ"; } 2>/dev/null || continue
+		for v in "${vars[@]}"; do
+			if [ "$v" = "LOOM_CLUSTER_DAEMON=$dir" ]; then
+				alive "$p" && echo "$p"
+				break
+			fi
+		done
 	done
 }
 
@@ -180,21 +190,21 @@ stop_pids() {
 		left=0
 		for p in "$@"; do alive "$p" && left=1; done
 		[ $left = 0 ] && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	kill -KILL "$@" 2>/dev/null || true
 }
 
 pidfile_pids() {
-	local f p
+	local f p args
 	for f in "$dir"/run/*.pid; do
 		[ -f "$f" ] || continue
-		p=$(cat "$f" 2>/dev/null || true)
+		{ read -r p <"$f"; } 2>/dev/null || p=
 		case $p in ''|*[!0-9]*) continue ;; esac
 		# Only our daemons: the pid must still run slurmctld or slurmd.
-		if alive "$p" && { tr '\0' ' ' <"/proc/$p/cmdline"; } 2>/dev/null | grep -E '(^|/)slurm(ctld|d)( |$)' >/dev/null; then
-			echo "$p"
-		fi
+		alive "$p" || continue
+		{ mapfile -d '' -t args <"/proc/$p/cmdline"; } 2>/dev/null || continue
+		case ${args[0]:-} in slurmctld | slurmd | */slurmctld | */slurmd) echo "$p" ;; esac
 	done
 }
 
@@ -231,7 +241,7 @@ ensure_munge() {
 			say "restarting munged with $munge_threads threads for $nodes nodes"
 			kill "$pid" 2>/dev/null || true
 			local i
-			for i in $(seq 1 50); do alive "$pid" || break; sleep 0.1; done
+			for i in $(seq 1 50); do alive "$pid" || break; nap 0.1; done
 		else
 			return 0
 		fi
@@ -246,7 +256,7 @@ ensure_munge() {
 	local i
 	for i in $(seq 1 50); do
 		munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	die "munged started but 'munge -n | unmunge' still fails"
 }
@@ -483,18 +493,29 @@ print_logs() {
 
 wait_idle() {
 	local deadline states
-	deadline=$(( $(date +%s) + timeout ))
+	deadline=$(( EPOCHSECONDS + timeout ))
+	local out n st idle
+	local -A seen count
 	while :; do
-		states=$(SLURM_CONF=$conf sinfo -h -N -o '%N %T' 2>/dev/null | sort -u | awk '{print $2}' | sort | uniq -c | tr -s ' ' || true)
-		if [ -n "$states" ] && [ "$(SLURM_CONF=$conf sinfo -h -N -t idle -o '%N' 2>/dev/null | sort -u | wc -l)" = "$nodes" ]; then
-			return 0
-		fi
-		if [ "$(date +%s)" -ge "$deadline" ]; then
+		# One sinfo a poll, counted by the shell: each node once (a node in
+		# several partitions is listed once per partition), by state.
+		out=$(SLURM_CONF=$conf sinfo -h -N -o '%N %T' 2>/dev/null) || out=
+		seen=() count=() idle=0
+		while read -r n st; do
+			{ [ -n "$n" ] && [ -z "${seen[$n]:-}" ]; } || continue
+			seen[$n]=1
+			count[$st]=$(( ${count[$st]:-0} + 1 ))
+		done <<<"$out"
+		idle=${count[idle]:-0}
+		states=
+		for st in "${!count[@]}"; do states+=" ${count[$st]} $st"; done
+		[ "$idle" != "$nodes" ] || return 0
+		if [ "$EPOCHSECONDS" -ge "$deadline" ]; then
 			echo "cluster: error: nodes not idle after ${timeout}s (states:${states:- none reported})" >&2
 			print_logs >&2
 			return 1
 		fi
-		sleep 0.3
+		nap 0.3
 	done
 }
 

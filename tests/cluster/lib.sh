@@ -1,6 +1,10 @@
 # Helpers for cluster scenarios (sourced by tests/cluster/run.sh before each one).
 # SLURM_CONF, LOOM_CLUSTER_DIR, LOOM_SRCDIR and LOOM_BUILDDIR are set.
 
+# nap SECONDS, and why scenarios wait with it.
+# shellcheck source=tests/cluster/nap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/nap.sh"
+
 # Stop the scenario with a message; run.sh prints the daemon logs.
 fail() {
 	echo "FAIL: $*" >&2
@@ -10,9 +14,18 @@ fail() {
 
 note() { echo "  $*"; }
 
-# job_field JOBID FIELD: one field of `scontrol show job -o` (e.g. JobState, NodeList, Restarts).
+# job_field JOBID FIELD: one field of `scontrol show job -o` (e.g. JobState,
+# NodeList, Restarts): one scontrol, parsed by the shell (nap.sh says why).
 job_field() {
-	scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
+	local out f fields=()
+	out=$(scontrol show job -o "$1" 2>/dev/null) || true
+	read -ra fields <<<"$out"
+	for f in "${fields[@]}"; do
+		if [[ $f == "$2="* ]]; then
+			printf '%s\n' "${f#"$2="}"
+			return 0
+		fi
+	done
 }
 
 # job_state JOBID: PENDING, RUNNING, COMPLETED, FAILED, ... (empty if unknown).
@@ -22,24 +35,24 @@ job_state() { job_field "$1" JobState; }
 # list is accepted: "COMPLETED|FAILED"). Fails on timeout, naming the state seen.
 wait_state() {
 	local job=$1 want=$2 limit=${3:-60} deadline st
-	deadline=$(( $(date +%s) + limit ))
+	deadline=$(( EPOCHSECONDS + limit ))
 	while :; do
 		st=$(job_state "$job")
-		if [ -n "$st" ] && echo "$st" | grep -xE "$want" >/dev/null; then
+		if [ -n "$st" ] && [[ $st =~ ^($want)$ ]]; then
 			return 0
 		fi
-		[ "$(date +%s)" -lt "$deadline" ] || fail "job $job: state ${st:-unknown} (reason $(job_field "$job" Reason 2>/dev/null || echo ?)) after ${limit}s, expected $want"
-		sleep 0.5
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "job $job: state ${st:-unknown} (reason $(job_field "$job" Reason 2>/dev/null || echo ?)) after ${limit}s, expected $want"
+		nap 0.5
 	done
 }
 
 # wait_file PATH [TIMEOUT_S]: wait until PATH exists and is not empty.
 wait_file() {
 	local path=$1 limit=${2:-60} deadline
-	deadline=$(( $(date +%s) + limit ))
+	deadline=$(( EPOCHSECONDS + limit ))
 	until [ -s "$path" ]; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "$path did not appear within ${limit}s"
-		sleep 0.3
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "$path did not appear within ${limit}s"
+		nap 0.3
 	done
 }
 

@@ -59,7 +59,7 @@ for s in "${scenarios[@]}"; do
 		fi
 	done < <(sed -n 's/^# cluster\[>=\([0-9.]*\)\]: \(.*\)$/\1 \2/p' "$s")
 	echo "=== $name${opts:+ ($opts)}"
-	start=$(date +%s)
+	start=$EPOCHSECONDS
 	# The options as a shell would split them (quotes kept: --plugstack-args "a=1 b=2").
 	eval "set -- $opts"
 	if ! up_out=$("$here/cluster.sh" up --slurm "$slurm" --dir "$dir" --builddir "$builddir" "$@" 2>&1); then
@@ -84,7 +84,7 @@ for s in "${scenarios[@]}"; do
 			rc=1
 		fi
 	fi
-	secs=$(( $(date +%s) - start ))
+	secs=$(( EPOCHSECONDS - start ))
 	if [ $rc = 0 ]; then
 		echo "--- PASS: $name (${secs}s)"
 		passed=$((passed + 1))

@@ -24,6 +24,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/cluster/nap.sh
+. "$top/tests/cluster/nap.sh"
 slurm=${LOOM_SLURM:-}
 builddir=${LOOM_BUILDDIR:-$top}
 dir=/tmp/loom-consumers
@@ -64,7 +66,7 @@ mkdir -p "$dir"
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
 	mkdir -p /run/munge && chown munge:munge /run/munge 2>/dev/null
 	runuser -u munge -- /usr/sbin/munged --force 2>/dev/null || runuser -u munge -- /usr/sbin/munged
-	sleep 0.5
+	nap 0.5
 fi
 
 # slurm.conf for NAME's nodes (one per line in NODES), no slurmd needed.
@@ -105,7 +107,7 @@ stop_ctld() {
 	local pid
 	pid=$(cat "$1/run/slurmctld.pid" 2>/dev/null) || return 0
 	kill "$pid" 2>/dev/null
-	for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+	for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; nap 0.1; done
 	kill -9 "$pid" 2>/dev/null || true
 }
 
@@ -138,7 +140,7 @@ topology() {
 		if scontrol ping 2>/dev/null | grep 'is UP' >/dev/null; then up=1; break; fi
 		pid=$(cat "$d/run/slurmctld.pid" 2>/dev/null || true)
 		if [ "$i" -gt 10 ] && { [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; }; then break; fi
-		sleep 0.2
+		nap 0.2
 	done
 	if [ $up = 0 ]; then
 		no "$name: slurmctld did not start with loom's $format: $(first_failure "$d/log/slurmctld.log" "$d/log/slurmctld.out")"

@@ -23,6 +23,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/cluster/nap.sh
+. "$top/tests/cluster/nap.sh"
 slurm=${LOOM_SLURM:-}
 builddir=${LOOM_BUILDDIR:-}
 sizes=${LOOM_DIFF_SIZES:-"1 3 6"}
@@ -66,7 +68,7 @@ wait $p1 || { cat "$plain_dir.up.log"; echo "differential: the cons_tres cluster
 wait $p2 || { cat "$topo_dir.up.log"; echo "differential: the select/topo cluster did not come up"; echo "0 passed, 1 failed"; exit 1; }
 conf_of() { echo "$1/etc/slurm.conf"; }
 dir_of() { if [ "$1" = plain ]; then echo "$plain_dir"; else echo "$topo_dir"; fi; }
-on() { local d=$1; shift; SLURM_CONF=$(conf_of "$d") "$@"; }
+on() { local d=$1; shift; SLURM_CONF=$d/etc/slurm.conf "$@"; }
 both() { on "$plain_dir" "$@" && on "$topo_dir" "$@"; }
 
 # ------------------------------------------------------------------ states
@@ -106,23 +108,24 @@ set_state() {
 		done
 	done < <(state_jobs "$1")
 	# Running on both before any test job.
-	local deadline=$(( $(date +%s) + 30 )) want
+	local deadline=$(( EPOCHSECONDS + 30 )) want plain_running topo_running
 	want=$(state_jobs "$1" | grep -c . || true)
 	while :; do
-		if [ "$(on "$plain_dir" squeue -h -t R -n background | wc -l)" = "$want" ] &&
-		   [ "$(on "$topo_dir" squeue -h -t R -n background | wc -l)" = "$want" ]; then
+		mapfile -t plain_running < <(on "$plain_dir" squeue -h -t R -n background)
+		mapfile -t topo_running < <(on "$topo_dir" squeue -h -t R -n background)
+		if [ "${#plain_running[@]}" = "$want" ] && [ "${#topo_running[@]}" = "$want" ]; then
 			return 0
 		fi
-		[ "$(date +%s)" -lt "$deadline" ] || { echo "differential: background jobs of state $1 not running"; return 1; }
-		sleep 0.3
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || { echo "differential: background jobs of state $1 not running"; return 1; }
+		nap 0.3
 	done
 }
 # No job of the test left on either cluster (completing ones included).
 wait_drained() {
-	local deadline=$(( $(date +%s) + 30 ))
+	local deadline=$(( EPOCHSECONDS + 30 ))
 	while [ -n "$(on "$plain_dir" squeue -h -o %i 2>/dev/null)$(on "$topo_dir" squeue -h -o %i 2>/dev/null)" ]; do
-		[ "$(date +%s)" -lt "$deadline" ] || return 1
-		sleep 0.2
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || return 1
+		nap 0.2
 	done
 }
 # Test jobs only: the background stays.
@@ -131,11 +134,11 @@ cancel_tests() {
 	for d in "$plain_dir" "$topo_dir"; do
 		on "$d" squeue -h -o '%i %j' | awk '$2 != "background" {print $1}' | xargs -r env SLURM_CONF="$(conf_of "$d")" scancel
 	done
-	local deadline=$(( $(date +%s) + 20 ))
+	local deadline=$(( EPOCHSECONDS + 20 ))
 	while :; do
 		[ -n "$( { on "$plain_dir" squeue -h -o '%j'; on "$topo_dir" squeue -h -o '%j'; } | grep -vx background)" ] || return 0
-		[ "$(date +%s)" -lt "$deadline" ] || return 1
-		sleep 0.2
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || return 1
+		nap 0.2
 	done
 }
 
@@ -324,10 +327,10 @@ while IFS=$'\t' read -r st label args; do
 		jid[$side]=${jid[$side]%%;*}
 	done
 	# Wait until the job has left both queues (ran and ended), or 20 s: pending.
-	deadline=$(( $(date +%s) + 20 ))
+	deadline=$(( EPOCHSECONDS + 20 ))
 	while [ -n "$(on "$plain_dir" squeue -h -n "t-$label" -o %i)$(on "$topo_dir" squeue -h -n "t-$label" -o %i)" ] &&
-	      [ "$(date +%s)" -lt "$deadline" ]; do
-		sleep 0.3
+	      [ "$EPOCHSECONDS" -lt "$deadline" ]; do
+		nap 0.3
 	done
 	for side in plain topo; do
 		[ -n "${jid[$side]}" ] || continue

@@ -7,10 +7,10 @@ wait_state "$j" RUNNING 30
 wait_file "$out/rq.out" 10
 scontrol requeue "$j" || fail "scontrol requeue $j refused"
 # After cred_expire (5 s) the job starts again.
-deadline=$(( $(date +%s) + 60 ))
+deadline=$(( EPOCHSECONDS + 60 ))
 until grep -q "start restart_count=1" "$out/rq.out"; do
-	[ "$(date +%s)" -lt "$deadline" ] || fail "job $j did not restart with SLURM_RESTART_COUNT=1: $(cat "$out/rq.out")"
-	sleep 0.5
+	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "job $j did not restart with SLURM_RESTART_COUNT=1: $(cat "$out/rq.out")"
+	nap 0.5
 done
 [ "$(job_field "$j" Restarts)" = 1 ] || fail "scontrol shows Restarts=$(job_field "$j" Restarts), expected 1"
 note "job $j: $(tr '\n' ' ' <"$out/rq.out")"

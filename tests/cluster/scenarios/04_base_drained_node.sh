@@ -8,12 +8,12 @@ for i in 1 2 3 4 5; do
 done
 big=$(submit -N4 --gres=gpu:8 -o /dev/null --wrap 'true')
 # Three nodes are usable: three jobs run, two wait, the 4-node job waits.
-deadline=$(( $(date +%s) + 30 ))
+deadline=$(( EPOCHSECONDS + 30 ))
 while [ "$(squeue -h -t R -o %i | wc -l)" -lt 3 ]; do
-	[ "$(date +%s)" -lt "$deadline" ] || fail "expected 3 running jobs: $(squeue -h -o '%i %T %N')"
-	sleep 0.5
+	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "expected 3 running jobs: $(squeue -h -o '%i %T %N')"
+	nap 0.5
 done
-sleep 3 # give the scheduler more cycles to (wrongly) use n2
+nap 3 # give the scheduler more cycles to (wrongly) use n2
 used=$(squeue -h -t R -o %N | xargs -n1 scontrol show hostnames | sort)
 echo "$used" | grep -x n2 >/dev/null && fail "a job was started on drained node n2: $(squeue -h -o '%i %T %N')"
 [ "$(squeue -h -t R -o %i | wc -l)" = 3 ] || fail "expected exactly 3 running jobs: $(squeue -h -o '%i %T %N')"

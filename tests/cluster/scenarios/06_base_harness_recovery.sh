@@ -27,7 +27,7 @@ done
 sinfo -h -t idle -o '%D' | grep -x 4 >/dev/null || fail "not 4 idle nodes after the second up: $(sinfo -h -o '%D %T')"
 note "processes before crash: $before; after a second up: $(daemons), 4 nodes idle"
 "$LOOM_SRCDIR/tests/cluster/cluster.sh" down --dir "$LOOM_CLUSTER_DIR" >/dev/null
-sleep 0.5
+nap 0.5
 [ "$(daemons)" = 0 ] || fail "$(daemons) processes of this cluster left after down"
 for p in $(pgrep -x slurmstepd); do
 	case $(readlink "/proc/$p/cwd" 2>/dev/null) in "$LOOM_CLUSTER_DIR"/*) fail "slurmstepd $p of this cluster left after down" ;; esac

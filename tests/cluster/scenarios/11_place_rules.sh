@@ -32,7 +32,7 @@ for n in n1 n5 n9 n13; do
 	blockers+=("$b")
 done
 g=$(submit -N4 --gres=gpu:8 --locality=leaf:strict -o /dev/null --wrap 'sleep 600')
-sleep 6 # several scheduling cycles
+nap 6 # several scheduling cycles
 [ "$(job_state "$g")" = PENDING ] || fail "leaf:strict gang $g is $(job_state "$g") on $(job_field "$g" NodeList) with no whole leaf free"
 note "leaf:strict 4-node gang waits while every leaf has a busy node ($(job_field "$g" Reason))"
 scancel "${blockers[1]}" # frees n5: leaf2 is whole again
@@ -53,7 +53,7 @@ cp "$conf_dir/loom-topo.conf" "$conf_dir/loom-topo.conf.good"
 echo "cluster_file=$conf_dir/no-such-cluster.json" >>"$conf_dir/loom-topo.conf"
 if slurm_at_least 23.11; then
 	if scontrol reconfigure 2>/dev/null; then fail "scontrol reconfigure accepted a missing fabric file"; fi
-	sleep 1
+	nap 1
 	grep -q "fatal: select/topo: cannot load the fabric: $conf_dir/no-such-cluster.json" "$log" ||
 		fail "no fatal error naming the missing fabric file in slurmctld.log"
 	grep -q "reconfigure failed" "$log" || fail "slurmctld did not report the reconfigure as failed"
@@ -61,7 +61,7 @@ if slurm_at_least 23.11; then
 	note "slurmctld.log: $(grep -m1 'reconfigure failed' "$log" | cut -c26-170)"
 else
 	scontrol reconfigure || fail "scontrol reconfigure failed"
-	sleep 2
+	nap 2
 	grep -q "keeping the last good one" "$log" || fail "no 'keeping the last good one' in slurmctld.log"
 	note "slurmctld.log: $(grep -m1 'keeping the last good one' "$log" | cut -c26-170)"
 fi

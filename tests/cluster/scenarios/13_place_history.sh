@@ -32,10 +32,10 @@ write_stats() { # FAILURES_OF_n1-n4
 	mv "$stats.tmp" "$stats"
 }
 wait_log() { # PATTERN: a new line in slurmctld.log after the mark
-	local deadline=$(( $(date +%s) + 20 ))
+	local deadline=$(( EPOCHSECONDS + 20 ))
 	until tail -n +"$mark" "$log" | grep "$1" >/dev/null; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "no '$1' in slurmctld.log: $(tail -n +"$mark" "$log" | grep select/topo | tail -3)"
-		sleep 0.3
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "no '$1' in slurmctld.log: $(tail -n +"$mark" "$log" | grep select/topo | tail -3)"
+		nap 0.3
 	done
 }
 

@@ -50,10 +50,10 @@ while ss -Hltn "sport = :$port" | grep . >/dev/null; do port=$((port + 1)); done
 LOOM_CLUSTER_DAEMON=$LOOM_CLUSTER_DIR "$(dirname "$(command -v scontrol)")/../sbin/slurmd" -Z -N n9 \
 	--conf "CPUs=16 Sockets=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=8000 Gres=gpu:8 Feature=dyn,h100 Port=$port Topology=default:leaf1" ||
 	fail "slurmd -Z -N n9 did not start"
-deadline=$(( $(date +%s) + 30 ))
+deadline=$(( EPOCHSECONDS + 30 ))
 until [ "$(sinfo -h -n n9 -o %T 2>/dev/null)" = idle ]; do
-	[ "$(date +%s)" -lt "$deadline" ] || fail "dynamic node n9 not idle: $(scontrol show node n9 2>&1 | grep -E 'State|Reason')"
-	sleep 0.5
+	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "dynamic node n9 not idle: $(scontrol show node n9 2>&1 | grep -E 'State|Reason')"
+	nap 0.5
 done
 scontrol show node n9 | grep 'State=IDLE+DYNAMIC_NORM' >/dev/null || fail "n9 is not a dynamic node: $(scontrol show node n9 | grep State)"
 j=$(submit -p dyn -N1 --gres=gpu:8 -o "$(scratch)/dyn.out" --wrap 'echo "$(hostname -s) $CUDA_VISIBLE_DEVICES $SLURMD_NODENAME"')
@@ -64,7 +64,7 @@ grep -q "JobId=$j placed on n9" "$log" || fail "select/topo did not place job $j
 note "dynamic node n9 joined, job $j ran there with 8 GPUs: $(grep -m1 "JobId=$j placed" "$log" | cut -c26-120)"
 pid=$(pgrep -f "slurmd -Z -N n9 --conf .*Port=$port " | head -1)
 [ -n "$pid" ] && kill "$pid"
-for _ in $(seq 1 50); do pgrep -f "slurmd -Z -N n9 --conf .*Port=$port " >/dev/null || break; sleep 0.2; done
+for _ in $(seq 1 50); do pgrep -f "slurmd -Z -N n9 --conf .*Port=$port " >/dev/null || break; nap 0.2; done
 out=$(scontrol delete nodename=n9 2>&1) || fail "scontrol delete nodename=n9: $out"
 sinfo -h -n n9 -o %N 2>/dev/null | grep n9 >/dev/null && fail "n9 still listed after deletion"
 note "n9 deleted"

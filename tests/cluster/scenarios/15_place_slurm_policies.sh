@@ -32,10 +32,10 @@ note "sbatch -N3 --contiguous: $(job_field "$j" NodeList)"
 scancel "$b"
 
 wait_gone() { # JOBID: no longer holding nodes
-	local deadline=$(( $(date +%s) + 30 ))
+	local deadline=$(( EPOCHSECONDS + 30 ))
 	while squeue -h -j "$1" 2>/dev/null | grep . >/dev/null; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "job $1 still in the queue after 30 s"
-		sleep 0.3
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "job $1 still in the queue after 30 s"
+		nap 0.3
 	done
 }
 wait_gone "$b"

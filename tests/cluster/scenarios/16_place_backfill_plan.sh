@@ -7,19 +7,19 @@ for i in 1 2 3 4 5 6 7 8; do
 	case $i in 3|4|5) t=1 ;; *) t=5 ;; esac
 	submit -w "n$i" --gres=gpu:8 --time="$t" -o /dev/null --wrap 'sleep 600' >/dev/null
 done
-deadline=$(( $(date +%s) + 30 ))
+deadline=$(( EPOCHSECONDS + 30 ))
 until [ "$(squeue -h -t R | wc -l)" = 8 ]; do
-	[ "$(date +%s)" -lt "$deadline" ] || fail "the 8 blocking jobs are not all running: $(squeue -h -o '%i %T %R' | tr '\n' ';')"
-	sleep 0.3
+	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "the 8 blocking jobs are not all running: $(squeue -h -o '%i %T %R' | tr '\n' ';')"
+	nap 0.3
 done
 j=$(submit -N2 --gres=gpu:8 --time=1 -o /dev/null --wrap true)
-deadline=$(( $(date +%s) + 30 ))
+deadline=$(( EPOCHSECONDS + 30 ))
 plan=
 while :; do
 	plan=$(squeue -h -j "$j" -o '%Y' 2>/dev/null | grep -v '^(null)$' | grep -v '^$' || true)
 	[ -z "$plan" ] || break
-	[ "$(date +%s)" -lt "$deadline" ] || fail "backfill made no plan for job $j in 30 s (state $(job_state "$j"), reason $(job_field "$j" Reason))"
-	sleep 0.5
+	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "backfill made no plan for job $j in 30 s (state $(job_state "$j"), reason $(job_field "$j" Reason))"
+	nap 0.5
 done
 hosts=$(expand_hosts "$plan" | tr '\n' ' ')
 [ "$hosts" = "n3 n4 " ] || fail "job $j planned on $plan, expected n[3-4]: the two nodes of one leaf that free first"

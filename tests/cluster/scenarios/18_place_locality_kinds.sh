@@ -21,7 +21,7 @@ for n in n1 n2 n3 n9 n10 n11; do
 done
 for b in "${blockers[@]}"; do wait_state "$b" RUNNING 30; done
 g=$(submit -N6 --gres=gpu:8 --locality=pod:strict -o /dev/null --wrap 'sleep 600')
-sleep 6 # several scheduling cycles
+nap 6 # several scheduling cycles
 [ "$(job_state "$g")" = PENDING ] ||
 	fail "pod:strict gang $g is $(job_state "$g") on $(job_field "$g" NodeList) with 5 nodes free per pod"
 grep -q "JobId=$g: placement engine failed" "$log" && fail "the engine failed on pod:strict: $(grep -m1 "JobId=$g: placement engine failed" "$log")"

@@ -33,7 +33,7 @@ for m in $marked; do
 	scontrol update nodename="$m" extra="loom:suspect:ib_errors:mlx5_0 port 1 symbol errors +4100 in 60s" ||
 		fail "scontrol update extra= refused"
 done
-sleep 2 # select/topo's node sweep (node_sweep=1s) reads the marks
+nap 2 # select/topo's node sweep (node_sweep=1s) reads the marks
 read -r jh heavy < <(gang --comm=heavy)
 for l in $(leaves_of "$heavy"); do
 	[ "$l" = "$X" ] && fail "the heavy gang took $heavy, on $X with a degraded link ($marked marked)"

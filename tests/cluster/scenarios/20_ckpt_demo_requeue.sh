@@ -19,7 +19,7 @@ note "job $run committed $(cat "$CK_ROOT/root/$run/latest"): scontrol requeue $r
 for try in 1 2 3 4 5; do
 	scontrol requeue "$run" && break
 	[ "$try" -lt 5 ] || fail "scontrol requeue $run refused"
-	sleep 1
+	nap 1
 done
 wait_state "$ref" COMPLETED 240
 wait_state "$run" COMPLETED 240

@@ -27,12 +27,12 @@ echo "$out" | grep -F -- "--ckpt-keep: '0'" >/dev/null || fail "refusal does not
 as_user ln -s "$outside" "$CK_ROOT/$user"
 job=$(cd /tmp && as_user sbatch --parsable -o "$CK_SCRATCH/escape.out" --ckpt --wrap "touch $outside/ran" 2>&1) || fail "sbatch: $job"
 # slurmstepd refuses the directory before the script runs.
-deadline=$(( $(date +%s) + 60 ))
+deadline=$(( EPOCHSECONDS + 60 ))
 until grep -q "job $job: checkpoint directory: .*symlink" "$LOOM_CLUSTER_DIR"/log/slurmd-n1.log; do
-	[ "$(date +%s)" -lt "$deadline" ] || fail "slurmd log does not say why job $job was refused"
-	sleep 0.5
+	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "slurmd log does not say why job $job was refused"
+	nap 0.5
 done
-sleep 1
+nap 1
 [ -z "$(ls -A "$outside")" ] || fail "something was created outside the root: $(ls -A "$outside")"
 # The script never ran (it would have touched $outside/ran); the job failed
 # with the reason in its own output; and the node stays in service: a user

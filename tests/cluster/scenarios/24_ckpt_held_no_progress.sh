@@ -42,16 +42,16 @@ requeue_job() {
 	local try
 	for try in 1 2 3 4 5; do
 		scontrol requeue "$1" && return 0
-		sleep 1
+		nap 1
 	done
 	fail "scontrol requeue $1 refused"
 }
 # wait_line TEXT [TIMEOUT]: wait for a line in the job's output.
 wait_line() {
-	local deadline=$(( $(date +%s) + ${2:-120} ))
+	local deadline=$(( EPOCHSECONDS + ${2:-120} ))
 	until grep -qxF "$1" "$out" 2>/dev/null; do
-		[ "$(date +%s)" -lt "$deadline" ] || { cat "$out" >&2; fail "job $job never printed '$1'"; }
-		sleep 0.5
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || { cat "$out" >&2; fail "job $job never printed '$1'"; }
+		nap 0.5
 	done
 }
 checkpoints() { (cd "$dir" && ls -d step-* 2>/dev/null | tr '\n' ' ' | sed 's/ $//'); }
@@ -66,18 +66,18 @@ note "restart 1 resumed from step 1 and wrote nothing: scontrol requeue $job"
 requeue_job "$job"
 
 # Restart 2: slurmstepd holds the job before the script runs.
-deadline=$(( $(date +%s) + 180 ))
+deadline=$(( EPOCHSECONDS + 180 ))
 until grep -q "spank_ckpt: job $job: loom: failed again without a new checkpoint" "$LOOM_CLUSTER_DIR"/log/slurmd-*.log &&
 	[ "$(job_state "$job")" = PENDING ] && [ "$(job_field "$job" Priority)" = 0 ]; do
-	[ "$(date +%s)" -lt "$deadline" ] ||
+	[ "$EPOCHSECONDS" -lt "$deadline" ] ||
 		fail "job $job not held after restart 2: state $(job_state "$job"), $(scontrol show job -o "$job" | grep -o 'Priority=[^ ]*\|Reason=[^ ]*' | tr '\n' ' ')"
-	sleep 0.5
+	nap 0.5
 done
 logline=$(grep -h "spank_ckpt: job $job: loom: failed again" "$LOOM_CLUSTER_DIR"/log/slurmd-*.log | tail -1)
 echo "$logline" | grep -F "failed again without a new checkpoint since restart 1 (newest step 1): holding the job" >/dev/null ||
 	fail "slurmd log line does not give the reason: $logline"
 note "slurmd: ${logline#*spank_ckpt: }"
-sleep 3 # held means it stays pending
+nap 3 # held means it stays pending
 show=$(scontrol show job "$job")
 echo "$show" | grep 'JobState=PENDING ' >/dev/null || fail "job $job is not pending: $(echo "$show" | grep -o 'JobState=[^ ]*')"
 echo "$show" | grep ' Priority=0 ' >/dev/null || fail "job $job is not held (Priority=0): $show"

@@ -13,7 +13,7 @@ drained() { sinfo -h -N -t drain,drained,draining -o %N | sort -u; }
 # 1. The user's own error.
 u=$(submit -N1 -o "$out/user.out" --wrap 'echo "Traceback (most recent call last):"; echo "ValueError: bad batch size"; exit 1')
 wait_state "$u" FAILED 30
-sleep 3 # the worker runs after the callback
+nap 3 # the worker runs after the callback
 [ "$(job_field "$u" Restarts)" = 0 ] || fail "user error job $u was requeued (Restarts=$(job_field "$u" Restarts))"
 [ "$(job_state "$u")" = FAILED ] || fail "user error job $u is $(job_state "$u"), expected FAILED"
 [ -z "$(drained)" ] || fail "a user error drained nodes: $(drained)"
@@ -35,10 +35,10 @@ JOB
 # set, and requeue it on the job's budget.
 g=$(submit -N4 --gres=gpu:8 --requeue --ckpt --ckpt-max-restarts=1 -o "$out/gpu-%j.out" --open-mode=append "$out/gpu.sh")
 wait_file "$out/gpu-$g.out" 30
-deadline=$(( $(date +%s) + 30 ))
+deadline=$(( EPOCHSECONDS + 30 ))
 until [ -n "$(drained)" ]; do
-	[ "$(date +%s)" -lt "$deadline" ] || fail "no node drained after the GPU fault of job $g: $(cat "$out/gpu-$g.out")"
-	sleep 0.5
+	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "no node drained after the GPU fault of job $g: $(cat "$out/gpu-$g.out")"
+	nap 0.5
 done
 culprit=$(head -1 "$out/gpu-$g.out" | sed 's/.*nodes=//' | xargs scontrol show hostnames | sed -n 3p)
 [ "$(drained)" = "$culprit" ] || fail "drained '$(drained)', expected the third node $culprit"
@@ -61,7 +61,7 @@ for i in 1 2 3; do
 		--wrap 'echo "$SLURMD_NODENAME:77:78 [0] NCCL WARN Cuda failure: uncorrectable ECC error encountered"; exit 1')")
 done
 for j in "${jobs[@]}"; do wait_state "$j" FAILED 60; done
-sleep 4
+nap 4
 n=$(drained | wc -l)
 [ "$n" = 2 ] || fail "expected 2 drained nodes under the cap, found $n: $(drained)"
 grep -q "drain cap reached" "$LOOM_CLUSTER_DIR/log/slurmctld.log" || fail "no 'drain cap reached' in slurmctld.log"

@@ -27,7 +27,7 @@ note "n2 drained in $(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s: '$reason'"
 check n2 "$out/healthy" || fail "healthy check exited $?"
 case $(sinfo -h -n n2 -o %T) in drained|draining) ;; *) fail "n2 resumed before its hold-down" ;; esac
 [ -e "$out/state-n2/suspect" ] && fail "suspect flag left after a healthy check"
-sleep 3
+nap 3
 check n2 "$out/healthy" || fail "healthy check exited $?"
 # (slurmctld marks a resumed node not-responding, "idle*", until its next ping)
 st=$(sinfo -h -n n2 -o %T | tr -d '*')
@@ -36,7 +36,7 @@ note "n2 resumed after the 3 s hold-down ($st)"
 # An admin's drain stays.
 scontrol update nodename=n3 state=drain reason="admin: replacing DIMM"
 check n3 "$out/healthy" || fail "healthy check on n3 exited $?"
-sleep 3
+nap 3
 check n3 "$out/healthy" || fail "healthy check on n3 exited $?"
 [ "$(sinfo -h -n n3 -o %E)" = "admin: replacing DIMM" ] || fail "n3 reason changed to '$(sinfo -h -n n3 -o %E)'"
 case $(sinfo -h -n n3 -o %T) in drained|draining) ;; *) fail "loom resumed the admin-drained n3" ;; esac

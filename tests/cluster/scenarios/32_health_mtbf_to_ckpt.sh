@@ -29,10 +29,10 @@ for i in 1 2; do
 	j=$(submit -w n1 --no-requeue -o "$out/fault$i.out" \
 		--wrap 'echo "$SLURMD_NODENAME:77:78 [0] NCCL WARN Cuda failure: uncorrectable ECC error encountered"; exit 1')
 	wait_state "$j" FAILED 60
-	deadline=$(( $(date +%s) + 15 ))
+	deadline=$(( EPOCHSECONDS + 15 ))
 	until sinfo -h -n n1 -o %E | grep "^loom: jobcomp: gpu_fault: job $j" >/dev/null; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "n1 not drained after fault job $j ($(sinfo -h -n n1 -o '%T %E'))"
-		sleep 0.3
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "n1 not drained after fault job $j ($(sinfo -h -n n1 -o '%T %E'))"
+		nap 0.3
 	done
 	scontrol update nodename=n1 state=resume
 done
@@ -41,10 +41,10 @@ grep -q '"n1"' "$stats" || fail "n1 missing from $stats"
 note "published: $(tr -d ' \n' <"$stats" | grep -o '"n1":{[^}]*' | cut -c1-120)..."
 
 wait_idle_node() { # NODE
-	local deadline=$(( $(date +%s) + 30 ))
+	local deadline=$(( EPOCHSECONDS + 30 ))
 	until sinfo -h -n "$1" -o %T | grep -x "idle" >/dev/null; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "$1 not idle: $(sinfo -h -n "$1" -o %T)"
-		sleep 0.3
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "$1 not idle: $(sinfo -h -n "$1" -o %T)"
+		nap 0.3
 	done
 }
 wait_idle_node n1

@@ -48,7 +48,7 @@ gang() { # -> the nodes of a 4-node, 8-GPU gang submitted now (cancelled after)
 export TRAIN_STEPS=1000000 TRAIN_STEP_DELAY=0.002
 job=$(ckpt_train chain -w n2 --ckpt --ckpt-interval=6h)
 wait_state "$job" RUNNING 60
-sleep 2 # the coordinator's first poll
+nap 2 # the coordinator's first poll
 [ -e "$CK_ROOT/root/$job/latest" ] && fail "job $job checkpointed before any sign (interval 6h)"
 before=$(gang)
 case " $before " in *" n2 "*) ;; *) fail "control: the gang before any mark did not take n2's leaf ($before): the avoidance below would prove nothing" ;; esac
@@ -64,7 +64,7 @@ for run in $(seq 1 "$runs"); do
 		t=$((t + 2))
 		n=$((n + 1))
 		[ "$t" -lt 84 ] || fail "run $run: the predictor never turned n2 suspect (GPU 3 up to $t C in $n checks)"
-		sleep 1.2 # checks a second apart at least (HealthCheckInterval is minutes in production)
+		nap 1.2 # checks a second apart at least (HealthCheckInterval is minutes in production)
 		t0=$(now)
 		check "$(root_at $t)" || rc=$?
 	done
@@ -78,10 +78,10 @@ for run in $(seq 1 "$runs"); do
 	t_place=$(cat "$out/gang-running")
 	case " $after " in *" n2 "*) fail "run $run: a gang submitted after the mark was placed on suspect n2 ($after)" ;; esac
 	# The checkpointed job on n2 commits a checkpoint.
-	deadline=$(( $(date +%s) + 30 ))
+	deadline=$(( EPOCHSECONDS + 30 ))
 	while [ "$(cat "$CK_ROOT/root/$job/latest" 2>/dev/null || echo none)" = "$prev" ]; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "run $run: job $job wrote no checkpoint within 30 s of n2 turning suspect"
-		sleep 0.1
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "run $run: job $job wrote no checkpoint within 30 s of n2 turning suspect"
+		nap 0.1
 	done
 	t_ckpt=$(now)
 	lat_mark+=("$(ms "$t0" "$t_mark")") lat_ckpt+=("$(ms "$t_mark" "$t_ckpt")") lat_place+=("$(ms "$t_mark" "$t_place")")
@@ -91,7 +91,7 @@ for run in $(seq 1 "$runs"); do
 	check "$(root_at 30)" || fail "run $run: the check at 30 C exited $?"
 	case $(extra) in loom:suspect:*) ;; *) fail "run $run: the mark went before the hold-down" ;; esac
 	[ -e "$state/suspect" ] && fail "run $run: suspect flag left after an ok check"
-	sleep 3.2
+	nap 3.2
 	check "$(root_at 30)" || fail "run $run: the check at 30 C exited $?"
 	[ -z "$(extra)" ] || fail "run $run: n2's Extra is '$(extra)' after the hold-down, expected loom's mark cleared"
 done
@@ -102,7 +102,7 @@ scontrol update nodename=n2 extra="site: rack A09" || fail "scontrol update extr
 rm -f "$state/history-n2.json"
 rc=0
 for t in 60 62 64 66 68 70 72 74 76; do
-	sleep 1.2
+	nap 1.2
 	check "$(root_at $t)" || { rc=$?; break; }
 done
 [ "$rc" = 1 ] || fail "no suspect verdict with an admin's note in Extra (rc $rc)"
@@ -110,7 +110,7 @@ done
 comment=$(scontrol show node n2 | sed -n 's/^ *Comment=//p')
 case $comment in loom:suspect:predict:*) ;; *) fail "no loom mark in Comment with Extra taken: '$comment'" ;; esac
 check "$(root_at 30)" || true
-sleep 3.2
+nap 3.2
 check "$(root_at 30)" || fail "the check at 30 C exited $?"
 [ "$(extra)" = "site: rack A09" ] || fail "loom cleared the admin's Extra"
 [ -z "$(scontrol show node n2 | sed -n 's/^ *Comment=//p')" ] || fail "loom's Comment mark left after the hold-down"

@@ -47,10 +47,10 @@ ckpt_wait_commit "$run" 90
 note "job $run committed $(cat "$CK_ROOT/root/$run/latest"): GPU fault on $culprit"
 t0=$(date +%s.%N)
 touch "$out/fault"
-deadline=$(( $(date +%s) + 60 ))
+deadline=$(( EPOCHSECONDS + 60 ))
 until grep -q '^start .* restart=1 ' "$out/ckpt-run.out"; do
-	[ "$(date +%s)" -lt "$deadline" ] || fail "job $run not running again 60 s after the fault: $(job_field "$run" JobState) $(job_field "$run" Reason); $(grep -F "job $run" "$LOOM_CLUSTER_DIR/log/slurmctld.log" | tail -3)"
-	sleep 0.2
+	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "job $run not running again 60 s after the fault: $(job_field "$run" JobState) $(job_field "$run" Reason); $(grep -F "job $run" "$LOOM_CLUSTER_DIR/log/slurmctld.log" | tail -3)"
+	nap 0.2
 done
 line=$(grep '^start .* restart=1 ' "$out/ckpt-run.out")
 again=${line##*nodes=}

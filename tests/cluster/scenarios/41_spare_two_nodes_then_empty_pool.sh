@@ -23,10 +23,10 @@ JOB
 chmod +x "$out/gang.sh"
 started() { grep -c '^start ' "$1" 2>/dev/null || true; }
 wait_restart() { # OUT N TIMEOUT
-	local deadline=$(( $(date +%s) + $3 ))
+	local deadline=$(( EPOCHSECONDS + $3 ))
 	until [ "$(started "$1")" -ge "$2" ]; do
-		[ "$(date +%s)" -lt "$deadline" ] || return 1
-		sleep 0.2
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || return 1
+		nap 0.2
 	done
 }
 
@@ -57,18 +57,18 @@ wait_state "$b" RUNNING 60
 # The admin takes the leaf's spares out of service: the leaf's last usable
 # nodes are now the gang's own, so no spare is left for it.
 scontrol update nodename="$others" state=drain reason="maintenance (test)" || fail "cannot drain $others"
-sleep 2
+nap 2
 loom place --spares --spare-file "$pool" | sed 's/^/  | /' || true
 wait_file "$out/b.out" 30
 touch "$out/fault-b"
-deadline=$(( $(date +%s) + 30 ))
+deadline=$(( EPOCHSECONDS + 30 ))
 until grep -F "job $b: loom: requeued without spares" "$LOOM_CLUSTER_DIR/log/slurmctld.log" >/dev/null; do
-	[ "$(date +%s)" -lt "$deadline" ] || fail "job $b: no 'requeued without spares' line: $(grep -F "job $b" "$LOOM_CLUSTER_DIR/log/slurmctld.log" | tail -3)"
-	sleep 0.3
+	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "job $b: no 'requeued without spares' line: $(grep -F "job $b" "$LOOM_CLUSTER_DIR/log/slurmctld.log" | tail -3)"
+	nap 0.3
 done
 why=$(grep -F "job $b: loom: requeued without spares" "$LOOM_CLUSTER_DIR/log/slurmctld.log" | sed 's/.*without spares: //')
 case $why in "no usable spare left in leaf $oleaf for "*) ;; *) fail "job $b: why no spares: '$why'" ;; esac
-sleep 8 # past Slurm's requeue delay (cred_expire + 1 = 6 s): it would have started by now if it could
+nap 8 # past Slurm's requeue delay (cred_expire + 1 = 6 s): it would have started by now if it could
 [ "$(job_state "$b")" = PENDING ] || fail "job $b: $(job_state "$b") on $(job_field "$b" NodeList), expected PENDING (whole, with no spare)"
 [ "$(started "$out/b.out")" = 1 ] || fail "job $b started again without enough nodes"
 [ -z "$(job_field "$b" Reservation | sed 's/(null)//')" ] || fail "job $b put in reservation $(job_field "$b" Reservation)"

@@ -19,10 +19,10 @@ ref=$(ckpt_train ckpt-ref --ckpt --ckpt-interval=10m -x "$node")
 case $node in n4|n8) fail "job $run (no time limit) was given the spare $node" ;; esac
 leaf=leaf$(( (${node#n} - 1) / 4 + 1 ))
 spare=n$(( (${node#n} - 1) / 4 * 4 + 4 ))
-deadline=$(( $(date +%s) + 60 ))
+deadline=$(( EPOCHSECONDS + 60 ))
 until [ "$(cat "$out/progress" 2>/dev/null || echo 0)" -ge 500 ]; do
-	[ "$(date +%s)" -lt "$deadline" ] || fail "job $run made no progress: $(cat "$CK_SCRATCH/ckpt-run.out")"
-	sleep 0.2
+	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "job $run made no progress: $(cat "$CK_SCRATCH/ckpt-run.out")"
+	nap 0.2
 done
 [ ! -e "$CK_ROOT/root/$run/latest" ] || fail "job $run checkpointed before the mark (interval 10 min)"
 # The prediction, as loom health check --drain records it on the node and in Slurm.
@@ -33,10 +33,10 @@ scontrol update nodename="$node" extra="loom:suspect:predict:ib0 symbol_error re
 	fail "cannot mark $node suspect"
 printf '%s\neta_s=30\n' "$reason" >"$out/state-$node/suspect.tmp" && mv "$out/state-$node/suspect.tmp" "$out/state-$node/suspect"
 note "job $run on $node, step $(cat "$out/progress"): $node predicted to fail in 30 s"
-deadline=$(( $(date +%s) + 60 ))
+deadline=$(( EPOCHSECONDS + 60 ))
 until [ "$(job_field "$run" Restarts)" = 1 ] && [ "$(job_state "$run")" = RUNNING ]; do
-	[ "$(date +%s)" -lt "$deadline" ] || fail "job $run not running elsewhere 60 s after the mark: $(job_state "$run") $(job_field "$run" Reason); $(grep -F "job $run" "$LOOM_CLUSTER_DIR/log/slurmctld.log" | tail -3)"
-	sleep 0.2
+	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "job $run not running elsewhere 60 s after the mark: $(job_state "$run") $(job_field "$run" Reason); $(grep -F "job $run" "$LOOM_CLUSTER_DIR/log/slurmctld.log" | tail -3)"
+	nap 0.2
 done
 secs=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN {printf "%.1f", a - b}')
 again=$(job_field "$run" NodeList)

@@ -75,6 +75,6 @@ paths=$(cat "$d/paths")
 for _ in $(seq 1 50); do
 	left=$(ls $paths 2>/dev/null || true)
 	[ -z "$left" ] && break
-	sleep 0.2
+	nap 0.2
 done
 [ -z "$left" ] || fail "hostfiles left 10 s after the job: $left"

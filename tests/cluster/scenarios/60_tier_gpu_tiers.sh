@@ -44,7 +44,7 @@ stop "$j"
 for _ in $(seq 50); do
 	grep -E "jobcomp/health: job $j CANCELLED.*loom: class=h100 tier=value price_per_h=28.80" \
 		"$LOOM_CLUSTER_DIR/log/slurmctld.log" >/dev/null && break
-	sleep 0.2
+	nap 0.2
 done
 grep -E "jobcomp/health: job $j CANCELLED.*loom: class=h100 tier=value price_per_h=28.80" \
 	"$LOOM_CLUSTER_DIR/log/slurmctld.log" >/dev/null ||
@@ -94,12 +94,12 @@ wait_state "$full" RUNNING 30 || fail "the h100 filler is $(job_state "$full")"
 jw=$(submit -N2 --gres=gpu:8 --gpu-tier=value -t 4 -o /dev/null --wrap 'sleep 600')
 for _ in $(seq 50); do
 	grep -E "JobId=$jw: cannot fit now.*value tier: waiting for h100" "$log" >/dev/null && break
-	sleep 0.2
+	nap 0.2
 done
 line=$(grep -oE "JobId=$jw: cannot fit now.*value tier: waiting for h100.*" "$log" | head -1)
 [ -n "$line" ] || fail "job $jw (--gpu-tier=value -t 4, h100 full) does not say it waits for h100: $(grep "JobId=$jw" "$log" | tail -3)"
 note "h100 full, --gpu-tier=value -t 4: ${line#*: }"
-sleep 4 # some passes of the scheduler and backfill
+nap 4 # some passes of the scheduler and backfill
 [ "$(job_state "$jw")" = PENDING ] || fail "job $jw did not wait for h100: $(job_state "$jw") on $(job_field "$jw" NodeList)"
 # Waiting by choice holds nothing: a later job takes every a100 node meanwhile.
 ja=$(submit -N4 --gres=gpu:8 --constraint=a100 -o /dev/null --wrap 'sleep 600')
@@ -109,7 +109,7 @@ stop "$ja"
 # a100 is free again and h100 still full: the job keeps waiting through
 # several passes of backfill (bf_interval=1), which offers it only the nodes
 # free now, and of the main scheduler.
-sleep 5
+nap 5
 [ "$(job_state "$jw")" = PENDING ] ||
 	fail "job $jw took $(job_field "$jw" NodeList) once a100 freed, within its wait for h100 ($(grep -oE "JobId=$jw placed.*" "$log" | head -1))"
 note "a100 free, h100 full: job $jw still waits for h100 after 5 s of scheduler and backfill passes"
@@ -134,11 +134,11 @@ stop "$jt" "$full"
 j1=$(submit -N5 --gres=gpu:8 --gpu-tier=value -o /dev/null --wrap 'sleep 600')
 for _ in $(seq 50); do
 	grep -E "JobId=$j1: cannot fit now.*no eligible class holds the whole gang" "$log" >/dev/null && break
-	sleep 0.2
+	nap 0.2
 done
 grep -E "JobId=$j1: cannot fit now.*no eligible class holds the whole gang" "$log" >/dev/null ||
 	fail "the 5-node value gang does not say why it pends: $(grep "JobId=$j1" "$log" | tail -3)"
-sleep 3
+nap 3
 [ "$(job_state "$j1")" = PENDING ] || fail "the 5-node value gang without --gpu-mixed is $(job_state "$j1") on $(job_field "$j1" NodeList)"
 note "-N5 --gpu-tier=value: pending (no class holds 5 nodes)"
 stop "$j1"
