@@ -220,8 +220,8 @@ check_alloc() {
 	line=$(grep -m1 '^alloc|' "$f")
 	IFS='|' read -r _ nn nl tpn _ <<<"$line"
 	hosts=$(nodes_of "$nl")
-	local count
-	count=$(echo "$hosts" | grep -c .)
+	local count=0
+	for h in $hosts; do count=$((count + 1)); done
 	[ "$count" = "$nn" ] || echo "SLURM_JOB_NUM_NODES=$nn but $count nodes in $nl"
 	# shellcheck disable=SC2086
 	set -- $args
@@ -260,23 +260,26 @@ check_alloc() {
 	# GPUs per node, from the detail lines "Nodes=n3 CPU_IDs=0-3 Mem=... GRES=gpu:4(IDX:0-3)"
 	# (older releases: "GRES_IDX=gpu(IDX:0-3)"). Count the indexes.
 	local per_node total=0 g
-	per_node=$(grep -E '^ +Nodes=' "$f" | while read -r l; do
-		local nodes idx c=0 part_
-		nodes=$(echo "$l" | sed -n 's/.*Nodes=\([^ ]*\).*/\1/p')
-		idx=$(echo "$l" | sed -n 's/.*gpu[^(]*(IDX:\([^)]*\)).*/\1/p')
+	# (Parsed by the shell: nap.sh says why.)
+	local l nodes idx c part_ detail_re='^ +Nodes=([^ ]*)' idx_re='gpu[^(]*\(IDX:([^)]*)\)'
+	local -a per_node=()
+	while IFS= read -r l; do
+		[[ $l =~ $detail_re ]] || continue
+		nodes=${BASH_REMATCH[1]} idx= c=0
+		[[ ! $l =~ $idx_re ]] || idx=${BASH_REMATCH[1]}
 		for part_ in ${idx//,/ }; do
 			if [[ $part_ == *-* ]]; then c=$((c + ${part_#*-} - ${part_%-*} + 1)); elif [ -n "$part_" ]; then c=$((c + 1)); fi
 		done
-		for h in $(nodes_of "$nodes"); do echo "$h $c"; done
-	done)
+		for h in $(nodes_of "$nodes"); do per_node+=("$h $c"); done
+	done <"$f"
 	if [ -n "$gres" ]; then
-		echo "$per_node" | while read -r h g; do
-			[ -n "$h" ] || continue
+		for l in "${per_node[@]}"; do
+			read -r h g <<<"$l"
 			[ "$g" -ge "$gres" ] || echo "$h has $g GPUs of the job, asked for $gres per node"
 		done
-		[ "$(echo "$per_node" | grep -c .)" = "$nn" ] || echo "GPU detail for $(echo "$per_node" | grep -c .) of $nn nodes"
+		[ "${#per_node[@]}" = "$nn" ] || echo "GPU detail for ${#per_node[@]} of $nn nodes"
 	fi
-	for g in $(echo "$per_node" | awk '{print $2}'); do total=$((total + g)); done
+	for l in "${per_node[@]}"; do total=$((total + ${l##* })); done
 	[ -z "$gpus" ] || [ "$total" = "$gpus" ] || echo "$total GPUs in all, asked for --gpus=$gpus"
 	[ -z "$gpt" ] || [ "$total" -ge $((gpt * ntasks)) ] || echo "$total GPUs in all, asked for $gpt per task x $ntasks"
 	if [ $excl = 1 ]; then
@@ -308,6 +311,7 @@ both_ran=0
 both_pending=0
 failures=()
 cur_state=
+job_script | sed "s|__OUT__|$out|" >"$out/job.sh"
 while IFS=$'\t' read -r st label args; do
 	[ -z "$only" ] || [[ $label =~ $only ]] || continue
 	if [ "$st" != "$cur_state" ]; then
@@ -315,7 +319,6 @@ while IFS=$'\t' read -r st label args; do
 		cur_state=$st
 		echo "--- state: $st"
 	fi
-	job_script | sed "s|__OUT__|$out|" >"$out/job.sh"
 	declare -A jid=() res=()
 	for side in plain topo; do
 		# shellcheck disable=SC2086
@@ -360,10 +363,12 @@ while IFS=$'\t' read -r st label args; do
 			while read -r p; do
 				[ -n "$p" ] && problems+=("$side: $p")
 			done < <(check_alloc "$label" "${comp_args#--array=1-3 }" "$f")
-			all="$all $(grep -m1 '^alloc|' "$f" | cut -d'|' -f3)"
+			IFS='|' read -r _ _ nl _ <"$f" # the first line: alloc|NUMNODES|NODELIST|TASKS_PER_NODE
+			all="$all $nl"
 		done
 		nodes_seen[$side]=$(for x in $all; do nodes_of "$x"; done | sort -V | tr '\n' ' ')
-		res[$side]="ran on $(echo "${nodes_seen[$side]}" | xargs)"
+		nl=${nodes_seen[$side]% }
+		res[$side]="ran on $nl"
 		rm -f "${files[@]}"
 	done
 	# The matrix asks only for what Slurm takes: a refusal by plain Slurm is a
