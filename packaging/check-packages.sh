@@ -67,10 +67,10 @@ $ctld_files" rpm
 fi
 
 # ---- deb
-dmain=$(ls "$b"/debbuild/loom_*.deb 2>/dev/null | head -1)
-dctld=$(ls "$b"/debbuild/loom-slurmctld_*.deb 2>/dev/null | head -1)
-ddbg=$(ls "$b"/debbuild/loom*-dbgsym_*.deb 2>/dev/null | head -1)
-[ -n "$dmain" ] || bad "no loom deb in $b/debbuild"
+dmain=$(ls "$b"/pkgbuild/loom_*.deb 2>/dev/null | head -1)
+dctld=$(ls "$b"/pkgbuild/loom-slurmctld_*.deb 2>/dev/null | head -1)
+ddbg=$(ls "$b"/pkgbuild/loom*-dbgsym_*.deb 2>/dev/null | head -1)
+[ -n "$dmain" ] || bad "no loom deb in $b/pkgbuild"
 [ -n "$dctld" ] || bad "no loom-slurmctld deb"
 [ -n "$ddbg" ] || bad "no -dbgsym deb (debug symbols must be kept)"
 if [ -n "$dmain" ] && [ -n "$dctld" ]; then
