@@ -13,6 +13,9 @@ loom=$b/tools/loom
 [ -x "$loom" ] || { echo "net_probe_netns: $loom not built"; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "net_probe_netns: FAIL: needs root for network namespaces (ip netns)"; exit 1; }
 command -v ip >/dev/null && command -v tc >/dev/null || { echo "net_probe_netns: FAIL: ip and tc (iproute2) are needed"; exit 1; }
+# Round trips are what it judges: measured at normal priority even when the
+# caller runs its tests niced (scripts/test.sh's CPU lane, beside Slurm's daemons).
+renice -n 0 -p $$ >/dev/null 2>&1 || true
 p=lp$$
 sw=$p-sw
 work=$(mktemp -d /tmp/loom-netprobe.XXXXXX)
@@ -66,9 +69,13 @@ probe() { # NAME: writes $work/NAME.results and .verdict, prints the verdict and
 			die "$name: --measure $c -> $s failed"
 	done <"$work/plan"
 	"$loom" health probe --judge "$work/topology.conf" "$work/$name.results" >"$work/$name.verdict"
-	# A pair found bad is measured again before anything is concluded (a busy
-	# host can drop a burst once): its second result replaces the first.
-	if grep '^bad pair: ' "$work/$name.verdict" >/dev/null; then
+	# A pair found bad is measured again before anything is concluded, up to
+	# three times (a host busy with other work, as under scripts/test.sh's
+	# lanes, can delay a burst more than once; a slow link is slow every time):
+	# its newest result replaces the one before.
+	local _again
+	for _again in 1 2 3; do
+		grep '^bad pair: ' "$work/$name.verdict" >/dev/null || break
 		grep '^bad pair: ' "$work/$name.verdict" | sed 's/^bad pair: \([^ ]*\) \([^:]*\):.*/\1 \2/' |
 			while read -r c s; do
 				ip netns exec "$p-$c" "$loom" health probe --measure 10.199.0.${s#n} --port 18515 --count 200 \
@@ -78,7 +85,7 @@ probe() { # NAME: writes $work/NAME.results and .verdict, prints the verdict and
 			"$work/$name.again" "$work/$name.results" >"$work/$name.results2"
 		mv "$work/$name.results2" "$work/$name.results"
 		"$loom" health probe --judge "$work/topology.conf" "$work/$name.results" >"$work/$name.verdict"
-	fi
+	done
 	echo "$name: $(tail -1 "$work/$name.verdict") ($(( ($(date +%s%N) - start) / 1000000 )) ms for $(wc -l <"$work/plan") pairs)"
 }
 slow() { tc -n "$sw" qdisc add dev "$1" root tbf rate 2mbit burst 4kb latency 5ms || die "tc tbf on $1 failed"; }
