@@ -19,7 +19,12 @@
 # With --slurm VERSION: every tier, on that release only.
 # --quick skips the sanitizer build, distcheck and packages.
 # Needs root: it installs packages and runs Slurm daemons. A tier that cannot
-# run fails; none is skipped silently. Ends with "N passed, N failed".
+# run fails; none is skipped silently, and one that could not run because a
+# tier before it failed counts as failed. Each tier has a time limit (about
+# three times its usual time, times $LOOM_TIER_LIMIT_SCALE, never past
+# $LOOM_TEST_DEADLINE seconds from the start, 5100 by default): past it the
+# tier is stopped and fails with the tail of its log. The summary lists the
+# tiers by time, then ends with "N passed, N failed".
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 if [ "$(id -u)" != 0 ]; then
@@ -33,7 +38,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
 	--slurm) only=${2:?--slurm needs a version}; shift 2 ;;
-	-h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "test: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -71,15 +76,87 @@ logdir=${LOOM_TEST_LOGS:-/tmp/loom-test-logs}
 rm -rf "$logdir"
 mkdir -p "$logdir"
 
+# Every tier runs under a watchdog: a limit of its own (tier_limit, about
+# three times its usual time on a loaded 2-core machine, times
+# $LOOM_TIER_LIMIT_SCALE), never past the run's deadline ($LOOM_TEST_DEADLINE
+# seconds from the start, 5,100 by default: CI stops a run at 5,400, and the
+# summary must be printed before that). A tier past its limit is stopped (TERM
+# to it and every process under it, so their exit traps take their clusters
+# down; KILL 30 s later) and fails with its name and the tail of its log.
+run_start=$EPOCHSECONDS
+run_deadline=$(( run_start + ${LOOM_TEST_DEADLINE:-5100} ))
+tier_limit() { # NAME: seconds
+	local s
+	case $1 in
+	build-*|plugins-*) s=1200 ;;
+	slurm-*) s=2400 ;;
+	unit-sanitizers-*) s=2700 ;;
+	unit-*|distcheck-*|packages-*) s=1800 ;;
+	cluster-*) s=2100 ;;
+	differential-*) s=1200 ;;
+	consumers-*) s=600 ;;
+	fuzz) s=900 ;;
+	*) s=1800 ;;
+	esac
+	s=$(awk -v s="$s" -v f="${LOOM_TIER_LIMIT_SCALE:-1}" 'BEGIN { printf "%d", s * f }')
+	local left=$(( run_deadline - EPOCHSECONDS ))
+	[ "$left" -gt 60 ] || left=60
+	[ "$s" -le "$left" ] || s=$left
+	echo "$s"
+}
+# descendants PID: every process under PID, children before their parent.
+descendants() {
+	local k
+	for k in $(ps -o pid= --ppid "$1" 2>/dev/null); do descendants "$k"; echo "$k"; done
+}
+# watchdog PID LIMIT NAME: stop PID's tree when it runs past LIMIT seconds.
+watchdog() {
+	local pid=$1 deadline=$(( EPOCHSECONDS + $2 )) name=$3 tree
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ "$EPOCHSECONDS" -ge "$deadline" ]; then
+			echo "$2" >"$logdir/$name.timeout"
+			tree="$(descendants "$pid") $pid"
+			# shellcheck disable=SC2086
+			kill -TERM $tree 2>/dev/null
+			read -rt 30 <> <(:) || true
+			tree="$(descendants "$pid") $pid"
+			# shellcheck disable=SC2086
+			kill -KILL $tree 2>/dev/null
+			return
+		fi
+		read -rt 5 <> <(:) || true
+	done
+}
+# guarded NAME COMMAND...: COMMAND under the watchdog, its output in NAME's log.
+guarded() {
+	local name=$1 pid wd rc limit
+	shift
+	limit=$(tier_limit "$name")
+	rm -f "$logdir/$name.timeout"
+	"$@" >"$logdir/$name.log" 2>&1 &
+	pid=$!
+	watchdog "$pid" "$limit" "$name" &
+	wd=$!
+	wait "$pid"
+	rc=$?
+	kill "$wd" 2>/dev/null
+	wait "$wd" 2>/dev/null
+	if [ -e "$logdir/$name.timeout" ]; then
+		echo "test: FAIL: tier $name ran past its limit of ${limit}s and was stopped" >>"$logdir/$name.log"
+		rc=124
+	fi
+	return $rc
+}
 # tier NAME COMMAND...: run one tier, log to $logdir/NAME.log, print the verdict.
 tier() {
 	local name=$1 start secs rc
 	shift
 	echo "=== tier: $name"
-	start=$(date +%s)
-	"$@" >"$logdir/$name.log" 2>&1
+	start=$EPOCHSECONDS
+	guarded "$name" "$@"
 	rc=$?
-	secs=$(( $(date +%s) - start ))
+	secs=$(( EPOCHSECONDS - start ))
+	echo "$name $rc $secs $EPOCHSECONDS" >>"$verdicts"
 	record "$name" "$rc" "$secs"
 	return $rc
 }
@@ -98,11 +175,20 @@ record() {
 
 build() { LOOM_BUILDDIR=$(builddir_of "$1") "$top/scripts/build.sh" --slurm "$1"; }
 unit() { cd "$LOOM_BUILDDIR" && make -j2 check; }
+# tests_of BUILDDIR: the build's TESTS (make print-tests), one per line.
+tests_of() { make -s --no-print-directory -C "$1" print-tests | tr ' ' '\n' | grep .; }
+# The sanitizers watch instrumented C++ only: the tests that run none (the
+# Python SDK's, the man pages, bash completion, the ELF checks of the
+# plugins, the fetch of Slurm archives) are the unit tier's alone.
+SAN_SKIP='/(sdk_python|sdk_torch|conformance_py|man_pages|completion|check_symbols|link_weight|slurm_fetch)\.sh$'
 # -O1 and line tables only (-g1): reports keep their file:line frames, and the
 # compile takes about two thirds of -O2 -g's time.
 unit_sanitizers() {
-	CXXFLAGS="-g1 -O1" LOOM_BUILDDIR=$top/_build-asan "$top/scripts/build.sh" --slurm "$main" --enable-sanitizers &&
-		cd "$top/_build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 make -j2 check
+	local b=$top/_build-asan list
+	CXXFLAGS="-g1 -O1" LOOM_BUILDDIR=$b "$top/scripts/build.sh" --slurm "$main" --enable-sanitizers || return 1
+	list=$(tests_of "$b" | grep -vE "$SAN_SKIP") && [ -n "$list" ] || { echo "test: FAIL: no tests to run under the sanitizers"; return 1; }
+	echo "test: under ASan/UBSan: $(echo "$list" | wc -l) of $(tests_of "$b" | wc -l) tests (left to the unit tier: the ones running no instrumented code)"
+	cd "$b" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 make -j2 check TESTS="$(echo $list)"
 }
 # The plugin-load checks of a release: symbols the plugins need are in that
 # Slurm's daemons, and they export exactly what its loaders look up.
@@ -119,13 +205,20 @@ fuzz() {
 	ls "$top"/tests/fuzz/fuzz_*.cpp >/dev/null 2>&1 || { echo "fuzz: no fuzz targets"; return 1; }
 	"$top/tests/fuzz/run.sh" "${LOOM_FUZZ_SECONDS:-10}"
 }
-# distcheck asks whether the tarball is whole: it builds, tests, installs and
-# uninstalls from it out of tree. Optimisation and debug information add
+# distcheck asks whether the tarball is whole: it builds, installs and
+# uninstalls from it out of tree, and runs the tests that read what the
+# tarball must carry (recorded files, fuzz corpora, the conformance corpus,
+# man pages, the plugins against Slurm's loaders); the whole suite has run
+# twice already (unit, sanitizers). Optimisation and debug information add
 # nothing to that answer (the build tier has both), so -O1 -g0 (-Werror still).
+DIST_TESTS='/(replay_[a-z_]+\.sh|test_topo_formats|test_health_joblogs|test_health_collectors|conformance_cpp|conformance_py\.sh|man_pages\.sh|cli_walk\.sh|check_symbols\.sh|no_check\.sh)$'
 distcheck() {
-	local cc=()
+	local cc=() list
 	[ -z "${CCACHE_DIR:-}" ] || cc=(CC="ccache gcc" CXX="ccache g++")
-	cd "$LOOM_BUILDDIR" && env "${cc[@]}" make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="CXXFLAGS='-O1 -g0'"
+	list=$(tests_of "$LOOM_BUILDDIR" | grep -E "$DIST_TESTS") && [ "$(echo "$list" | wc -l)" -ge 10 ] ||
+		{ echo "test: FAIL: distcheck's tests not found in the build's TESTS: '$list'"; return 1; }
+	echo "test: distcheck runs $(echo "$list" | wc -l) of $(tests_of "$LOOM_BUILDDIR" | wc -l) tests: $(echo $list)"
+	cd "$LOOM_BUILDDIR" && env "${cc[@]}" make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="CXXFLAGS='-O1 -g0'" TESTS="$(echo $list)"
 }
 # The rpm and the deb compile the same tree with the same flags in the same
 # directory (packaging/local.mk): through ccache the deb reuses the rpm's
@@ -157,11 +250,11 @@ verdicts=$logdir/verdicts
 lane_tier() {
 	local name=$1 start rc secs
 	shift
-	start=$(date +%s)
-	"$@" >"$logdir/$name.log" 2>&1
+	start=$EPOCHSECONDS
+	guarded "$name" "$@"
 	rc=$?
-	secs=$(( $(date +%s) - start ))
-	echo "$name $rc $secs" >>"$verdicts"
+	secs=$(( EPOCHSECONDS - start ))
+	echo "$name $rc $secs $EPOCHSECONDS" >>"$verdicts"
 	echo "... $([ "$rc" = 0 ] && echo PASS || echo FAIL): $name (${secs}s, at $(date +%H:%M:%S))"
 	return $rc
 }
@@ -199,7 +292,7 @@ releases_lane() {
 verdict() {
 	local name=$1 rc secs
 	echo "=== tier: $name"
-	read -r _ rc secs < <(grep "^$name " "$verdicts") ||
+	read -r _ rc secs _ < <(grep "^$name " "$verdicts") ||
 		{ rc=1; secs=0; echo "test: tier $name left no verdict" >>"$logdir/$name.log"; }
 	record "$name" "$rc" "$secs"
 	return "$rc"
@@ -223,33 +316,47 @@ if [ $main_rc = 0 ]; then
 fi
 [ ${#lanes[@]} = 0 ] || wait "${lanes[@]}"
 
-if [ $main_rc = 0 ]; then
-	echo "=== Slurm $main: every tier"
-	verdict "unit-$main"
-	[ $quick = 1 ] || verdict "unit-sanitizers-$main"
-	for t in cluster differential consumers; do verdict "$t-$main"; done
-	verdict fuzz
-	if [ $quick = 0 ]; then
-		verdict "distcheck-$main"
-		verdict "packages-$main"
-	fi
-fi
+# not_run NAME WHY: a tier that could not run because one before it failed
+# counts as failed: it never vanishes from the count.
+not_run() {
+	echo "=== tier: $1"
+	echo "test: FAIL: tier $1 did not run: $2" >"$logdir/$1.log"
+	record "$1" 1 0
+}
+main_tiers=("unit-$main")
+[ $quick = 1 ] || main_tiers+=("unit-sanitizers-$main")
+main_tiers+=("cluster-$main" "differential-$main" "consumers-$main" fuzz)
+[ $quick = 1 ] || main_tiers+=("distcheck-$main" "packages-$main")
+echo "=== Slurm $main: every tier"
+for t in "${main_tiers[@]}"; do
+	if [ $main_rc = 0 ]; then verdict "$t"; else not_run "$t" "build-$main failed"; fi
+done
 for v in "${others[@]}"; do
 	echo "=== Slurm $v: the release, loom's build, plugin load, cluster scenarios, differential, consumers"
-	if ! verdict "slurm-$v" || ! verdict "build-$v"; then continue; fi
-	for t in plugins cluster differential consumers; do verdict "$t-$v"; done
+	why=
+	for t in slurm build plugins cluster differential consumers; do
+		if [ -n "$why" ]; then not_run "$t-$v" "$why"; continue; fi
+		verdict "$t-$v" || case $t in slurm|build) why="$t-$v failed" ;; esac
+	done
 done
 
 [ -z "${CCACHE_DIR:-}" ] || ccache -s 2>/dev/null | grep -E 'Hits|Misses|hit rate' | head -4 | sed 's/^/ccache: /'
 echo
 echo "=== summary (logs in $logdir)"
 printf '  %s\n' "${results[@]}"
+# The tiers by time: where the run's minutes went, and when each ended.
+echo "=== tier times (the run took $(( (EPOCHSECONDS - run_start) / 60 )) min $(( (EPOCHSECONDS - run_start) % 60 )) s)"
+printf '  %-28s %6s %9s %s\n' tier seconds "ended at" verdict
+sort -k3,3nr "$verdicts" | while read -r name rc secs end; do
+	printf '  %-28s %6s %9s %s\n' "$name" "$secs" "+$(( (end - run_start) / 60 ))m$(( (end - run_start) % 60 ))s" \
+		"$([ "$rc" = 0 ] && echo PASS || { [ "$rc" = 124 ] && echo "FAIL (past its limit)"; } || echo FAIL)"
+done
 # Why each failed tier failed, from its log (the tail above may not reach it).
 for r in "${results[@]}"; do
 	case $r in FAIL*) ;; *) continue ;; esac
 	name=$(echo "$r" | awk '{print $2}')
 	echo "=== why $name failed (from $logdir/$name.log)"
-	awk '/^ *(FAIL: |--- FAIL|# (FAIL|ERROR):)|error:/ { print; next }
+	awk '/^ *(FAIL: |--- FAIL|# (FAIL|ERROR):)|^test: FAIL: |error:/ { print; next }
 		/^failed scenarios:/ { print; more = 1; next }
 		more && /^  / { print; next } { more = 0 }' "$logdir/$name.log" 2>/dev/null | head -30 | sed 's/^/    /'
 done

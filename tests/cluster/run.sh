@@ -40,6 +40,8 @@ fi
 export LOOM_SRCDIR=$top LOOM_BUILDDIR=$builddir LOOM_CLUSTER_DIR=$dir LOOM_SLURM=$slurm
 export PATH="$builddir/tools:$slurm_prefix/bin:$PATH"
 echo "cluster tests: Slurm $slurm ($slurm_prefix), build tree $builddir"
+# Stopped (the watchdog of scripts/test.sh, ^C): the cluster goes down with it.
+trap '"$here/cluster.sh" down --dir "$dir" >/dev/null 2>&1; exit 143' TERM INT
 passed=0
 failed=0
 failed_names=()
@@ -47,6 +49,7 @@ failed_reasons=()
 rm -rf "$dir/failed"
 for s in "${scenarios[@]}"; do
 	[ -f "$s" ] || s="$here/scenarios/$s"
+	[ -f "$s" ] || [ ! -f "$s.sh" ] || s=$s.sh # a scenario by name, without .sh
 	[ -f "$s" ] || { echo "cluster tests: no such scenario: $s" >&2; failed=$((failed + 1)); continue; }
 	s=$(cd "$(dirname "$s")" && pwd)/$(basename "$s")
 	name=$(basename "$s" .sh)
