@@ -23,6 +23,9 @@ pkgs=(
 	# one compiler cache for every build tree; http-parser (and libyaml) for
 	# the Slurm releases built from source (scripts/slurm.sh)
 	ccache libhttp-parser-dev
+	# a Slurm release missing from shared/vendor is downloaded and checked
+	# (scripts/slurm.sh fetch: curl, and git for the archive's tree)
+	curl ca-certificates git
 	# PyTorch, for the Python SDK's save_torch_async()/load_torch() test (tests/ckpt/sdk_torch.sh)
 	python3-torch
 	# rsvg-convert: loom sim's SVG plots are rendered by it in the tests (tests/tools/sim_cli.sh)

@@ -11,12 +11,18 @@
 #   scripts/slurm.sh builddir VERSION  loom's build tree for VERSION (_build for the
 #                                      default release, _build-VERSION for the others)
 #
+#   scripts/slurm.sh fetch VERSION     the release's archive, verified; prints its path
+#
 # 22.05.8 is Debian 12's packages (prefix /usr, source from `apt-get source`,
-# scripts/slurm-src.sh). Every other release is built from SchedMD's tarball in
-# shared/vendor/ (its sha256 checked against PROVENANCE.tsv) into
-# /opt/slurm-VERSION (or $LOOM_SLURM_PREFIX_ROOT/slurm-VERSION), once: a
-# release that is installed and whose stamp matches the tarball is reused.
-# The configured build tree stays under PREFIX/build for --with-slurm-src.
+# scripts/slurm-src.sh). Every other release is built from SchedMD's archive of
+# its release tag, pinned in scripts/slurm-releases.tsv (URL, sha256, tree):
+# shared/vendor's copy when there is one ($LOOM_VENDOR_DIR), else one fetched
+# before into /var/cache/loom/slurm-archives ($LOOM_SLURM_ARCHIVES), else
+# downloaded from the pinned URL (or $LOOM_SLURM_URL_BASE/slurm-VERSION.tar.gz).
+# An archive whose sha256 and contents are not the pinned ones is refused.
+# Each is built into /opt/slurm-VERSION (or $LOOM_SLURM_PREFIX_ROOT/...), once:
+# a release that is installed and whose stamp matches the pin is reused. The
+# configured build tree stays under PREFIX/build for --with-slurm-src.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 root=${LOOM_SLURM_PREFIX_ROOT:-/opt}
@@ -34,7 +40,7 @@ DEBIAN_RELEASE=22.05.8
 die() { echo "slurm: error: $*" >&2; exit 1; }
 log() { echo "slurm: $*" >&2; }
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 
 check_version() {
 	local v=$1 s
@@ -69,9 +75,67 @@ is_ready() {
 	[ -f "$(stamp_of "$v")" ] && [ "$(installed_version "$v")" = "$v" ] && [ -f "$(prefix_of "$v")/build/config.h" ]
 }
 
-tarball_sha() {
-	# sha256 of slurm-VERSION.tar.gz as recorded in shared/vendor/PROVENANCE.tsv
-	awk -F'\t' -v f="slurm-$1.tar.gz" '$1 == f {print $5}' "$vendor/PROVENANCE.tsv" 2>/dev/null
+releases=${LOOM_SLURM_RELEASES:-$top/scripts/slurm-releases.tsv}
+archives=${LOOM_SLURM_ARCHIVES:-/var/cache/loom/slurm-archives}
+# pin VERSION FIELD: tag, url, sha256 or tree of VERSION in slurm-releases.tsv.
+pin() {
+	local col
+	case $2 in tag) col=2 ;; url) col=3 ;; sha256) col=4 ;; tree) col=5 ;; esac
+	awk -F'\t' -v v="$1" -v c="$col" '!/^#/ && $1 == v {print $c}' "$releases" 2>/dev/null
+}
+# tree_of ARCHIVE: the git tree of the archive's contents (its top directory stripped).
+tree_of() {
+	local t rc=0
+	t=$(mktemp -d)
+	(cd "$t" && tar -xzf "$1" --strip-components=1 && git init -q && git add -A && git write-tree) || rc=1
+	rm -rf "$t"
+	return $rc
+}
+# verified VERSION ARCHIVE: ARCHIVE is the pinned release (by sha256, or by its
+# tree when another gzip packed it). Says why not on stderr.
+verified() {
+	local v=$1 f=$2 want got tree
+	want=$(pin "$v" sha256)
+	got=$(sha256sum "$f" | cut -d' ' -f1)
+	[ "$got" != "$want" ] || return 0
+	tree=$(tree_of "$f" 2>/dev/null) || tree=
+	if [ -n "$tree" ] && [ "$tree" = "$(pin "$v" tree)" ]; then
+		log "$f: sha256 $got is not the pinned $want, but its contents are the pinned tree $tree"
+		return 0
+	fi
+	log "$f: sha256 $got, pinned $want; its contents' tree ${tree:-(unreadable)}, pinned $(pin "$v" tree)"
+	return 1
+}
+# fetch VERSION: the path of a verified archive of VERSION.
+fetch() {
+	local v=$1 f url tmp
+	[ -n "$(pin "$v" sha256)" ] || die "Slurm $v has no pin in $releases"
+	f="$vendor/slurm-$v.tar.gz"
+	if [ -f "$f" ]; then
+		verified "$v" "$f" || die "$f is not the pinned Slurm $v: refusing to build it"
+		echo "$f"; return 0
+	fi
+	f="$archives/slurm-$v.tar.gz"
+	if [ -f "$f" ] && verified "$v" "$f"; then echo "$f"; return 0; fi
+	url=$(pin "$v" url)
+	[ -z "${LOOM_SLURM_URL_BASE:-}" ] || url=${LOOM_SLURM_URL_BASE%/}/slurm-$v.tar.gz
+	command -v curl >/dev/null || die "Slurm $v: no archive in $vendor or $archives, and no curl to download $url"
+	mkdir -p "$archives"
+	tmp=$(mktemp "$archives/.slurm-$v.XXXXXX")
+	log "Slurm $v: no archive in $vendor or $archives; downloading $url"
+	if ! curl -fsSL --retry 2 --connect-timeout 20 --max-time 900 -o "$tmp" "$url" 2>"$tmp.err"; then
+		local why
+		why=$(tr '\n' ' ' <"$tmp.err")
+		rm -f "$tmp" "$tmp.err"
+		die "Slurm $v: could not download $url (${why:-no reason given}); put the archive in $vendor or $archives"
+	fi
+	rm -f "$tmp.err"
+	if ! verified "$v" "$tmp"; then
+		rm -f "$tmp"
+		die "Slurm $v: the archive downloaded from $url is not the pinned release: refused"
+	fi
+	mv "$tmp" "$f"
+	echo "$f"
 }
 
 install_debian() {
@@ -86,15 +150,13 @@ install_debian() {
 install_source() {
 	local v=$1 prefix tarball want got bld src
 	prefix=$(prefix_of "$v")
-	tarball="$vendor/slurm-$v.tar.gz"
-	[ -f "$tarball" ] || die "$tarball not found (shared/vendor holds the releases Debian does not package; set LOOM_VENDOR_DIR)"
-	want=$(tarball_sha "$v")
-	[ -n "$want" ] || die "no sha256 for slurm-$v.tar.gz in $vendor/PROVENANCE.tsv"
-	got=$(sha256sum "$tarball" | cut -d' ' -f1)
-	[ "$got" = "$want" ] || die "$tarball: sha256 $got, PROVENANCE.tsv says $want: refusing to build it"
+	want=$(pin "$v" sha256)
+	[ -n "$want" ] || die "Slurm $v has no pin in $releases"
+	# A release built from the pinned archive by this recipe is reused as it is.
 	if is_ready "$v" && [ "$(cat "$(stamp_of "$v")")" = "$want $RECIPE" ]; then
 		return 0
 	fi
+	tarball=$(fetch "$v") || exit 1
 	"$top/scripts/deps.sh" >&2
 	log "building Slurm $v from $tarball into $prefix (once; about 10 minutes on 2 cores)"
 	local start=$SECONDS
@@ -144,6 +206,11 @@ list)
 	done
 	;;
 prefix) v=${2:-}; [ -n "$v" ] || usage; check_version "$v"; prefix_of "$v" ;;
+fetch)
+	v=${2:-}; [ -n "$v" ] || usage; check_version "$v"
+	[ "$v" != "$DEBIAN_RELEASE" ] || die "Slurm $v is Debian's packages: nothing to fetch"
+	fetch "$v"
+	;;
 src)
 	v=${2:-}; [ -n "$v" ] || usage; check_version "$v"
 	if [ "$v" = "$DEBIAN_RELEASE" ]; then debian_src; else
@@ -164,5 +231,5 @@ builddir)
 	if [ "$v" = "${SUPPORTED[0]}" ]; then echo "$top/_build"; else echo "$top/_build-$v"; fi
 	;;
 -h|--help|help) usage ;;
-*) die "unknown command '$cmd' (install, list, prefix, src, plugindir, supported, default, builddir)" ;;
+*) die "unknown command '$cmd' (install, fetch, list, prefix, src, plugindir, supported, default, builddir)" ;;
 esac

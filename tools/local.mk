@@ -9,6 +9,9 @@ tools_loom_LDADD = $(LOOM_LIBS)
 # net_probe_netns.sh: the network probe on namespaces joined by veth pairs, so root (it fails without).
 TESTS += tests/tools/net_probe_netns.sh
 EXTRA_DIST += tests/tools/net_probe_netns.sh
+# scripts/slurm.sh fetch: a release missing from shared/vendor, downloaded (file:// URLs) and checked.
+TESTS += tests/tools/slurm_fetch.sh
+EXTRA_DIST += tests/tools/slurm_fetch.sh
 # Every command and subcommand: --help exits 0 with its usage, a bad option 2.
 TESTS += tests/tools/cli_walk.sh tests/tools/shell_pipes.sh tests/tools/health_exit_codes.sh tests/tools/completion.sh \
 	tests/tools/man_pages.sh
