@@ -35,6 +35,14 @@ looked_up() { # FILE ARRAY: the quoted names in 'static const char *ARRAY[] = { 
 select_c=$(ls "$src"/src/interfaces/select.c "$src"/src/common/select.c 2>/dev/null | head -1)
 jobcomp_c=$(ls "$src"/src/interfaces/jobcomp.c "$src"/src/common/slurm_jobcomp.c 2>/dev/null | head -1)
 
+# Every plugin this build was configured to make must be there and checked:
+# one missing is a failure, never a smaller pass.
+want_plugins=${LOOM_PLUGINS:-$(make -s --no-print-directory -C "$b" print-plugins 2>/dev/null)}
+[ -n "$want_plugins" ] || { echo "check_symbols: FAIL cannot tell which plugins $b builds (make print-plugins)"; exit 1; }
+for la in $want_plugins; do
+	so=$b/$(dirname "$la")/.libs/$(basename "$la" .la).so
+	[ -f "$so" ] || { echo "check_symbols: FAIL $(basename "$so") was not built ($so missing)"; fail=1; }
+done
 for so in "$b"/plugins/*/.libs/*.so; do
 	[ -f "$so" ] || continue
 	checked=$((checked + 1))
@@ -110,7 +118,8 @@ for so in "$b"/plugins/*/.libs/*.so; do
 	[ $bad = 0 ] && echo "check_symbols: ok $name ($(echo "$exports" | wc -l) exports)"
 done
 if [ $checked = 0 ]; then
-	echo "check_symbols: no plugins built under $b/plugins"
+	echo "check_symbols: FAIL no plugins built under $b/plugins"
 	exit 1
 fi
+echo "check_symbols: $checked plugins checked ($(echo $want_plugins | wc -w) configured)"
 exit $fail
