@@ -12,13 +12,16 @@
 #   generated rail-optimised fabric, and the test cluster's topology.conf
 #   read back.
 # - gres.conf with Links= to the real slurmd (`slurmd -G` prints the GRES it
-#   configured) for the recorded machines: the Links= it reports must be the
-#   NVLink counts a person reads in each file.
+#   configured) for the recorded machines: as many GPUs as a person counts in
+#   each file (cross-checked by count_gpus.py, which does not use loom), and
+#   the Links= it reports must be the NVLink counts a person reads there.
 # - loom's hwloc XML reader against hwloc's own tools (hwloc-calc): the CPUs
 #   of every NUMA node.
 # - NCCL topology XML (`--to nccl`) against the rules of NCCL's own loader
-#   (check_nccl_xml.py, from NCCL's source), and run through NCCL itself
-#   when a GPU machine is at hand (not here).
+#   (check_nccl_xml.py, from NCCL's source), with the file's GPUs, and run
+#   through NCCL itself when a GPU machine is at hand (not here).
+# A python helper or checker that crashes, exits non-zero or (a checker)
+# prints no ok: line is a failed check.
 # Needs root (slurmctld runs as SlurmUser=root), munge, python3 and hwloc.
 # Ends with "consumers: N checks, N failed"; exits 1 if any failed.
 set -uo pipefail
@@ -34,7 +37,7 @@ while [ $# -gt 0 ]; do
 	--slurm) slurm=$2; shift 2 ;;
 	--builddir) builddir=$2; shift 2 ;;
 	--dir) dir=$2; shift 2 ;;
-	-h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "consumers: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -60,6 +63,42 @@ ports_for() { local dir=$1; pick_ports 2; }
 first_failure() { grep -h -m1 -i 'fatal' "$@" 2>/dev/null | head -1 | grep . || grep -h -m1 -i 'error' "$@" 2>/dev/null | head -1; }
 ok() { echo "ok: $*"; checks=$((checks + 1)); }
 no() { echo "FAIL: $*"; checks=$((checks + 1)); failed=$((failed + 1)); failures+=("$*"); }
+# relay NAME OUT RC [STRIP]: a checker's output OUT (stdout and stderr), which
+# exited RC, as checks: each "ok: " line one ok, each "FAIL: " line one
+# failure (STRIP, such as the file name it prefixes, cut from both). The
+# checker itself fails the check when it crashed (a traceback, an exit status
+# other than 0 or 1, or 1 with no FAIL line), when it exited 0 after a FAIL,
+# or when it printed no ok: line at all, nor a FAIL line (it checked nothing).
+relay() {
+	local name=$1 out=$2 rc=$3 strip=${4:-} line oks=0 fails=0 msg
+	while IFS= read -r line; do
+		msg=${line#*: }
+		[ -z "$strip" ] || msg=${msg#"$strip"}
+		case $line in
+		ok:*) ok "$name: $msg"; oks=$((oks + 1)) ;;
+		FAIL:*) no "$name: $msg"; fails=$((fails + 1)) ;;
+		esac
+	done <"$out"
+	if grep -q '^Traceback' "$out" || [ "$rc" -gt 1 ] || { [ "$rc" = 1 ] && [ $fails = 0 ]; }; then
+		no "$name: the checker crashed (exit $rc): $(grep -v '^ ' "$out" | tail -1)"
+	elif [ "$rc" = 0 ] && [ $fails -gt 0 ]; then
+		no "$name: the checker printed $fails FAIL lines but exited 0"
+	elif [ $((oks + fails)) = 0 ]; then
+		msg=$(tail -1 "$out")
+		no "$name: the checker printed no ok: line: it checked nothing${msg:+ ($msg)}"
+	fi
+}
+# py NAME OUT ARGS...: python3 ARGS with its stdout in OUT; a failure (exit
+# status, traceback on stderr in OUT.err) or an empty OUT is a failed check.
+py() {
+	local name=$1 out=$2
+	shift 2
+	if ! python3 "$@" >"$out" 2>"$out.err"; then
+		no "$name: python3 ${1##*/} failed: $(tail -1 "$out.err")"
+		return 1
+	fi
+	grep -q . "$out" || { no "$name: python3 ${1##*/} wrote nothing"; return 1; }
+}
 
 rm -rf "$dir"
 mkdir -p "$dir"
@@ -126,7 +165,7 @@ topology() {
 		no "$name: loom topo convert failed: $(tail -1 "$d/convert.err")"
 		return
 	fi
-	python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["nodes"]))' "$expect" >"$d/nodes"
+	py "$name" "$d/nodes" -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["nodes"]))' "$expect" || return
 	port=$(ports_for "$d")
 	write_conf "$d" "$d/nodes" "$port"
 	if [ -n "$plugin" ]; then
@@ -152,43 +191,48 @@ topology() {
 		no "$name: slurmctld logged topology errors: $(head -1 "$d/topo-errors")"
 	fi
 	# shellcheck disable=SC2086
-	scontrol show topology $show >"$d/show-topology" 2>&1
-	while read -r line; do
-		case $line in
-		ok:*) ok "$name: ${line#ok: }" ;;
-		FAIL:*) no "$name: ${line#FAIL: }" ;;
-		esac
-	done < <(python3 "$here/check_topology.py" "$expect" "$d/show-topology" "$mode" 2>&1)
+	scontrol show topology $show >"$d/show-topology" 2>&1 || no "$name: scontrol show topology $show failed: $(tail -1 "$d/show-topology")"
+	python3 "$here/check_topology.py" "$expect" "$d/show-topology" "$mode" >"$d/check.out" 2>&1
+	relay "$name" "$d/check.out" $?
 	stop_ctld "$d"
 	unset SLURM_CONF
 }
 
-gen=$here/gen_fabric.py
 mkdir -p "$dir/fabrics"
 # Hosts of the real fabric that are no compute nodes, read in the file: three
 # HCAs describe themselves as "localhost", two as "ubuntu" (installer
 # defaults), two belong to B11-P1-CUFM-02 (the cluster's UFM server).
-python3 "$gen" expect-real "$data/ibnetdiscover-ndr-fabric.out" localhost,ubuntu,B11-P1-CUFM-02 "$dir/fabrics/ndr.json"
-topology real-ndr "$data/ibnetdiscover-ndr-fabric.out" "$dir/fabrics/ndr.json"
-python3 "$gen" fat-tree 4 4 8 "$dir/fabrics/fat-tree.ibnet" "$dir/fabrics/fat-tree.json"
-topology fat-tree-4x4x8 "$dir/fabrics/fat-tree.ibnet" "$dir/fabrics/fat-tree.json"
-python3 "$gen" rail 4 8 16 "$dir/fabrics/rail.ibnet" "$dir/fabrics/rail.json"
-topology rail-4su-8rails "$dir/fabrics/rail.ibnet" "$dir/fabrics/rail.json"
+# gen NAME ARGS...: gen_fabric.py ARGS; when it fails, a failed check for NAME
+# (whose topology check is then not run).
+gen() {
+	local name=$1
+	shift
+	python3 "$here/gen_fabric.py" "$@" 2>"$dir/fabrics/$name.err" && return 0
+	no "$name: gen_fabric.py $1 failed (exit $?): $(tail -1 "$dir/fabrics/$name.err")"
+	return 1
+}
+gen real-ndr expect-real "$data/ibnetdiscover-ndr-fabric.out" localhost,ubuntu,B11-P1-CUFM-02 "$dir/fabrics/ndr.json" &&
+	topology real-ndr "$data/ibnetdiscover-ndr-fabric.out" "$dir/fabrics/ndr.json"
+gen fat-tree-4x4x8 fat-tree 4 4 8 "$dir/fabrics/fat-tree.ibnet" "$dir/fabrics/fat-tree.json" &&
+	topology fat-tree-4x4x8 "$dir/fabrics/fat-tree.ibnet" "$dir/fabrics/fat-tree.json"
+gen rail-4su-8rails rail 4 8 16 "$dir/fabrics/rail.ibnet" "$dir/fabrics/rail.json" &&
+	topology rail-4su-8rails "$dir/fabrics/rail.ibnet" "$dir/fabrics/rail.json"
 # The test cluster's own topology.conf, through loom and back: 4 leaves of 4
 # nodes, 2 pods of 2 leaves, one spine (its first line says so).
-python3 - "$dir/fabrics/cluster16.json" <<'PY'
+if python3 - "$dir/fabrics/cluster16.json" 2>"$dir/fabrics/cluster16.err" <<'PY'
 import json, sys
 n = ["n%02d" % i for i in range(1, 17)]
 json.dump({"nodes": n, "levels": [[n[0:4], n[4:8], n[8:12], n[12:16]], [n[0:8], n[8:16]], [n]]}, open(sys.argv[1], "w"))
 PY
-topology cluster16 "$data/cluster16-topology.conf" "$dir/fabrics/cluster16.json"
+then topology cluster16 "$data/cluster16-topology.conf" "$dir/fabrics/cluster16.json"
+else no "cluster16: writing its expectation failed: $(tail -1 "$dir/fabrics/cluster16.err")"; fi
 # NVL72 racks: the switch tree for topology/tree, the NVLink domains as blocks
 # for topology/block (23.11+), both in one topology.yaml (25.05+). Two spines
 # of two racks each is the shape of Topograph's NVL72 model
 # (shared/data/topology/topograph-model-nvl72.yaml: core, spine-1/2,
 # leaf-S-R with node[SR01-SR18] in NVLink domain nvl-S-R, block sizes 18, 36, 72).
-python3 "$gen" nvl72 2 2 "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json"
-topology nvl72-tree "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json"
+gen nvl72 nvl72 2 2 "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json" && nvl72=1 || nvl72=0
+[ $nvl72 = 0 ] || topology nvl72-tree "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json"
 # release as a number: 22.05.8 -> 2205
 rel=$(echo "$slurm" | awk -F. '{printf "%d%02d", $1, $2}')
 if [ "$rel" -ge 2311 ]; then
@@ -215,24 +259,59 @@ else
 fi
 
 # gres.conf to slurmd: `slurmd -G` prints each GRES it configured.
-# expected Links= rows, counted in each file:
-#  hwloc-dgx2.xml: NVLinkBandwidth gives each of the 16 GPUs 6 links of 25000
-#    MB/s, all to NVSwitches (PCIDev objects): 6 to every other GPU.
-#  hwloc-power8-p100.xml: GPU0-GPU1 and GPU2-GPU3 at 40000 MB/s (2 NVLink-1
-#    links), the rest of each GPU's bandwidth goes to its CPU Package.
-#  nccl-topo-azure-ndv4-a100.xml, nccl-topo-azure-ndv5-h100.xml: no <nvlink>
-#    element: 0 links.
+# The GPUs and the expected Links= rows, counted in each file by hand:
+#  hwloc-dgx2.xml: 16 GPUs (PCIDev "0302 [10de:1db8]", V100, each with an
+#    OSDev nvml0..nvml15). NVLinkBandwidth gives each of them 6 links of
+#    25000 MB/s, all to NVSwitches (PCIDev objects): 6 to every other GPU.
+#  hwloc-power8-p100.xml: 4 GPUs (PCIDev "0302 [10de:15f9]", P100, each with
+#    OSDevs cudaN, opencl0dN, nvmlN). GPU0-GPU1 and GPU2-GPU3 at 40000 MB/s
+#    (2 NVLink-1 links), the rest of each GPU's bandwidth goes to its CPU
+#    Package.
+#  nccl-topo-azure-ndv4-a100.xml, nccl-topo-azure-ndv5-h100.xml: 8 GPUs each
+#    (<pci class="0x030200">: these files have no <gpu> elements, NCCL makes
+#    GPUs of class 0x03 devices), no <nvlink> element: 0 links.
+# gres NAME FILE GPUS LINKS: GPUS is the number of GPUs a person counts in
+# FILE, cross-checked with count_gpus.py (which counts them without loom);
+# LINKS is a python expression in i and j (two different GPUs) giving the
+# NVLink count between them that a person reads in FILE. loom's gres.conf
+# must have GPUS GPUs, slurmd must configure GPUS, and every GPU's Links= row
+# must be the GPUS counts of the file.
 gres() {
-	local name=$1 file=$2 expect=$3 d="$dir/gres-$1" port n gpus type
+	local name=$1 file=$2 gpus=$3 links=$4 d="$dir/gres-$1" port n type counted lines files dev got i row want
 	mkdir -p "$d/etc" "$d/dev" "$d/spool" "$d/log" "$d/run" "$d/state"
+	if ! counted=$(python3 "$here/count_gpus.py" "$file" 2>"$d/count.err"); then
+		no "gres $name: count_gpus.py failed: $(tail -1 "$d/count.err")"
+		return
+	fi
+	if [ "$counted" != "$gpus" ]; then
+		no "gres $name: count_gpus.py counts $counted GPUs in ${file##*/}, read by hand $gpus"
+		return
+	fi
+	if ! python3 -c 'import sys
+n, f = int(sys.argv[1]), eval("lambda i, j: " + sys.argv[2])
+for i in range(n): print(",".join("-1" if i == j else str(int(f(i, j))) for j in range(n)))' "$gpus" "$links" >"$d/links.want" 2>"$d/links.err" ||
+		[ "$(wc -l <"$d/links.want")" != "$gpus" ]; then
+		no "gres $name: the expected Links= rows could not be made: $(tail -1 "$d/links.err")"
+		return
+	fi
 	if ! "$loom" topo convert --from "$file" --to gres.conf >"$d/gres.loom" 2>"$d/convert.err"; then
 		no "gres $name: loom topo convert failed: $(tail -1 "$d/convert.err")"
 		return
 	fi
 	n=$(awk '{for (i = 1; i <= NF; i++) if ($i ~ /^NodeName=/) {sub("NodeName=", "", $i); print $i; exit}}' "$d/gres.loom")
-	gpus=$(grep -c 'Name=gpu' "$d/gres.loom")
+	if [ -z "$n" ]; then
+		no "gres $name: loom's gres.conf names no node: $(head -1 "$d/gres.loom")"
+		return
+	fi
+	# One line and one device file per GPU.
+	lines=$(grep -c 'Name=gpu' "$d/gres.loom")
+	files=$(sed -n 's/.*Name=gpu.* File=\([^ ]*\).*/\1/p' "$d/gres.loom" | sort -u | wc -l)
+	if [ "$lines" = "$gpus" ] && [ "$files" = "$gpus" ]; then ok "gres $name: loom's gres.conf has the file's $gpus GPUs"
+	else no "gres $name: loom's gres.conf has $lines GPU lines with $files device files, the file has $gpus GPUs"; fi
 	type=$(sed -n 's/.* Type=\([^ ]*\).*/\1/p' "$d/gres.loom" | head -1)
-	for i in $(seq 0 $((gpus - 1))); do mknod "$d/dev/nvidia$i" c 195 "$i" 2>/dev/null || ln -sf /dev/null "$d/dev/nvidia$i"; done
+	for dev in $(sed -n 's|.*Name=gpu.* File=/dev/nvidia\([0-9]*\).*|\1|p' "$d/gres.loom"); do
+		mknod "$d/dev/nvidia$dev" c 195 "$dev" 2>/dev/null || ln -sf /dev/null "$d/dev/nvidia$dev"
+	done
 	# Only the device paths change: slurmd opens the files it is given.
 	{ echo "AutoDetect=off"; sed "s|File=/dev/|File=$d/dev/|" "$d/gres.loom"; } >"$d/etc/gres.conf"
 	echo "$n" >"$d/nodes"
@@ -243,22 +322,21 @@ gres() {
 		no "gres $name: slurmd -G refused loom's gres.conf: $(first_failure "$d/slurmd-G.out")"
 		return
 	fi
-	local got
 	got=$(grep -c ' Gres Name=gpu .*Count=1 ' "$d/slurmd-G.out")
-	if [ "$got" = "$gpus" ]; then ok "gres $name: slurmd $slurm configured $gpus GPUs from loom's gres.conf"; else
+	if [ "$got" = "$gpus" ]; then ok "gres $name: slurmd $slurm configured the file's $gpus GPUs from loom's gres.conf"; else
 		no "gres $name: slurmd configured $got GPUs, the file has $gpus"; fi
-	local i row want
-	for i in $(seq 0 $((gpus - 1))); do
-		row=$(grep " Index=$i " "$d/slurmd-G.out" | sed -n 's/.*Links=\([-0-9,]*\).*/\1/p')
-		want=$(python3 -c "$expect" "$i" "$gpus")
+	i=0
+	while IFS= read -r want; do
+		row=$(grep " Gres Name=gpu .* Index=$i " "$d/slurmd-G.out" | sed -n 's/.*Links=\([-0-9,]*\).*/\1/p')
 		[ "$row" = "$want" ] || { no "gres $name: GPU $i: slurmd has Links=$row, the file gives $want"; return; }
-	done
-	ok "gres $name: slurmd's Links= of every GPU are the file's NVLink counts"
+		i=$((i + 1))
+	done <"$d/links.want"
+	ok "gres $name: slurmd's Links= of each of the $gpus GPUs are the file's $gpus NVLink counts"
 }
-gres dgx2 "$data/hwloc-dgx2.xml" 'import sys; i, n = int(sys.argv[1]), int(sys.argv[2]); print(",".join("-1" if j == i else "6" for j in range(n)))'
-gres power8 "$data/hwloc-power8-p100.xml" 'import sys; i = int(sys.argv[1]); print(",".join("-1" if j == i else ("2" if j // 2 == i // 2 else "0") for j in range(4)))'
-gres ndv4 "$data/nccl-topo-azure-ndv4-a100.xml" 'import sys; i, n = int(sys.argv[1]), int(sys.argv[2]); print(",".join("-1" if j == i else "0" for j in range(n)))'
-gres ndv5 "$data/nccl-topo-azure-ndv5-h100.xml" 'import sys; i, n = int(sys.argv[1]), int(sys.argv[2]); print(",".join("-1" if j == i else "0" for j in range(n)))'
+gres dgx2 "$data/hwloc-dgx2.xml" 16 '6'
+gres power8 "$data/hwloc-power8-p100.xml" 4 '2 if i // 2 == j // 2 else 0'
+gres ndv4 "$data/nccl-topo-azure-ndv4-a100.xml" 8 '0'
+gres ndv5 "$data/nccl-topo-azure-ndv5-h100.xml" 8 '0'
 
 # hwloc: the CPUs of each NUMA node, by loom and by hwloc-calc. Debian's
 # hwloc 2.9 refuses version="3.0" files; its loader reads these once the
@@ -269,22 +347,26 @@ hwloc() {
 	sed 's/<topology version="3.0">/<topology version="2.0">/' "$file" >"$d/v2.xml"
 	"$loom" topo convert --from "$file" --to json -o "$d/loom.json" 2>"$d/convert.err" ||
 		{ no "hwloc $name: loom could not read it: $(tail -1 "$d/convert.err")"; return; }
-	while read -r id cpus; do
-		count=$((count + 1))
-		want=$(hwloc-calc --input "$d/v2.xml" --physical-output --intersect pu "node:$id" 2>/dev/null)
-		# loom writes ranges ("0-1,8-9"), hwloc-calc lists ("0,1,8,9"): compare as lists.
-		cpus=$(python3 -c 'import sys
-out = []
-for part in sys.argv[1].split(","):
-    a, _, b = part.partition("-")
-    out += list(range(int(a), int(b or a) + 1)) if a else []
-print(",".join(map(str, out)))' "$cpus")
-		[ "$cpus" = "$want" ] || { no "hwloc $name: NUMA $id: loom reads CPUs $cpus, hwloc-calc $want"; bad=1; }
-	done < <(python3 -c 'import json,sys
+	# loom writes ranges ("0-1,8-9"), hwloc-calc lists ("0,1,8,9"): compare as
+	# lists. No NUMA node at all is a failure (py: an empty output).
+	py "hwloc $name: the NUMA nodes in loom's json" "$d/numa" -c 'import json,sys
 d = json.load(open(sys.argv[1])); n = d["nodes"][0]
 h = d.get("hardware", {}).get(n.get("hardware", ""), n)
-for m in h.get("numa", []): print(m["id"], m.get("cpus", ""))' "$d/loom.json")
-	want=$(hwloc-calc --input "$d/v2.xml" --number-of node all 2>/dev/null)
+for m in h.get("numa", []):
+    out = []
+    for part in m.get("cpus", "").split(","):
+        a, _, b = part.partition("-")
+        out += list(range(int(a), int(b or a) + 1)) if a else []
+    print(m["id"], ",".join(map(str, out)))' "$d/loom.json" || return
+	while read -r id cpus; do
+		count=$((count + 1))
+		if ! want=$(hwloc-calc --input "$d/v2.xml" --physical-output --intersect pu "node:$id" 2>"$d/calc.err" </dev/null) || [ -z "$want" ]; then
+			no "hwloc $name: NUMA $id: hwloc-calc gives no CPUs: $(tail -1 "$d/calc.err")"; bad=1; continue
+		fi
+		[ "$cpus" = "$want" ] || { no "hwloc $name: NUMA $id: loom reads CPUs $cpus, hwloc-calc $want"; bad=1; }
+	done <"$d/numa"
+	want=$(hwloc-calc --input "$d/v2.xml" --number-of node all 2>"$d/calc.err") ||
+		{ no "hwloc $name: hwloc-calc cannot count the NUMA nodes: $(tail -1 "$d/calc.err")"; return; }
 	[ "$count" = "$want" ] || { no "hwloc $name: loom reads $count NUMA nodes, hwloc $want"; bad=1; }
 	[ $bad = 1 ] || ok "hwloc $name: $count NUMA nodes with the CPUs hwloc gives them"
 }
@@ -295,28 +377,31 @@ hwloc gb10 "$data/hwloc-dgx-gb10.xml"
 # NCCL topology XML: checked against the rules of NCCL's own loader
 # (check_nccl_xml.py re-implements its parser and names the NCCL source of
 # every rule). The real files it is checked on must pass as they are.
+# nccl NAME FILE GPUS: loom's NCCL XML of FILE (GPUS GPUs, read by hand
+# above) through the checker; and its GPUs, counted by count_gpus.py the way
+# NCCL's loader makes them, must be the file's.
 nccl() {
-	local name=$1 file=$2 d="$dir/nccl-$1" line
+	local name=$1 file=$2 gpus=$3 d="$dir/nccl-$1" got
 	mkdir -p "$d"
 	if ! "$loom" topo convert --from "$file" --to nccl -o "$d/topo.xml" 2>"$d/convert.err"; then
 		no "nccl $name: loom topo convert failed: $(tail -1 "$d/convert.err")"
 		return
 	fi
-	while read -r line; do
-		case $line in
-		ok:*) ok "nccl $name: NCCL's loader takes loom's file: ${line#*topo.xml: }" ;;
-		FAIL:*) no "nccl $name: ${line#FAIL: }" ;;
-		esac
-	done < <(python3 "$here/check_nccl_xml.py" -q "$d/topo.xml" 2>&1)
+	python3 "$here/check_nccl_xml.py" -q "$d/topo.xml" >"$d/check.out" 2>&1
+	relay "nccl $name, loom's file by NCCL's loader's rules" "$d/check.out" $? "$d/topo.xml: "
+	if ! got=$(python3 "$here/count_gpus.py" "$d/topo.xml" 2>"$d/count.err"); then
+		no "nccl $name: count_gpus.py failed on loom's file: $(tail -1 "$d/count.err")"
+	elif [ "$got" = "$gpus" ]; then ok "nccl $name: loom's file has the $gpus GPUs of ${file##*/}"
+	else no "nccl $name: loom's file has $got GPUs, ${file##*/} has $gpus"; fi
 }
 for f in nccl-topo-azure-ndv4-a100.xml nccl-topo-azure-ndv5-h100.xml; do
-	if python3 "$here/check_nccl_xml.py" -q "$data/$f" >"$dir/nccl-real.out" 2>&1; then ok "nccl: the checker takes the real $f"
-	else no "nccl: the checker refuses the real $f: $(grep -m1 FAIL "$dir/nccl-real.out")"; fi
+	python3 "$here/check_nccl_xml.py" -q "$data/$f" >"$dir/nccl-real-$f.out" 2>&1
+	relay "nccl: the checker on the real $f" "$dir/nccl-real-$f.out" $? "$data/$f: "
 done
-nccl ndv4 "$data/nccl-topo-azure-ndv4-a100.xml"
-nccl ndv5 "$data/nccl-topo-azure-ndv5-h100.xml"
-nccl dgx2 "$data/hwloc-dgx2.xml"
-nccl power8 "$data/hwloc-power8-p100.xml"
+nccl ndv4 "$data/nccl-topo-azure-ndv4-a100.xml" 8
+nccl ndv5 "$data/nccl-topo-azure-ndv5-h100.xml" 8
+nccl dgx2 "$data/hwloc-dgx2.xml" 16
+nccl power8 "$data/hwloc-power8-p100.xml" 4
 
 echo "consumers: $checks checks, $failed failed (Slurm $slurm)"
 if [ "$failed" -gt 0 ]; then
