@@ -56,6 +56,52 @@ wait_file() {
 	done
 }
 
+# log_count [-F] PATTERN FILE: how many lines of FILE match PATTERN (grep -E;
+# -F: a fixed string); 0 when there is no such file.
+log_count() {
+	local how=-E n
+	if [ "$1" = -F ]; then how=-F; shift; fi
+	n=$(grep -c "$how" -e "$1" "$2" 2>/dev/null) || true
+	echo "${n:-0}"
+}
+
+# wait_log [-F] PATTERN FILE [TIMEOUT_S [COUNT]]: wait until FILE has COUNT
+# (default 1) lines that match PATTERN (grep -E; -F: a fixed string): the
+# line a daemon or plugin logs once it has made the decision a check is
+# about. Fails on timeout, naming the count seen.
+wait_log() {
+	local how=-E limit deadline n
+	if [ "$1" = -F ]; then how=-F; shift; fi
+	limit=${3:-60}
+	deadline=$(( EPOCHSECONDS + limit ))
+	while :; do
+		n=$(grep -c "$how" -e "$1" "$2" 2>/dev/null) || true
+		n=${n:-0}
+		[ "$n" -lt "${4:-1}" ] || return 0
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "$(basename "$2"): $n line(s) matching '$1' after ${limit}s, expected ${4:-1}"
+		nap 0.3
+	done
+}
+
+# slurm_now: the time as Slurm prints it (2026-01-31T12:00:00, local), by the
+# shell; such times compare as strings.
+slurm_now() { printf '%(%Y-%m-%dT%H:%M:%S)T\n' -1; }
+
+# wait_evaluated JOBID SINCE [TIMEOUT_S]: wait until Slurm's scheduler (the
+# main one or backfill) has considered the pending job after SINCE (a time as
+# Slurm prints it): its LastSchedEval is later. For a check that the job was
+# not started, where no log line says that the scheduler looked at it.
+wait_evaluated() {
+	local job=$1 since=$2 limit=${3:-60} deadline seen
+	deadline=$(( EPOCHSECONDS + limit ))
+	while :; do
+		seen=$(job_field "$job" LastSchedEval)
+		[[ -z $seen || $seen = Unknown || ! $seen > $since ]] || return 0
+		[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "job $job: not considered by the scheduler after $since within ${limit}s (LastSchedEval=${seen:-?}, state $(job_state "$job"), reason $(job_field "$job" Reason))"
+		nap 0.5
+	done
+}
+
 # submit SBATCH_ARGS...: sbatch --parsable, fails the scenario when refused.
 submit() {
 	local out

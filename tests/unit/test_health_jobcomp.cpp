@@ -35,16 +35,38 @@ SlurmNode slurm_node(const std::string &name, const std::string &state, const st
 	return *n;
 }
 
+// Wait for what a worker thread does: true as soon as cond() holds, false
+// after timeout_ms; checked every 10 ms, so that a slow machine does not fail
+// and a fast one does not wait.
+template <typename Cond>
+bool eventually(Cond cond, int timeout_ms = 10000)
+{
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+	while (!cond()) {
+		if (std::chrono::steady_clock::now() >= deadline)
+			return false;
+		std::this_thread::sleep_for(std::chrono::milliseconds(10));
+	}
+	return true;
+}
+
 struct FakeSlurm : SlurmOps {
 	std::mutex mu;
 	std::map<std::string, SlurmNode> nodes;
 	std::vector<std::string> drained;
 	std::vector<uint32_t> requeued;
-	int delay_ms = 0;
+	// Calls of show_nodes begun: the worker has a job in hand.
+	std::atomic<int> show_calls{0};
+	// show_nodes answers only once the worker is told to stop (a Slurm that
+	// is slow while slurmctld shuts down); it is not cut short by the stop.
+	bool answer_after_stop = false;
+	const std::atomic<bool> *cancel = nullptr;
+	void set_cancel(const std::atomic<bool> *c) override { cancel = c; }
 	expected<std::map<std::string, SlurmNode>> show_nodes(const std::vector<std::string> &want) override
 	{
-		if (delay_ms)
-			std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+		show_calls++;
+		if (answer_after_stop && cancel)
+			(void)eventually([this] { return cancel->load(); });
 		std::lock_guard<std::mutex> g(mu);
 		std::map<std::string, SlurmNode> out;
 		for (const auto &n : want)
@@ -375,7 +397,7 @@ START_TEST(backlog_survives_a_restart)
 	opt.stats_publish = dir + "/published/failure-stats.json";
 	ck_assert(::mkdir((dir + "/published").c_str(), 0755) == 0);
 	auto slow = std::make_unique<FakeSlurm>();
-	slow->delay_ms = 300;
+	slow->answer_after_stop = true;
 	FakeSlurm *first = slow.get();
 	{
 		JobcompWorker w(opt, std::move(slow));
@@ -385,7 +407,7 @@ START_TEST(backlog_survives_a_restart)
 			r.end.requeue_allowed = true;
 			w.enqueue(r);
 		}
-		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		ck_assert(eventually([first] { return first->show_calls.load() > 0; })); // job 601 in hand
 		w.stop(); // slurmctld shuts down while the first job is in hand
 		// The worker owns the fake Slurm: look at it before the worker goes.
 		ck_assert_int_eq(first->requeued.size(), 1);
@@ -474,7 +496,8 @@ START_TEST(stop_cuts_scontrol_short_and_keeps_the_job)
 {
 	std::string dir = temp_dir();
 	std::string hang = dir + "/scontrol";
-	ck_assert(write_file_atomic(hang, "#!/bin/sh\nexec sleep 30\n", 0755).has_value());
+	std::string called = dir + "/scontrol-called";
+	ck_assert(write_file_atomic(hang, "#!/bin/sh\n: >'" + called + "'\nexec sleep 30\n", 0755).has_value());
 	JobcompOptions opt;
 	opt.state_dir = dir;
 	opt.scontrol = hang;
@@ -484,7 +507,7 @@ START_TEST(stop_cuts_scontrol_short_and_keeps_the_job)
 		JobRecord r = job(701, "gpu-ecc.out", {"n3"});
 		r.end.requeue_allowed = true;
 		w.enqueue(r);
-		std::this_thread::sleep_for(std::chrono::milliseconds(300)); // in scontrol show node
+		ck_assert(eventually([&] { return ::access(called.c_str(), F_OK) == 0; })); // in scontrol show node
 		auto t0 = std::chrono::steady_clock::now();
 		w.stop();
 		double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -519,25 +542,32 @@ START_TEST(stop_leaves_a_blocked_worker_behind)
 	std::string dir = temp_dir();
 	JobcompOptions opt;
 	opt.state_dir = dir;
+	// The read blocks until the test lets it go (after the stop and the next
+	// worker's write), deaf to the cancel.
+	std::atomic<bool> blocked{false}, unblock{false};
 	struct Stuck : FakeSlurm {
+		std::atomic<bool> &blocked, &unblock;
+		Stuck(std::atomic<bool> &b, std::atomic<bool> &u) : blocked(b), unblock(u) {}
 		expected<std::map<std::string, SlurmNode>> show_nodes(const std::vector<std::string> &want) override
 		{
-			std::this_thread::sleep_for(std::chrono::milliseconds(1500)); // deaf to the cancel
+			blocked.store(true);
+			(void)eventually([this] { return unblock.load(); }); // deaf to the cancel
 			return FakeSlurm::show_nodes(want);
 		}
 	};
 	std::string backlog = dir + "/loom-jobcomp-backlog.json";
 	{
-		JobcompWorker w(opt, std::make_unique<Stuck>());
+		JobcompWorker w(opt, std::make_unique<Stuck>(blocked, unblock));
 		ck_assert(w.start().has_value());
 		w.enqueue(job(950, "gpu-ecc.out", {"n3"}));
-		std::this_thread::sleep_for(std::chrono::milliseconds(200));
+		ck_assert(eventually([&] { return blocked.load(); }));
 		auto t0 = std::chrono::steady_clock::now();
 		ck_assert(!w.stop(300));
 		double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 		ck_assert_msg(s < 1.0, "stop(300) took %.2f s", s);
 		// The next worker's file: the one left behind must not overwrite it.
 		ck_assert(write_file_atomic(backlog, "{\"pending\": [], \"drains\": []}\n").has_value());
+		unblock.store(true); // the thread left behind goes on, and writes nothing
 	} // the destructor waits for the thread (its members go away)
 	auto after = read_file(backlog);
 	ck_assert(after.has_value());

@@ -13,7 +13,16 @@ while [ "$(squeue -h -t R -o %i | wc -l)" -lt 3 ]; do
 	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "expected 3 running jobs: $(squeue -h -o '%i %T %N')"
 	nap 0.5
 done
-nap 3 # give the scheduler more cycles to (wrongly) use n2
+# The scheduler's decision on the waiting jobs, with every other node busy:
+# it has considered each of them since now (their LastSchedEval). No log
+# line says so for all of them: select/topo's "cannot fit now" (only with
+# DebugFlags=SelectType) names the one job it is asked about, not those
+# queued behind it (Priority) nor the 4-node job Slurm holds back itself
+# (ReqNodeNotAvail).
+since=$(slurm_now)
+for j in "${jobs[@]}" "$big"; do
+	[ "$(job_state "$j")" != PENDING ] || wait_evaluated "$j" "$since" 60
+done
 used=$(squeue -h -t R -o %N | xargs -n1 scontrol show hostnames | sort)
 echo "$used" | grep -x n2 >/dev/null && fail "a job was started on drained node n2: $(squeue -h -o '%i %T %N')"
 [ "$(squeue -h -t R -o %i | wc -l)" = 3 ] || fail "expected exactly 3 running jobs: $(squeue -h -o '%i %T %N')"

@@ -1,7 +1,9 @@
-# cluster: --nodes 16 --gpus-per-node 8 --select topo
+# cluster: --nodes 16 --gpus-per-node 8 --select topo --conf-line DebugFlags=SelectType
 # select/topo's rules on the real slurmctld: GPU class, suspect nodes, strict
 # locality that waits instead of placing in part, and a broken fabric file at
-# reconfigure that keeps the last good one.
+# reconfigure that keeps the last good one. (DebugFlags=SelectType: select/topo
+# logs each job it cannot place now, the decision a waiting job is checked by.)
+log=$LOOM_CLUSTER_DIR/log/slurmctld.log
 leaf_of() { local n=${1#n}; echo "leaf$(( (n - 1) / 4 + 1 ))"; }
 
 # A class request lands on that class (n9-n16 carry h100).
@@ -32,9 +34,10 @@ for n in n1 n5 n9 n13; do
 	blockers+=("$b")
 done
 g=$(submit -N4 --gres=gpu:8 --locality=leaf:strict -o /dev/null --wrap 'sleep 600')
-nap 6 # several scheduling cycles
+# select/topo's decision, in two scheduling passes: it cannot place the gang now.
+wait_log -F "select/topo: JobId=$g: cannot fit now" "$log" 60 2
 [ "$(job_state "$g")" = PENDING ] || fail "leaf:strict gang $g is $(job_state "$g") on $(job_field "$g" NodeList) with no whole leaf free"
-note "leaf:strict 4-node gang waits while every leaf has a busy node ($(job_field "$g" Reason))"
+note "leaf:strict 4-node gang waits while every leaf has a busy node ($(job_field "$g" Reason); $(grep -F "select/topo: JobId=$g: cannot fit now" "$log" | tail -1 | sed 's/.*): //' | cut -c1-100))"
 scancel "${blockers[1]}" # frees n5: leaf2 is whole again
 wait_state "$g" RUNNING 40
 leaves=$(for h in $(expand_hosts "$(job_field "$g" NodeList)"); do leaf_of "$h"; done | sort -u)
@@ -48,21 +51,17 @@ scancel "$g" "${blockers[@]}"
 # on the bad file with a fatal error naming it; the running one then goes on,
 # with its fabric, and scontrol reconfigure reports the failure.
 conf_dir=$(dirname "$SLURM_CONF")
-log=$LOOM_CLUSTER_DIR/log/slurmctld.log
 cp "$conf_dir/loom-topo.conf" "$conf_dir/loom-topo.conf.good"
 echo "cluster_file=$conf_dir/no-such-cluster.json" >>"$conf_dir/loom-topo.conf"
 if slurm_at_least 23.11; then
 	if scontrol reconfigure 2>/dev/null; then fail "scontrol reconfigure accepted a missing fabric file"; fi
-	nap 1
-	grep -q "fatal: select/topo: cannot load the fabric: $conf_dir/no-such-cluster.json" "$log" ||
-		fail "no fatal error naming the missing fabric file in slurmctld.log"
-	grep -q "reconfigure failed" "$log" || fail "slurmctld did not report the reconfigure as failed"
+	wait_log -F "fatal: select/topo: cannot load the fabric: $conf_dir/no-such-cluster.json" "$log" 30
+	wait_log -F "reconfigure failed" "$log" 30
 	note "slurmctld.log: $(grep -m1 'cannot load the fabric' "$log" | cut -c26-170)"
 	note "slurmctld.log: $(grep -m1 'reconfigure failed' "$log" | cut -c26-170)"
 else
 	scontrol reconfigure || fail "scontrol reconfigure failed"
-	nap 2
-	grep -q "keeping the last good one" "$log" || fail "no 'keeping the last good one' in slurmctld.log"
+	wait_log -F "keeping the last good one" "$log" 30
 	note "slurmctld.log: $(grep -m1 'keeping the last good one' "$log" | cut -c26-170)"
 fi
 j=$(submit -N4 --gres=gpu:8 -o /dev/null --wrap 'true')

@@ -1,8 +1,9 @@
-# cluster: --nodes 16 --gpus-per-node 8 --select topo
+# cluster: --nodes 16 --gpus-per-node 8 --select topo --conf-line DebugFlags=SelectType
 # --locality takes the kinds `loom topo show` prints for this cluster (its
 # fabric is a topology.conf, which names no levels: leaf, pod, spine by
 # height) and a kind it does not have is refused at submit, never left to fail
-# in slurmctld's log.
+# in slurmctld's log. (DebugFlags=SelectType: select/topo logs each job it
+# cannot place now, the decision a waiting job is checked by.)
 log="$LOOM_CLUSTER_DIR/log/slurmctld.log"
 d=$(scratch)
 pod_of() { local n=${1#n}; echo "pod$(( (n - 1) / 8 + 1 ))"; }
@@ -21,7 +22,8 @@ for n in n1 n2 n3 n9 n10 n11; do
 done
 for b in "${blockers[@]}"; do wait_state "$b" RUNNING 30; done
 g=$(submit -N6 --gres=gpu:8 --locality=pod:strict -o /dev/null --wrap 'sleep 600')
-nap 6 # several scheduling cycles
+# select/topo's decision, in two scheduling passes: it cannot place the gang now.
+wait_log -F "select/topo: JobId=$g: cannot fit now" "$log" 60 2
 [ "$(job_state "$g")" = PENDING ] ||
 	fail "pod:strict gang $g is $(job_state "$g") on $(job_field "$g" NodeList) with 5 nodes free per pod"
 grep -q "JobId=$g: placement engine failed" "$log" && fail "the engine failed on pod:strict: $(grep -m1 "JobId=$g: placement engine failed" "$log")"

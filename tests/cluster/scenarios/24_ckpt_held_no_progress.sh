@@ -77,7 +77,12 @@ logline=$(grep -h "spank_ckpt: job $job: loom: failed again" "$LOOM_CLUSTER_DIR"
 echo "$logline" | grep -F "failed again without a new checkpoint since restart 1 (newest step 1): holding the job" >/dev/null ||
 	fail "slurmd log line does not give the reason: $logline"
 note "slurmd: ${logline#*spank_ckpt: }"
-nap 3 # held means it stays pending
+# slurmctld's end of the held start: its third "Requeuing" line (after the
+# two scontrol requeues), logged once the batch step is gone, so whether
+# the node is drained for a failed launch is decided by then. That the job
+# then stays pending has no line to wait for: the scheduler does not look
+# at a held job (Priority=0) at all; the hold checked below is the decision.
+wait_log "Requeuing JobId=$job\$" "$LOOM_CLUSTER_DIR/log/slurmctld.log" 60 3
 show=$(scontrol show job "$job")
 echo "$show" | grep 'JobState=PENDING ' >/dev/null || fail "job $job is not pending: $(echo "$show" | grep -o 'JobState=[^ ]*')"
 echo "$show" | grep ' Priority=0 ' >/dev/null || fail "job $job is not held (Priority=0): $show"

@@ -8,16 +8,18 @@
 source "$LOOM_SRCDIR/tests/ckpt/scenario_lib.sh"
 ckpt_site # a checkpoint root for the --ckpt job below
 out=$(scratch)
+log=$LOOM_CLUSTER_DIR/log/slurmctld.log
 drained() { sinfo -h -N -t drain,drained,draining -o %N | sort -u; }
 
 # 1. The user's own error.
 u=$(submit -N1 -o "$out/user.out" --wrap 'echo "Traceback (most recent call last):"; echo "ValueError: bad batch size"; exit 1')
 wait_state "$u" FAILED 30
-nap 3 # the worker runs after the callback
+# The worker runs after the callback; its line for the job is its decision.
+wait_log -F "jobcomp/health: job $u FAILED" "$log" 60
 [ "$(job_field "$u" Restarts)" = 0 ] || fail "user error job $u was requeued (Restarts=$(job_field "$u" Restarts))"
 [ "$(job_state "$u")" = FAILED ] || fail "user error job $u is $(job_state "$u"), expected FAILED"
 [ -z "$(drained)" ] || fail "a user error drained nodes: $(drained)"
-note "job $u (exit 1): FAILED, not requeued, nothing drained"
+note "job $u (exit 1): FAILED, not requeued, nothing drained ($(grep -o "jobcomp/health: job $u FAILED[^;]*" "$log" | head -1 | cut -c1-100))"
 
 # 2. A GPU fault on the job's third node; the job is checkpoint-enabled.
 cat >"$out/gpu.sh" <<'JOB'
@@ -49,8 +51,8 @@ grep -q "resumed from checkpoint" "$out/gpu-$g.out" || fail "job $g did not resu
 second=$(grep "restart=1" "$out/gpu-$g.out" | sed 's/.*nodes=//' | xargs scontrol show hostnames)
 echo "$second" | grep -x "$culprit" >/dev/null && fail "job $g restarted on the drained node $culprit"
 note "job $g: $culprit drained ('$reason'), requeued, resumed on $(echo $second)"
-line=$(grep -F "job $g FAILED (--ckpt): gpu_fault:" "$LOOM_CLUSTER_DIR/log/slurmctld.log" | head -1)
-[ -n "$line" ] || fail "jobcomp/health did not know job $g as a --ckpt job: $(grep -F "job $g " "$LOOM_CLUSTER_DIR/log/slurmctld.log" | tail -3)"
+line=$(grep -F "job $g FAILED (--ckpt): gpu_fault:" "$log" | head -1)
+[ -n "$line" ] || fail "jobcomp/health did not know job $g as a --ckpt job: $(grep -F "job $g " "$log" | tail -3)"
 case $line in *"requeued: requeue (restart 1 of 1) (the job's --ckpt-max-restarts)"*) ;; *) fail "job $g not requeued on its own budget: $line" ;; esac
 note "jobcomp/health: ${line#*jobcomp/health: }"
 
@@ -61,10 +63,14 @@ for i in 1 2 3; do
 		--wrap 'echo "$SLURMD_NODENAME:77:78 [0] NCCL WARN Cuda failure: uncorrectable ECC error encountered"; exit 1')")
 done
 for j in "${jobs[@]}"; do wait_state "$j" FAILED 60; done
-nap 4
+# jobcomp/health's line for each job comes after its drain or its capped
+# drain: once all three are there, no third drain can follow.
+for j in "${jobs[@]}"; do wait_log -F "jobcomp/health: job $j FAILED: gpu_fault:" "$log" 60; done
 n=$(drained | wc -l)
 [ "$n" = 2 ] || fail "expected 2 drained nodes under the cap, found $n: $(drained)"
-grep -q "drain cap reached" "$LOOM_CLUSTER_DIR/log/slurmctld.log" || fail "no 'drain cap reached' in slurmctld.log"
+grep -q "drain cap reached" "$log" || fail "no 'drain cap reached' in slurmctld.log"
+capped=$(grep -E "jobcomp/health: job ($(IFS='|'; echo "${jobs[*]}")) FAILED: .*drained \[0\] capped \[1\]" "$log" | wc -l)
+[ "$capped" = 2 ] || fail "expected 2 of jobs ${jobs[*]} capped, jobcomp/health says: $(grep -E "jobcomp/health: job ($(IFS='|'; echo "${jobs[*]}")) FAILED" "$log" | grep -o 'drained.*capped \[[0-9]*\]')"
 note "3 faulty nodes, cap 2: drained $(echo $(drained)); the rest logged"
-[ -s "$LOOM_CLUSTER_DIR/state/loom-health/loom-failure-stats.json" ] || fail "no failure statistics written"
+wait_file "$LOOM_CLUSTER_DIR/state/loom-health/loom-failure-stats.json" 30
 note "stats: $(tr -d ' \n' <"$LOOM_CLUSTER_DIR/state/loom-health/loom-failure-stats.json" | cut -c1-160)..."

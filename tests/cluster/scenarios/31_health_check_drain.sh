@@ -40,7 +40,10 @@ nap 3
 check n3 "$out/healthy" || fail "healthy check on n3 exited $?"
 [ "$(sinfo -h -n n3 -o %E)" = "admin: replacing DIMM" ] || fail "n3 reason changed to '$(sinfo -h -n n3 -o %E)'"
 case $(sinfo -h -n n3 -o %T) in drained|draining) ;; *) fail "loom resumed the admin-drained n3" ;; esac
-# And a fault on it does not overwrite the admin's reason.
-check n3 "$out/faulty" || true
+# And a fault on it does not overwrite the admin's reason; the verdict is
+# still drain (exit 2, loom-health(1)).
+rc=0
+check n3 "$out/faulty" || rc=$?
+[ "$rc" = 2 ] || fail "health check on the faulty root of the admin-drained n3 exited $rc, expected 2"
 [ "$(sinfo -h -n n3 -o %E)" = "admin: replacing DIMM" ] || fail "loom overwrote the admin's reason on n3"
 note "n3 (admin: replacing DIMM) left alone"

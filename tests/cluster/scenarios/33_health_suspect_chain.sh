@@ -48,11 +48,19 @@ gang() { # -> the nodes of a 4-node, 8-GPU gang submitted now (cancelled after)
 export TRAIN_STEPS=1000000 TRAIN_STEP_DELAY=0.002
 job=$(ckpt_train chain -w n2 --ckpt --ckpt-interval=6h)
 wait_state "$job" RUNNING 60
-nap 2 # the coordinator's first poll
-[ -e "$CK_ROOT/root/$job/latest" ] && fail "job $job checkpointed before any sign (interval 6h)"
+# The job's checkpoint coordinator is running (it logs, at its start, that the
+# job names its node); it polls every second (poll=1s).
+deadline=$(( EPOCHSECONDS + 30 ))
+until grep -q "job $job names its nodes (-w)" "$LOOM_CLUSTER_DIR/log/slurmd-n2.log"; do
+	[ "$EPOCHSECONDS" -lt "$deadline" ] ||
+		fail "job $job: no checkpoint coordinator started on n2 within 30 s: $(grep -h "job $job" "$LOOM_CLUSTER_DIR/log/slurmd-n2.log" | tail -3 | tr '\n' ';')"
+	nap 0.3
+done
 before=$(gang)
 case " $before " in *" n2 "*) ;; *) fail "control: the gang before any mark did not take n2's leaf ($before): the avoidance below would prove nothing" ;; esac
 note "control: a 4-node gang with no mark takes $before"
+# The coordinator polled through the control gang's run: no sign, no checkpoint.
+[ -e "$CK_ROOT/root/$job/latest" ] && fail "job $job checkpointed before any sign (interval 6h)"
 
 lat_mark=() lat_ckpt=() lat_place=() checks=()
 for run in $(seq 1 "$runs"); do
@@ -109,7 +117,7 @@ done
 [ "$(extra)" = "site: rack A09" ] || fail "loom overwrote the admin's Extra: '$(extra)'"
 comment=$(scontrol show node n2 | sed -n 's/^ *Comment=//p')
 case $comment in loom:suspect:predict:*) ;; *) fail "no loom mark in Comment with Extra taken: '$comment'" ;; esac
-check "$(root_at 30)" || true
+check "$(root_at 30)" || fail "the check at 30 C exited $?, expected 0 (ok)"
 nap 3.2
 check "$(root_at 30)" || fail "the check at 30 C exited $?"
 [ "$(extra)" = "site: rack A09" ] || fail "loom cleared the admin's Extra"

@@ -68,7 +68,13 @@ until grep -F "job $b: loom: requeued without spares" "$LOOM_CLUSTER_DIR/log/slu
 done
 why=$(grep -F "job $b: loom: requeued without spares" "$LOOM_CLUSTER_DIR/log/slurmctld.log" | sed 's/.*without spares: //')
 case $why in "no usable spare left in leaf $oleaf for "*) ;; *) fail "job $b: why no spares: '$why'" ;; esac
-nap 8 # past Slurm's requeue delay (cred_expire + 1 = 6 s): it would have started by now if it could
+# Slurm's decision: once requeued (jobcomp/health's line for the job comes
+# after its requeue) the job is eligible again after the requeue delay
+# (cred_expire + 1 = 6 s: its EligibleTime), and the scheduler has
+# considered it since: it would have started then if it could.
+wait_log -F "jobcomp/health: job $b FAILED: " "$LOOM_CLUSTER_DIR/log/slurmctld.log" 30
+eligible=$(job_field "$b" EligibleTime)
+wait_evaluated "$b" "$eligible" 60
 [ "$(job_state "$b")" = PENDING ] || fail "job $b: $(job_state "$b") on $(job_field "$b" NodeList), expected PENDING (whole, with no spare)"
 [ "$(started "$out/b.out")" = 1 ] || fail "job $b started again without enough nodes"
 [ -z "$(job_field "$b" Reservation | sed 's/(null)//')" ] || fail "job $b put in reservation $(job_field "$b" Reservation)"

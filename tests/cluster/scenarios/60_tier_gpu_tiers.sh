@@ -41,11 +41,7 @@ sc=$(scontrol show job -o "$j" | grep -o 'SystemComment=loom:.*price_per_h=[0-9.
 note "record: ${sc#SystemComment=}"
 stop "$j"
 # jobcomp/health's record of the job carries it too.
-for _ in $(seq 50); do
-	grep -E "jobcomp/health: job $j CANCELLED.*loom: class=h100 tier=value price_per_h=28.80" \
-		"$LOOM_CLUSTER_DIR/log/slurmctld.log" >/dev/null && break
-	nap 0.2
-done
+wait_log -F "jobcomp/health: job $j CANCELLED" "$LOOM_CLUSTER_DIR/log/slurmctld.log" 30
 grep -E "jobcomp/health: job $j CANCELLED.*loom: class=h100 tier=value price_per_h=28.80" \
 	"$LOOM_CLUSTER_DIR/log/slurmctld.log" >/dev/null ||
 	fail "jobcomp/health's line for job $j lacks its class, tier and price: $(grep "jobcomp/health: job $j " "$LOOM_CLUSTER_DIR/log/slurmctld.log")"
@@ -92,27 +88,33 @@ log=$LOOM_CLUSTER_DIR/log/slurmctld.log
 full=$(submit -N4 --gres=gpu:8 --constraint=h100 -o /dev/null --wrap 'sleep 600')
 wait_state "$full" RUNNING 30 || fail "the h100 filler is $(job_state "$full")"
 jw=$(submit -N2 --gres=gpu:8 --gpu-tier=value -t 4 -o /dev/null --wrap 'sleep 600')
-for _ in $(seq 50); do
-	grep -E "JobId=$jw: cannot fit now.*value tier: waiting for h100" "$log" >/dev/null && break
-	nap 0.2
-done
-line=$(grep -oE "JobId=$jw: cannot fit now.*value tier: waiting for h100.*" "$log" | head -1)
-[ -n "$line" ] || fail "job $jw (--gpu-tier=value -t 4, h100 full) does not say it waits for h100: $(grep "JobId=$jw" "$log" | tail -3)"
+# select/topo's decisions, each saying it waits for h100: backfill's (no
+# backfill plan) and the main scheduler's (cannot fit now), in two of its
+# passes.
+fits="JobId=$jw: cannot fit now.*value tier: waiting for h100"
+plans="JobId=$jw: no backfill plan: .*waiting for h100"
+wait_log "$plans" "$log" 60
+wait_log "$fits" "$log" 60 2
+line=$(grep -oE "$fits.*" "$log" | head -1)
 note "h100 full, --gpu-tier=value -t 4: ${line#*: }"
-nap 4 # some passes of the scheduler and backfill
 [ "$(job_state "$jw")" = PENDING ] || fail "job $jw did not wait for h100: $(job_state "$jw") on $(job_field "$jw" NodeList)"
 # Waiting by choice holds nothing: a later job takes every a100 node meanwhile.
 ja=$(submit -N4 --gres=gpu:8 --constraint=a100 -o /dev/null --wrap 'sleep 600')
 wait_state "$ja" RUNNING 30 || fail "a later a100 job is $(job_state "$ja") while job $jw waits for h100: $(job_field "$ja" Reason)"
 note "meanwhile a later -N4 --constraint=a100 job runs on $(job_field "$ja" NodeList): the waiting job holds no a100 node"
+nplans=$(log_count "$plans" "$log")
 stop "$ja"
 # a100 is free again and h100 still full: the job keeps waiting through
-# several passes of backfill (bf_interval=1), which offers it only the nodes
-# free now, and of the main scheduler.
-nap 5
+# backfill, which offers it only the nodes free now, and the main
+# scheduler. Their decisions since: backfill's (it runs again only on a
+# change, here the end of job $ja), and two of the main scheduler's once
+# a100 is free (any start, backfill's too, is decided there).
+nfits=$(log_count "$fits" "$log")
+wait_log "$plans" "$log" 60 $((nplans + 1))
+wait_log "$fits" "$log" 60 $((nfits + 2))
 [ "$(job_state "$jw")" = PENDING ] ||
 	fail "job $jw took $(job_field "$jw" NodeList) once a100 freed, within its wait for h100 ($(grep -oE "JobId=$jw placed.*" "$log" | head -1))"
-note "a100 free, h100 full: job $jw still waits for h100 after 5 s of scheduler and backfill passes"
+note "a100 free, h100 full: job $jw still waits for h100 (since: backfill's pass, $(( $(log_count "$fits" "$log") - nfits )) of the main scheduler's)"
 stop "$full"
 wait_state "$jw" RUNNING 30 || fail "job $jw is $(job_state "$jw") once h100 is free: $(job_field "$jw" Reason)"
 expect_class "$jw" "$(job_field "$jw" NodeList)" h100 "h100 freed within its wait: --gpu-tier=value -t 4"
@@ -132,13 +134,8 @@ stop "$jt" "$full"
 
 # A 5-node gang: no class has 5 nodes. It spans classes only with --gpu-mixed.
 j1=$(submit -N5 --gres=gpu:8 --gpu-tier=value -o /dev/null --wrap 'sleep 600')
-for _ in $(seq 50); do
-	grep -E "JobId=$j1: cannot fit now.*no eligible class holds the whole gang" "$log" >/dev/null && break
-	nap 0.2
-done
-grep -E "JobId=$j1: cannot fit now.*no eligible class holds the whole gang" "$log" >/dev/null ||
-	fail "the 5-node value gang does not say why it pends: $(grep "JobId=$j1" "$log" | tail -3)"
-nap 3
+# select/topo's decision, in two scheduling passes: no class holds the gang.
+wait_log "JobId=$j1: cannot fit now.*no eligible class holds the whole gang" "$log" 60 2
 [ "$(job_state "$j1")" = PENDING ] || fail "the 5-node value gang without --gpu-mixed is $(job_state "$j1") on $(job_field "$j1" NodeList)"
 note "-N5 --gpu-tier=value: pending (no class holds 5 nodes)"
 stop "$j1"
