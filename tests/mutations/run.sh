@@ -73,7 +73,7 @@ mutate() {
 		tail -5 "$dir/tier.log" | sed 's/^/    /'
 		return 1
 	fi
-	echo "  red, as it must be (exit $rc): $(grep -m1 -E 'FAIL|failed|error' "$dir/tier.log" | head -c 300)"
+	echo "  red, as it must be (exit $rc): $( { grep -m1 -E 'FAIL:' "$dir/tier.log" || grep -m1 -iE 'error|fail' "$dir/tier.log"; } | head -c 300)"
 	[ $keep = 1 ] || rm -rf "$dir/tree"
 	return 0
 }
