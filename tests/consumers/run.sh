@@ -149,6 +149,12 @@ stop_ctld() {
 	for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; nap 0.1; done
 	kill -9 "$pid" 2>/dev/null || true
 }
+# Stopped (the watchdog of scripts/test.sh, ^C): no slurmctld of a check outlives the tier.
+stop_all() {
+	local p
+	for p in "$dir"/*/run/slurmctld.pid; do [ -f "$p" ] && stop_ctld "$(dirname "$(dirname "$p")")"; done
+}
+trap 'stop_all; exit 143' TERM INT
 
 # topology NAME FABRIC EXPECT [FORMAT [SHOW [MODE]]]: FABRIC written by loom
 # in FORMAT (topology.conf, block or topology.yaml) into slurmctld; then
