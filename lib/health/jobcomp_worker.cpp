@@ -434,8 +434,8 @@ bool JobcompWorker::stop(int wait_ms)
 	stopping_ = true;
 	cancel_.store(true, std::memory_order_release);
 	cv_.notify_all();
-	if (!thread_.joinable())
-		return true;
+	if (!thread_.joinable()) // never started, or left behind by an earlier stop
+		return !abandoned_.load() || exited_;
 	if (!idle_cv_.wait_for(lk, std::chrono::milliseconds(wait_ms), [this] { return exited_; })) {
 		abandoned_.store(true);
 		uint32_t job = !queue_.empty() ? queue_.front().end.job_id : 0;

@@ -63,9 +63,11 @@ public:
 	// it), the job in hand stays in the backlog and is handled again at the
 	// next start; save, join. A thread that does not end within wait_ms
 	// (a read of a job's output blocked on a hung file system cannot be
-	// interrupted) is left behind: stop() returns false, the thread writes
-	// nothing more, and the caller must not destroy this object (slurmctld
-	// must not block on it; the next worker owns the state directory).
+	// interrupted) is left behind: stop() returns false (and so does every
+	// later stop() until the thread ends), the thread writes nothing more,
+	// and the caller must not destroy this object: its destructor would wait
+	// for the thread (slurmctld must not block on it; the next worker owns
+	// the state directory).
 	bool stop(int wait_ms = 5000);
 	size_t pending() const;
 	// For tests: wait until the queue is empty (true) or timeout.
