@@ -178,7 +178,7 @@ install_source() {
 		CFLAGS="-O1 -g0 -pipe" >"$prefix/configure.log" 2>&1) ||
 		{ tail -30 "$prefix/configure.log" >&2; die "configure of Slurm $v failed (log: $prefix/configure.log)"; }
 	grep -q SLURM_VERSION_NUMBER "$bld/config.h" || die "configured tree of $v has no SLURM_VERSION_NUMBER"
-	(cd "$bld" && nice make -j"$jobs" >"$prefix/make.log" 2>&1) ||
+	(cd "$bld" && make -j"$jobs" >"$prefix/make.log" 2>&1) ||
 		{ grep -E -B2 -A4 'error' "$prefix/make.log" | tail -40 >&2; die "make of Slurm $v failed (log: $prefix/make.log)"; }
 	(cd "$bld" && make install >"$prefix/install.log" 2>&1) ||
 		{ tail -30 "$prefix/install.log" >&2; die "make install of Slurm $v failed (log: $prefix/install.log)"; }

@@ -240,10 +240,12 @@ packages() {
 #  - the CPU lane: unit tests, the sanitizer build and its tests, fuzzers,
 #    distcheck, packages;
 #  - the releases lane, when there are other releases: each one built from
-#    source once (minutes, at the lowest priority; from the start), then loom's
+#    source once (minutes, at nice 10; from the start), then loom's
 #    build against it and its plugin-load checks, then its daemon lane.
-# Whatever compiles runs at nice 10 (the Slurm releases at 19), so that the
-# daemons and the scenarios that time them are never starved by a compiler.
+# Whatever compiles runs at nice 10, the Slurm releases too, so that the
+# daemons are never starved by a compiler. (The releases ran at 19: on a
+# fresh machine their builds, one after another, were the run's critical
+# path, 39 of its 53 minutes, while the daemon lanes left cores idle.)
 verdicts=$logdir/verdicts
 : >"$verdicts"
 # lane_tier NAME COMMAND...: one tier in a lane.
@@ -278,7 +280,7 @@ cpu_lane() {
 releases_lane() {
 	local v pids=()
 	for v in "${others[@]}"; do
-		lane_tier "slurm-$v" nice -n 19 "$top/scripts/slurm.sh" install "$v" || continue
+		lane_tier "slurm-$v" niced "$top/scripts/slurm.sh" install "$v" || continue
 		# loom's builds share the source tree's configure: after the main one.
 		while [ ! -e "$logdir/main-build-done" ]; do sleep 5; done
 		lane_tier "build-$v" niced build "$v" || continue
