@@ -70,13 +70,12 @@ log_count() {
 # line a daemon or plugin logs once it has made the decision a check is
 # about. Fails on timeout, naming the count seen.
 wait_log() {
-	local how=-E limit deadline n
-	if [ "$1" = -F ]; then how=-F; shift; fi
+	local fixed=() limit deadline n
+	if [ "$1" = -F ]; then fixed=(-F); shift; fi
 	limit=${3:-60}
 	deadline=$(( EPOCHSECONDS + limit ))
 	while :; do
-		n=$(grep -c "$how" -e "$1" "$2" 2>/dev/null) || true
-		n=${n:-0}
+		n=$(log_count "${fixed[@]}" "$1" "$2")
 		[ "$n" -lt "${4:-1}" ] || return 0
 		[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "$(basename "$2"): $n line(s) matching '$1' after ${limit}s, expected ${4:-1}"
 		nap 0.3

@@ -50,12 +50,7 @@ job=$(ckpt_train chain -w n2 --ckpt --ckpt-interval=6h)
 wait_state "$job" RUNNING 60
 # The job's checkpoint coordinator is running (it logs, at its start, that the
 # job names its node); it polls every second (poll=1s).
-deadline=$(( EPOCHSECONDS + 30 ))
-until grep -q "job $job names its nodes (-w)" "$LOOM_CLUSTER_DIR/log/slurmd-n2.log"; do
-	[ "$EPOCHSECONDS" -lt "$deadline" ] ||
-		fail "job $job: no checkpoint coordinator started on n2 within 30 s: $(grep -h "job $job" "$LOOM_CLUSTER_DIR/log/slurmd-n2.log" | tail -3 | tr '\n' ';')"
-	nap 0.3
-done
+wait_log -F "job $job names its nodes (-w)" "$LOOM_CLUSTER_DIR/log/slurmd-n2.log" 30
 before=$(gang)
 case " $before " in *" n2 "*) ;; *) fail "control: the gang before any mark did not take n2's leaf ($before): the avoidance below would prove nothing" ;; esac
 note "control: a 4-node gang with no mark takes $before"
