@@ -198,13 +198,21 @@ int plan_will_run(Snapshot &s, const Call &c, const place::Request &req, const p
 			if (topo::Index m = s.model(i); m != topo::none)
 				(void)then.set_node_free(m, std::min(then.total_gpus(m), then.free_gpus(m) + gpus), 0);
 		auto within = place::place_within(then, later, allowed, cons, s.weights, 1);
-		if (!within || !within->decision.placed())
+		if (!within || !within->decision.placed()) {
+			if (debug_on())
+				info("select/topo: JobId=%u: the engine has no plan at %ld: cons_tres's stands",
+				     job->job_id, static_cast<long>(start));
 			return rc;
+		}
 		const place::Candidate &k = within->decision.candidates[0];
 		OwnedBitmap only(bitmap_of(s, k.nodes, bit_size(c.bitmap), offered.b));
 		if (bit_equal(only.b, planned.b))
 			return rc;
 		int rc2 = c.forward(only.b, SELECT_MODE_WILL_RUN);
+		if (debug_on() && (rc2 != SLURM_SUCCESS || job->start_time > start))
+			info("select/topo: JobId=%u: the engine's plan %s starts at %ld, cons_tres's at %ld: cons_tres's stands",
+			     job->job_id, s.names(k.nodes).c_str(), rc2 == SLURM_SUCCESS ? static_cast<long>(job->start_time) : -1L,
+			     static_cast<long>(start));
 		if (rc2 == SLURM_SUCCESS && job->start_time <= start) {
 			bit_copybits(c.bitmap, only.b);
 			if (debug_on()) {

@@ -12,12 +12,16 @@
 log=$LOOM_CLUSTER_DIR/log/slurmctld.log
 # The engine's plan is logged (with cons_tres's) under DebugFlags=SelectType.
 scontrol setdebugflags +SelectType || fail "scontrol setdebugflags +SelectType refused"
+# The jobs that end first end at one second, set with EndTime: started a
+# second apart on a loaded machine, by their time limits they would end a
+# second apart, and a plan on the nodes that free last rightly starts later.
 blocking=0
+short=()
 for i in 1 2 3 4 5 6 7 8; do
 	case $i in
-	1|2) submit -w "n$i" --gres=gpu:8 --time=1 -o /dev/null --wrap 'sleep 600' >/dev/null; blocking=$((blocking + 1)) ;;
+	1|2) short+=("$(submit -w "n$i" --gres=gpu:8 --time=5 -o /dev/null --wrap 'sleep 600')"); blocking=$((blocking + 1)) ;;
 	5|6)
-		submit -w "n$i" --gres=gpu:4 --time=1 -o /dev/null --wrap 'sleep 600' >/dev/null
+		short+=("$(submit -w "n$i" --gres=gpu:4 --time=5 -o /dev/null --wrap 'sleep 600')")
 		submit -w "n$i" --gres=gpu:4 --time=5 -o /dev/null --wrap 'sleep 600' >/dev/null
 		blocking=$((blocking + 2))
 		;;
@@ -29,6 +33,10 @@ until [ "$(squeue -h -t R | wc -l)" = "$blocking" ]; do
 	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "the $blocking blocking jobs are not all running: $(squeue -h -o '%i %T %R %N' | tr '\n' ';')"
 	nap 0.3
 done
+ends=$(date -d "@$((EPOCHSECONDS + 120))" +%FT%T)
+for sj in "${short[@]}"; do
+	scontrol update JobId="$sj" EndTime="$ends" || fail "scontrol update JobId=$sj EndTime=$ends refused"
+done
 j=$(submit -N2 --gres=gpu:4 --time=1 -o /dev/null --wrap true)
 deadline=$(( EPOCHSECONDS + 30 ))
 plan=
@@ -39,7 +47,7 @@ while :; do
 	nap 0.5
 done
 hosts=$(expand_hosts "$plan" | tr '\n' ' ')
-[ "$hosts" = "n5 n6 " ] || fail "job $j planned on $plan, expected n[5-6]: the engine's plan (the half-used nodes of leaf2), not cons_tres's"
+[ "$hosts" = "n5 n6 " ] || fail "job $j planned on $plan, expected n[5-6]: the engine's plan (the half-used nodes of leaf2), not cons_tres's (running jobs, node and end: $(squeue -h -t R -o '%i %N %e' | tr '\n' ';'); $(grep "select/topo: JobId=$j: the engine" "$log" | tail -1))"
 line=$(grep -m1 "select/topo: JobId=$j will run on .* (engine; cons_tres planned " "$log") ||
 	fail "slurmctld's log has no line for job $j's plan by the engine replacing cons_tres's: $(grep "JobId=$j" "$log" | tail -3 | tr '\n' ';')"
 theirs=${line##*cons_tres planned }
