@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <grp.h>
 #include <optional>
@@ -69,6 +70,11 @@ int option_cb(int val, const char *optarg, int /*remote*/)
 	try {
 		if (!g.site) // the plugin arguments were refused: init said why
 			return -1;
+		// An option given without its optional argument (sbatch --ckpt) reaches
+		// the steps of the job (srun inside it) through the environment, where
+		// Slurm spells the absent argument "(null)".
+		if (optarg && std::strcmp(optarg, "(null)") == 0)
+			optarg = nullptr;
 		auto st = ckpt::apply_option(g.opts, *g.site, option_name(val), optarg);
 		if (!st) {
 			slurm_error("%s: %s", prefix, st.error().str().c_str());
