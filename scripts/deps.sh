@@ -28,6 +28,8 @@ pkgs=(
 	curl ca-certificates git
 	# PyTorch, for the Python SDK's save_torch_async()/load_torch() test (tests/ckpt/sdk_torch.sh)
 	python3-torch
+	# python3-venv: PyTorch 2.13 for the DCP path, in a venv (scripts/torch-venv.sh)
+	python3-venv
 	# rsvg-convert: loom sim's SVG plots are rendered by it in the tests (tests/tools/sim_cli.sh)
 	librsvg2-bin
 	# packaging: make rpm, make deb

@@ -1,12 +1,13 @@
 # sdk: the application side of the checkpoint protocol. A C++ library
 # (libloom_ckpt, header <loom/ckpt.hpp>) and a Python module (standard
-# library only), both writing the "loom-ckpt/1" format of lib/ckpt.
+# library only), both writing the formats of lib/ckpt (doc/loom-ckpt-protocol.md).
 lib_LTLIBRARIES = sdk/libloom_ckpt.la
 sdk_libloom_ckpt_la_SOURCES = sdk/cpp/loom/ckpt.hpp sdk/cpp/ckpt.cpp
 sdk_libloom_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 sdk_libloom_ckpt_la_CXXFLAGS = $(AM_CXXFLAGS) $(LOOM_VISIBILITY_FLAGS)
-# 1:0:1: Checkpointer::reserve() added (interfaces added, none removed: still .so.0).
-sdk_libloom_ckpt_la_LDFLAGS = -version-info 1:0:1 -no-undefined
+# 2:0:0: Config and Restored gained members (ranks of a distributed job): an
+# incompatible change, .so.2. (1:0:1 added Checkpointer::reserve().)
+sdk_libloom_ckpt_la_LDFLAGS = -version-info 2:0:0 -no-undefined
 sdk_libloom_ckpt_la_LIBADD = $(LOOM_CKPT_LIBS)
 loom_sdk_includedir = $(includedir)/loom
 loom_sdk_include_HEADERS = sdk/cpp/loom/ckpt.hpp
@@ -14,8 +15,13 @@ loom_sdk_include_HEADERS = sdk/cpp/loom/ckpt.hpp
 # The `loom ckpt` subcommand (here: tools/local.mk is included before lib/).
 tools_loom_SOURCES += tools/loom_ckpt.cpp
 
-python_sdk_DATA += sdk/python/loom_ckpt.py
-EXTRA_DIST += sdk/python/loom_ckpt.py
+# The Python package, installed as $(datadir)/loom/python/loom_ckpt/.
+python_sdk_pkgdir = $(python_sdkdir)/loom_ckpt
+python_sdk_pkg_DATA = sdk/python/loom_ckpt/__init__.py sdk/python/loom_ckpt/__main__.py \
+	sdk/python/loom_ckpt/agree.py sdk/python/loom_ckpt/catalog.py sdk/python/loom_ckpt/checkpointer.py \
+	sdk/python/loom_ckpt/cli.py sdk/python/loom_ckpt/launch.py sdk/python/loom_ckpt/protocol.py \
+	sdk/python/loom_ckpt/snapshot.py sdk/python/loom_ckpt/store.py sdk/python/loom_ckpt/torch_io.py
+EXTRA_DIST += $(python_sdk_pkg_DATA)
 
 # Crash safety (hundreds of kill -9 of a writer), the Python SDK's tests and
 # the deterministic training program the cluster scenarios run.
@@ -25,9 +31,10 @@ tests_ckpt_crash_writer_LDADD = sdk/libloom_ckpt.la
 tests_ckpt_crash_check_SOURCES = tests/ckpt/crash_check.cpp tests/ckpt/crash_pattern.hpp
 tests_ckpt_crash_check_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 tests_ckpt_crash_check_LDADD = $(LOOM_CKPT_LIBS)
-TESTS += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/sdk_torch.sh
+TESTS += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/sdk_torch.sh tests/ckpt/ranks_python.sh
 EXTRA_DIST += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/test_sdk_python.py \
-	tests/ckpt/train.py tests/ckpt/scenario_lib.sh tests/ckpt/sdk_torch.sh tests/ckpt/train_torch.py
+	tests/ckpt/train.py tests/ckpt/scenario_lib.sh tests/ckpt/sdk_torch.sh tests/ckpt/train_torch.py \
+	tests/ckpt/ranks_python.sh tests/ckpt/train_ranks.py tests/ckpt/ranks_check.py scripts/torch-venv.sh
 
 # The protocol's conformance corpus (doc/loom-ckpt-protocol.md), run by both
 # readers: lib/ckpt through the C++ SDK, and the Python SDK.
@@ -38,3 +45,14 @@ tests_ckpt_conformance_cpp_LDADD = sdk/libloom_ckpt.la $(LOOM_CKPT_LIBS) $(JSONC
 TESTS += tests/ckpt/conformance_cpp tests/ckpt/conformance_py.sh
 EXTRA_DIST += tests/ckpt/conformance tests/ckpt/conformance.py tests/ckpt/conformance_py.sh \
 	doc/loom-ckpt-protocol.md
+
+# Crash safety of several ranks: rounds of 2 or 3 ranks of
+# tests/ckpt/ranks_writer, one of them killed (kill -9) at a random moment of
+# its saves, or rank 0 between the parts and the commit; every committed
+# step whole, with every rank's part, and each rank restores its own bytes.
+check_PROGRAMS += tests/ckpt/crash_ranks_check
+tests_ckpt_crash_ranks_check_SOURCES = tests/ckpt/crash_ranks_check.cpp
+tests_ckpt_crash_ranks_check_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+tests_ckpt_crash_ranks_check_LDADD = sdk/libloom_ckpt.la $(LOOM_CKPT_LIBS)
+TESTS += tests/ckpt/crash_ranks.sh
+EXTRA_DIST += tests/ckpt/crash_ranks.sh

@@ -8,3 +8,50 @@ if !HAVE_CHECK
 TESTS += tests/no_check.sh
 endif
 EXTRA_DIST += tests/no_check.sh
+
+# The checkpoint conformance runner's tree builder (the runner itself is in
+# sdk/local.mk).
+tests_ckpt_conformance_cpp_SOURCES += tests/ckpt/conformance_tree.hpp tests/ckpt/conformance_tree.cpp
+
+# Checkpoints of several ranks (lib/ckpt/ranks, commit_ranks, catalog_ranks,
+# manifest_ranks).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_ckpt_ranks
+TESTS += tests/unit/test_ckpt_ranks
+tests_unit_test_ckpt_ranks_SOURCES = tests/unit/test_ckpt_ranks.cpp tests/unit/check_main.hpp
+tests_unit_test_ckpt_ranks_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_ckpt_ranks_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
+endif
+
+# The C++ SDK in a job of 4 ranks: a checkpoint per step with 4 parts, each
+# rank restores its own bytes, a rank killed before its part commits nothing.
+check_PROGRAMS += tests/ckpt/ranks_writer
+tests_ckpt_ranks_writer_SOURCES = tests/ckpt/ranks_writer.cpp
+tests_ckpt_ranks_writer_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+tests_ckpt_ranks_writer_LDADD = sdk/libloom_ckpt.la $(LOOM_CKPT_LIBS)
+TESTS += tests/ckpt/ranks_sdk.sh
+EXTRA_DIST += tests/ckpt/ranks_sdk.sh
+
+# The one decision of every rank (lib/ckpt/agree: rank 0's stamped step, the
+# all-reduce hook, the request file), and its stamp file between the C++ and
+# the Python SDK.
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_ckpt_agree tests/unit/test_ckpt_agree_python
+TESTS += tests/unit/test_ckpt_agree tests/unit/test_ckpt_agree_python
+tests_unit_test_ckpt_agree_SOURCES = tests/unit/test_ckpt_agree.cpp tests/unit/check_main.hpp
+tests_unit_test_ckpt_agree_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_ckpt_agree_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
+tests_unit_test_ckpt_agree_python_SOURCES = tests/unit/test_ckpt_agree_python.cpp tests/unit/check_main.hpp
+tests_unit_test_ckpt_agree_python_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_ckpt_agree_python_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
+endif
+
+# The C++ SDK's should_checkpoint() over lib/ckpt/agree: the request file,
+# allreduce_max's calls, rank 0's stamped step.
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_ckpt_sdk_agree
+TESTS += tests/unit/test_ckpt_sdk_agree
+tests_unit_test_ckpt_sdk_agree_SOURCES = tests/unit/test_ckpt_sdk_agree.cpp tests/unit/check_main.hpp
+tests_unit_test_ckpt_sdk_agree_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_ckpt_sdk_agree_LDADD = sdk/libloom_ckpt.la $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
+endif

@@ -1,7 +1,7 @@
 // loom ckpt: list, verify and prune checkpoint directories (users and admins).
 //
 //   loom ckpt ls DIR [--json]
-//   loom ckpt verify DIR [--quick]
+//   loom ckpt verify DIR [--quick] [--ranks N]
 //   loom ckpt prune DIR --keep N [--dry-run]
 #include "tools/command.hpp"
 
@@ -25,11 +25,12 @@ void usage(FILE *out)
 {
 	std::fprintf(out,
 		     "usage: loom ckpt ls DIR [--json]\n"
-		     "       loom ckpt verify DIR [--quick]\n"
+		     "       loom ckpt verify DIR [--quick] [--ranks N]\n"
 		     "       loom ckpt prune DIR --keep N [--dry-run]\n\n"
 		     "ls      committed checkpoints, newest first, with a quick check of each\n"
 		     "verify  check every checkpoint's files against its manifest (SHA-256; --quick: sizes)\n"
-		     "        and name the one a restore would take; exit 1 when any is broken\n"
+		     "        and name the one a restore would take (--ranks: by a job of N ranks);\n"
+		     "        exit 1 when any is broken\n"
 		     "prune   keep the newest N complete checkpoints, remove older ones and staging debris\n");
 }
 
@@ -43,6 +44,45 @@ std::string when(double t)
 	return buf;
 }
 
+// The writers: "1" (loom-ckpt/1: one process), "4" (four ranks), "4 dcp".
+std::string ranks_text(const ckpt::Manifest &m)
+{
+	if (m.version == 1)
+		return "1";
+	return std::to_string(m.world_size) + (m.layout == ckpt::layout_dcp ? " dcp" : "");
+}
+
+// "2 files" or "4 ranks, 8 files" (with the layout when it is dcp).
+std::string contents_text(const ckpt::Manifest &m)
+{
+	std::string files = std::to_string(m.files.size()) + " files";
+	if (m.version == 1)
+		return files;
+	return std::to_string(m.world_size) + " ranks, " + (m.layout == ckpt::layout_dcp ? "layout dcp, " : "") + files;
+}
+
+void ls_json(Json &arr, const ckpt::Entry &e, const std::string &state, ckpt::Problem why)
+{
+	Json o = Json::object();
+	o.set("name", Json::string(e.name)).set("step", Json::integer(e.step));
+	o.set("path", Json::string(e.path)).set("state", Json::string(state));
+	o.set("reason", Json::string(ckpt::problem_name(why)));
+	if (e.manifest) {
+		const ckpt::Manifest &m = *e.manifest;
+		o.set("format", Json::string(m.version == 1 ? ckpt::manifest_format : ckpt::manifest_format_ranks));
+		o.set("world_size", Json::integer(m.version == 1 ? 1 : m.world_size));
+		if (m.version == 2) {
+			o.set("layout", Json::string(m.layout));
+			o.set("parts", Json::integer(static_cast<int64_t>(m.ranks.size())));
+		}
+		o.set("files", Json::integer(static_cast<int64_t>(m.files.size())));
+		o.set("bytes", Json::integer(static_cast<int64_t>(m.total_bytes())));
+		o.set("created", Json::number(m.created));
+		o.set("write_seconds", Json::number(m.write_seconds));
+	}
+	arr.push(std::move(o));
+}
+
 int cmd_ls(const std::string &dir, bool json)
 {
 	auto list = ckpt::list_checkpoints(dir);
@@ -53,35 +93,28 @@ int cmd_ls(const std::string &dir, bool json)
 	auto latest = ckpt::read_latest(dir);
 	Json arr = Json::array();
 	if (!json)
-		std::printf("%-18s %12s %6s %14s %-19s %9s  %s\n", "CHECKPOINT", "STEP", "FILES", "BYTES", "CREATED",
-			    "WRITE_S", "STATE");
+		std::printf("%-18s %12s %7s %6s %14s %-19s %9s  %s\n", "CHECKPOINT", "STEP", "RANKS", "FILES", "BYTES",
+			    "CREATED", "WRITE_S", "STATE");
 	for (const auto &e : *list) {
 		std::string state = "ok";
+		ckpt::Problem why = e.reason;
 		if (!e.manifest)
 			state = "broken: " + e.problem;
-		else if (auto st = ckpt::verify_checkpoint(e.path, *e.manifest, ckpt::Verify::quick); !st)
+		else if (auto st = ckpt::verify_checkpoint(e.path, *e.manifest, ckpt::Verify::quick, &why); !st)
 			state = "broken: " + st.error().str();
 		if (latest && *latest == e.name)
 			state += " (latest)";
 		if (json) {
-			Json o = Json::object();
-			o.set("name", Json::string(e.name)).set("step", Json::integer(e.step));
-			o.set("path", Json::string(e.path)).set("state", Json::string(state));
-			if (e.manifest) {
-				o.set("files", Json::integer(static_cast<int64_t>(e.manifest->files.size())));
-				o.set("bytes", Json::integer(static_cast<int64_t>(e.manifest->total_bytes())));
-				o.set("created", Json::number(e.manifest->created));
-				o.set("write_seconds", Json::number(e.manifest->write_seconds));
-			}
-			arr.push(std::move(o));
+			ls_json(arr, e, state, why);
 		} else if (e.manifest) {
-			std::printf("%-18s %12lld %6zu %14llu %-19s %9.2f  %s\n", e.name.c_str(),
-				    static_cast<long long>(e.step), e.manifest->files.size(),
-				    static_cast<unsigned long long>(e.manifest->total_bytes()),
-				    when(e.manifest->created).c_str(), e.manifest->write_seconds, state.c_str());
+			const ckpt::Manifest &m = *e.manifest;
+			std::printf("%-18s %12lld %7s %6zu %14llu %-19s %9.2f  %s\n", e.name.c_str(),
+				    static_cast<long long>(e.step), ranks_text(m).c_str(), m.files.size(),
+				    static_cast<unsigned long long>(m.total_bytes()), when(m.created).c_str(),
+				    m.write_seconds, state.c_str());
 		} else {
-			std::printf("%-18s %12lld %6s %14s %-19s %9s  %s\n", e.name.c_str(), static_cast<long long>(e.step),
-				    "-", "-", "-", "-", state.c_str());
+			std::printf("%-18s %12lld %7s %6s %14s %-19s %9s  %s\n", e.name.c_str(),
+				    static_cast<long long>(e.step), "-", "-", "-", "-", "-", state.c_str());
 		}
 	}
 	if (json)
@@ -89,7 +122,7 @@ int cmd_ls(const std::string &dir, bool json)
 	return tool::exit_ok;
 }
 
-int cmd_verify(const std::string &dir, bool quick)
+int cmd_verify(const std::string &dir, bool quick, int64_t ranks)
 {
 	auto list = ckpt::list_checkpoints(dir);
 	if (!list) {
@@ -102,21 +135,27 @@ int cmd_verify(const std::string &dir, bool quick)
 		status st = e.manifest ? ckpt::verify_checkpoint(e.path, *e.manifest,
 								  quick ? ckpt::Verify::quick : ckpt::Verify::full)
 				       : status(unexpected(e.path, e.problem));
-		if (st) {
-			std::printf("%s: ok (step %lld, %zu files)\n", e.name.c_str(), static_cast<long long>(e.step),
-				    e.manifest->files.size());
-			if (!restore)
-				restore = &e;
-		} else {
+		if (!st) {
 			bad++;
 			std::printf("%s: BROKEN: %s\n", e.name.c_str(), st.error().str().c_str());
+			continue;
 		}
+		std::string how = contents_text(*e.manifest);
+		// A job of another size cannot take it; it is not broken for that.
+		status fits = ranks > 0 ? ckpt::check_job(e.path, *e.manifest, ckpt::Job{ranks, 0}) : ok();
+		if (!fits)
+			how += "; not for this job: " + fits.error().message;
+		std::printf("%s: ok (step %lld, %s)\n", e.name.c_str(), static_cast<long long>(e.step), how.c_str());
+		if (!restore && fits)
+			restore = &e;
 	}
+	std::string job = ranks < 1 ? "" : "a job of " + std::to_string(ranks) + (ranks == 1 ? " process" : " ranks");
 	if (restore)
-		std::printf("restore would take %s (step %lld)\n", restore->path.c_str(),
-			    static_cast<long long>(restore->step));
+		std::printf("restore%s would take %s (step %lld)\n", job.empty() ? "" : (" by " + job).c_str(),
+			    restore->path.c_str(), static_cast<long long>(restore->step));
 	else
-		std::printf("no complete checkpoint in %s\n", dir.c_str());
+		std::printf("no complete checkpoint%s in %s\n", job.empty() ? "" : (" for " + job).c_str(),
+			    dir.c_str());
 	return bad ? tool::exit_problems : tool::exit_ok;
 }
 
@@ -150,6 +189,7 @@ int ckpt_main(int argc, char **argv)
 	std::string dir;
 	bool json = false, quick = false, dry_run = false;
 	int keep = 0;
+	int64_t ranks = 0;
 	for (int i = 2; i < argc; i++) {
 		std::string a = argv[i];
 		if (a == "--json" && sub == "ls")
@@ -164,6 +204,12 @@ int ckpt_main(int argc, char **argv)
 			if (!k)
 				return tool::bad_value("loom ckpt prune", "--keep", v, k.error().message);
 			keep = static_cast<int>(*k);
+		} else if ((a == "--ranks" || a.rfind("--ranks=", 0) == 0) && sub == "verify") {
+			std::string v = a == "--ranks" ? (i + 1 < argc ? argv[++i] : "") : a.substr(8);
+			auto n = parse_int(v, 1, ckpt::manifest_max_world_size);
+			if (!n)
+				return tool::bad_value("loom ckpt verify", "--ranks", v, n.error().message);
+			ranks = *n;
 		} else if (!a.empty() && a[0] != '-' && dir.empty())
 			dir = a;
 		else {
@@ -179,7 +225,7 @@ int ckpt_main(int argc, char **argv)
 	if (sub == "ls")
 		return cmd_ls(dir, json);
 	if (sub == "verify")
-		return cmd_verify(dir, quick);
+		return cmd_verify(dir, quick, ranks);
 	if (sub == "prune") {
 		if (keep == 0) {
 			std::fprintf(stderr, "loom ckpt prune: --keep N is required\n");

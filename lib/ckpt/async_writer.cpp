@@ -2,6 +2,9 @@
 
 #include "lib/ckpt/catalog.hpp"
 #include "lib/ckpt/commit.hpp"
+#include "lib/ckpt/commit_ranks.hpp"
+#include "lib/ckpt/layout.hpp"
+#include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
 
 #include <algorithm>
@@ -232,8 +235,48 @@ status AsyncWriter::reserve(const std::vector<BufferView> &buffers)
 	return reserve(sizes);
 }
 
-expected<SaveReport> AsyncWriter::write_checkpoint(int64_t step, const std::vector<BufferView> &files) const
+expected<SaveReport> AsyncWriter::write_rank_share(int64_t step, uint64_t seq,
+						   const std::vector<BufferView> &files) const
 {
+	auto t0 = std::chrono::steady_clock::now();
+	auto save = RankSave::begin(s_.dir, step, {s_.rank, s_.world_size, s_.run}, seq);
+	if (!save)
+		return unexpected(save.error());
+	SaveReport r;
+	r.step = step;
+	for (const auto &b : files) {
+		auto e = save->write_file(b.name, b.data, b.size);
+		if (!e)
+			return unexpected(e.error());
+		r.bytes += b.size;
+	}
+	if (auto st = save->finish_part(seconds_since(t0)); !st)
+		return unexpected(st.error());
+	r.path = path_join(s_.dir, checkpoint_name(step));
+	if (s_.rank == 0) {
+		Manifest m;
+		m.restart_count = s_.restart_count;
+		m.job_id = s_.job_id;
+		m.writer = s_.writer;
+		m.write_seconds = seconds_since(t0);
+		auto path = save->commit(std::move(m), s_.commit_timeout_s);
+		if (!path)
+			return unexpected(path.error());
+	}
+	r.write_s = seconds_since(t0);
+	return r;
+}
+
+expected<SaveReport> AsyncWriter::write_checkpoint(int64_t step, uint64_t seq,
+						   const std::vector<BufferView> &files) const
+{
+	if (s_.world_size > 1) {
+		auto r = write_rank_share(step, seq, files);
+		if (r && s_.rank == 0 && s_.keep > 0)
+			if (auto p = prune(s_.dir, s_.keep); !p)
+				log_warning("checkpoint retention: %s", p.error().str().c_str());
+		return r;
+	}
 	auto t0 = std::chrono::steady_clock::now();
 	auto staging = Staging::begin(s_.dir, step);
 	if (!staging)
@@ -264,18 +307,19 @@ expected<SaveReport> AsyncWriter::write_checkpoint(int64_t step, const std::vect
 	return r;
 }
 
-expected<SaveReport> AsyncWriter::write_snapshot(int64_t step) const
+expected<SaveReport> AsyncWriter::write_snapshot(int64_t step, uint64_t seq) const
 {
 	std::vector<BufferView> files;
 	files.reserve(snapshot_.size());
 	for (const auto &b : snapshot_)
 		files.push_back({b.name, memory_.data() + b.offset, b.size});
-	return write_checkpoint(step, files);
+	return write_checkpoint(step, seq, files);
 }
 
 status AsyncWriter::save_async(int64_t step, const std::vector<BufferView> &buffers)
 {
 	auto t0 = std::chrono::steady_clock::now();
+	uint64_t seq = ++saves_; // counted on every rank, whether this save gets far or not
 	join_worker(); // one snapshot in flight at most
 	{
 		std::lock_guard<std::mutex> lock(mu_);
@@ -303,8 +347,8 @@ status AsyncWriter::save_async(int64_t step, const std::vector<BufferView> &buff
 	stall_ = seconds_since(t0);
 	double stall = stall_;
 	try {
-		worker_ = std::thread([this, step, stall] {
-			auto r = write_snapshot(step);
+		worker_ = std::thread([this, step, seq, stall] {
+			auto r = write_snapshot(step, seq);
 			if (r)
 				r->stall_s = stall;
 			std::lock_guard<std::mutex> lock(mu_);
@@ -321,7 +365,7 @@ expected<SaveReport> AsyncWriter::save(int64_t step, const std::vector<BufferVie
 {
 	if (worker_.joinable())
 		worker_.join();
-	auto r = write_checkpoint(step, buffers);
+	auto r = write_checkpoint(step, ++saves_, buffers);
 	if (!r)
 		return r; // the caller is told; wait() still reports the last good save
 	r->stall_s = r->write_s;

@@ -33,8 +33,15 @@ struct BufferView {
 
 struct WriterSettings {
 	std::string dir;
-	int keep = 3;            // retention after each commit; 0 keeps all
+	int keep = 3;            // retention after each commit (rank 0's); 0 keeps all
+	// A world of one process writes loom-ckpt/1. A larger one writes each
+	// rank's share of a loom-ckpt/2 checkpoint (commit_ranks.hpp): every
+	// rank of the launch must save every step; rank 0 commits once every
+	// rank's part is there, waiting at most commit_timeout_s.
 	int64_t world_size = 1;
+	int64_t rank = 0;
+	std::string run;         // the launch's run id (ranks.hpp), needed with world_size > 1
+	double commit_timeout_s = 600;
 	int64_t restart_count = 0;
 	std::string job_id;
 	std::string writer = "loom-sdk-cpp";
@@ -53,7 +60,7 @@ struct WriterSettings {
 
 struct SaveReport {
 	int64_t step = -1;
-	std::string path;         // committed checkpoint
+	std::string path;         // committed checkpoint (rank > 0: the one rank 0 commits)
 	double stall_s = 0;       // time save_async() held the caller
 	double write_s = 0;       // background write and commit
 	uint64_t bytes = 0;
@@ -136,14 +143,16 @@ private:
 		size_t offset = 0, size = 0;
 	};
 	// Stage, write, commit and prune: the one commit path of save() and save_async().
-	expected<SaveReport> write_checkpoint(int64_t step, const std::vector<BufferView> &files) const;
-	expected<SaveReport> write_snapshot(int64_t step) const;
+	expected<SaveReport> write_checkpoint(int64_t step, uint64_t seq, const std::vector<BufferView> &files) const;
+	expected<SaveReport> write_rank_share(int64_t step, uint64_t seq, const std::vector<BufferView> &files) const;
+	expected<SaveReport> write_snapshot(int64_t step, uint64_t seq) const;
 	status ensure_memory(uint64_t bytes, bool prefault);
 	void join_worker(); // the save in flight; a reserve in flight is cut short
 
 	WriterSettings s_;
 	SnapshotMemory memory_;
 	std::vector<Blob> snapshot_;
+	uint64_t saves_ = 0; // this launch's saves: the seq of shared staging names
 	std::thread worker_;
 	std::atomic<bool> stop_reserve_{false};
 	std::mutex mu_;

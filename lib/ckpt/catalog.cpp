@@ -110,6 +110,32 @@ status check_file(const std::string &dir, const FileEntry &f, Verify level, Prob
 	return ok();
 }
 
+// After a loom-ckpt/2 manifest parses: every part of its step, every rank there.
+status check_parts(const std::string &path, const Manifest &m, Problem *why)
+{
+	std::string source = path_join(path, manifest_name);
+	for (size_t i = 0; i < m.ranks.size(); i++)
+		if (m.ranks[i].step != m.step) {
+			*why = Problem::step_mismatch;
+			return unexpected(source + ": $.ranks[" + std::to_string(i) + "].step",
+					  "rank " + std::to_string(m.ranks[i].rank) + "'s part is of step " +
+						  std::to_string(m.ranks[i].step) + ", the manifest's is " +
+						  std::to_string(m.step) + " (parts of different saves)");
+		}
+	if (m.version != 2 || m.ranks.size() == static_cast<size_t>(m.world_size))
+		return ok();
+	std::vector<int64_t> ranks;
+	for (const auto &p : m.ranks)
+		ranks.push_back(p.rank);
+	std::sort(ranks.begin(), ranks.end());
+	int64_t absent = 0;
+	while (absent < static_cast<int64_t>(ranks.size()) && ranks[absent] == absent)
+		absent++;
+	*why = Problem::rank_missing;
+	return unexpected(source, "rank " + std::to_string(absent) + " of " + std::to_string(m.world_size) +
+					  " has no part (torn: that rank did not finish)");
+}
+
 bool pid_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
 // Rename into .trash first so that the removal is atomic to readers.
@@ -152,6 +178,10 @@ const char *problem_name(Problem p)
 		return "hash-mismatch";
 	case Problem::io_error:
 		return "io-error";
+	case Problem::rank_missing:
+		return "rank-missing";
+	case Problem::world_size_mismatch:
+		return "world-size-mismatch";
 	}
 	return "io-error";
 }
@@ -185,6 +215,8 @@ expected<std::vector<Entry>> list_checkpoints(const std::string &dir)
 			} else if (m->step != *step) {
 				e.problem = "manifest says step " + std::to_string(m->step);
 				e.reason = Problem::step_mismatch;
+			} else if (auto parts = check_parts(e.path, *m, &e.reason); !parts) {
+				e.problem = parts.error().str();
 			} else {
 				e.manifest = std::move(*m);
 			}
@@ -197,16 +229,23 @@ expected<std::vector<Entry>> list_checkpoints(const std::string &dir)
 
 status verify_checkpoint(const std::string &path, const Manifest &m, Verify level, Problem *why)
 {
+	return verify_files(path, m.files, level, why);
+}
+
+status verify_files(const std::string &path, const std::vector<FileEntry> &files, Verify level, Problem *why)
+{
 	Problem scratch;
 	Problem &w = why ? *why : scratch;
 	w = Problem::none;
-	for (const auto &f : m.files)
+	for (const auto &f : files)
 		if (auto st = check_file(path, f, level, &w); !st)
 			return st;
 	return ok();
 }
 
-expected<std::optional<Latest>> find_latest(const std::string &dir, Verify level)
+namespace {
+
+expected<std::optional<Latest>> find_latest_for(const std::string &dir, Verify level, const Job *job)
 {
 	auto list = list_checkpoints(dir);
 	if (!list)
@@ -215,6 +254,8 @@ expected<std::optional<Latest>> find_latest(const std::string &dir, Verify level
 	for (auto &e : *list) {
 		if (e.manifest) {
 			auto st = verify_checkpoint(e.path, *e.manifest, level, &e.reason);
+			if (st && job)
+				st = check_job(e.path, *e.manifest, *job, &e.reason);
 			if (st) {
 				l.entry = std::move(e);
 				return std::optional<Latest>(std::move(l));
@@ -224,6 +265,18 @@ expected<std::optional<Latest>> find_latest(const std::string &dir, Verify level
 		l.skipped.push_back(std::move(e));
 	}
 	return std::optional<Latest>();
+}
+
+} // namespace
+
+expected<std::optional<Latest>> find_latest(const std::string &dir, Verify level)
+{
+	return find_latest_for(dir, level, nullptr);
+}
+
+expected<std::optional<Latest>> find_latest(const std::string &dir, Verify level, const Job &job)
+{
+	return find_latest_for(dir, level, &job);
 }
 
 expected<PruneResult> prune(const std::string &dir, int keep, double stale_seconds, bool dry_run)

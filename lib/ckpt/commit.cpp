@@ -148,9 +148,22 @@ expected<Staging> Staging::begin(const std::string &dir, int64_t step)
 	return Staging(dir, path, step);
 }
 
+expected<Staging> Staging::join(const std::string &dir, int64_t step, const std::string &name)
+{
+	if (step < 0 || step > max_step)
+		return unexpected(dir, "step " + std::to_string(step) + " is out of range");
+	std::string staging = path_join(dir, staging_dir_name);
+	if (auto st = make_dir(staging, 0700); !st)
+		return unexpected(st.error());
+	std::string path = path_join(staging, name);
+	if (auto st = make_dir(path, 0700); !st)
+		return unexpected(st.error());
+	return Staging(dir, path, step, true);
+}
+
 Staging::Staging(Staging &&o) noexcept
 	: dir_(std::move(o.dir_)), path_(std::move(o.path_)), step_(o.step_), files_(std::move(o.files_)),
-	  done_(o.done_)
+	  shared_(o.shared_), done_(o.done_)
 {
 	o.done_ = true;
 }
@@ -162,7 +175,8 @@ void Staging::abort()
 	if (done_)
 		return;
 	done_ = true;
-	(void)remove_tree(path_);
+	if (!shared_)
+		(void)remove_tree(path_);
 }
 
 expected<FileEntry> Staging::write_file(const std::string &name, const void *data, size_t size)
@@ -232,6 +246,13 @@ expected<std::string> Staging::commit(Manifest m)
 	m.created = now_unix();
 	if (auto st = write_file_atomic(path_join(path_, manifest_name), manifest_to_json(m), 0600); !st)
 		return unexpected(st.error());
+	return publish();
+}
+
+expected<std::string> Staging::publish()
+{
+	if (done_)
+		return unexpected(path_, "staging already committed or aborted");
 	if (auto st = fsync_dir(path_); !st)
 		return unexpected(st.error());
 	std::string name = checkpoint_name(step_);

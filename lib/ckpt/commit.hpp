@@ -24,6 +24,11 @@ namespace loom::ckpt {
 class Staging {
 public:
 	static expected<Staging> begin(const std::string &dir, int64_t step);
+	// The staging directory 'name' that the ranks of a job share
+	// (shared_staging_name()): created, or joined where another rank
+	// created it first. Never removed by abort() or the destructor: the
+	// other ranks may be writing there (commit_ranks.hpp).
+	static expected<Staging> join(const std::string &dir, int64_t step, const std::string &name);
 	Staging(Staging &&other) noexcept;
 	Staging &operator=(Staging &&) = delete;
 	Staging(const Staging &) = delete;
@@ -46,18 +51,23 @@ public:
 	// m.files is set), then rename into place and move the latest pointer.
 	// Fills m.created. Returns the committed checkpoint's path.
 	expected<std::string> commit(Manifest m);
+	// With MANIFEST.json on disk in path(): fsync it, rename it to
+	// <dir>/step-N (swapping out one that is there), fsync <dir>, move the
+	// latest pointer (section 3, steps 3 to 6). commit() ends with it.
+	expected<std::string> publish();
 	void abort();
 
 	const std::vector<FileEntry> &files() const { return files_; }
 
 private:
-	Staging(std::string dir, std::string path, int64_t step)
-		: dir_(std::move(dir)), path_(std::move(path)), step_(step)
+	Staging(std::string dir, std::string path, int64_t step, bool shared = false)
+		: dir_(std::move(dir)), path_(std::move(path)), step_(step), shared_(shared)
 	{
 	}
 	std::string dir_, path_;
 	int64_t step_;
 	std::vector<FileEntry> files_;
+	bool shared_ = false;
 	bool done_ = false;
 };
 

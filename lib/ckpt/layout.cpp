@@ -43,12 +43,24 @@ std::string staging_name(int64_t step)
 	       std::to_string(seq.fetch_add(1));
 }
 
+std::string shared_staging_name(int64_t step, const std::string &run, uint64_t seq)
+{
+	return checkpoint_name(step) + ".run-" + run + "." + std::to_string(seq);
+}
+
+std::string rank_dir_name(int64_t rank) { return strprintf("rank-%05lld", static_cast<long long>(rank)); }
+
+std::string part_file_name(int64_t rank) { return rank_dir_name(rank) + ".json"; }
+
 std::optional<StagingOwner> parse_staging_name(std::string_view name)
 {
 	// step-NNNNNNNNNNNN.<host>.<pid>.<seq>
 	if (name.size() < 18 || !parse_checkpoint_name(name.substr(0, 17)) || name[17] != '.')
 		return std::nullopt;
 	std::string_view rest = name.substr(18);
+	// step-N.run-<run>.<seq>: shared by several ranks, no owner (a run has no '.').
+	if (rest.substr(0, 4) == "run-" && rest.find('.') == rest.rfind('.'))
+		return std::nullopt;
 	size_t last = rest.rfind('.');
 	if (last == std::string_view::npos)
 		return std::nullopt;

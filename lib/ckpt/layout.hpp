@@ -4,6 +4,8 @@
 //   <dir>/step-000000001200/MANIFEST.json
 //   <dir>/latest                      name of the newest committed checkpoint
 //   <dir>/.staging/step-...<host>.<pid>.<n>/   checkpoints being written
+//   <dir>/.staging/step-....run-<run>.<n>/     shared by the ranks of a job
+//                                      (.parts/rank-<r>.json: a rank's finished part)
 //   <dir>/.trash/                     checkpoints being removed
 //   <dir>/.loom-starts.json           one record per job start (restart budget)
 //
@@ -25,6 +27,7 @@ inline constexpr const char *latest_name = "latest";
 inline constexpr const char *staging_dir_name = ".staging";
 inline constexpr const char *trash_dir_name = ".trash";
 inline constexpr const char *starts_name = ".loom-starts.json";
+inline constexpr const char *parts_dir_name = ".parts";
 inline constexpr int64_t max_step = 999999999999LL;
 
 // "step-000000001200" for step 1200.
@@ -38,7 +41,17 @@ struct StagingOwner {
 	std::string host;
 	long pid = 0;
 };
+// nullopt for any other name, the shared staging names of several ranks included.
 std::optional<StagingOwner> parse_staging_name(std::string_view name);
+// The staging name every rank of one launch derives for its save number
+// 'seq' (doc/loom-ckpt-protocol.md 7.4): step-N.run-<run>.<seq>. It carries
+// no host and pid: prune removes it by age only.
+std::string shared_staging_name(int64_t step, const std::string &run, uint64_t seq);
+// "rank-00007": a rank's directory in a checkpoint of layout "ranks" (the
+// rank in at least 5 digits).
+std::string rank_dir_name(int64_t rank);
+// "rank-00007.json": a rank's finished part in <staging>/.parts/.
+std::string part_file_name(int64_t rank);
 // This host as staging names carry it: gethostname() with '.' and '/' as '_'
 // ("localhost" when it fails). A writer names its staging with it and prune
 // knows its own host's staging by it.

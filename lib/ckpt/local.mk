@@ -5,8 +5,11 @@ lib_libloom_ckpt_la_SOURCES += \
 	lib/ckpt/sha256.hpp lib/ckpt/sha256.cpp \
 	lib/ckpt/layout.hpp lib/ckpt/layout.cpp \
 	lib/ckpt/manifest.hpp lib/ckpt/manifest.cpp \
+	lib/ckpt/manifest_ranks.hpp lib/ckpt/manifest_ranks.cpp \
 	lib/ckpt/commit.hpp lib/ckpt/commit.cpp \
-	lib/ckpt/catalog.hpp lib/ckpt/catalog.cpp \
+	lib/ckpt/commit_ranks.hpp lib/ckpt/commit_ranks.cpp \
+	lib/ckpt/ranks.hpp lib/ckpt/ranks.cpp \
+	lib/ckpt/catalog.hpp lib/ckpt/catalog.cpp lib/ckpt/catalog_ranks.cpp \
 	lib/ckpt/policy.hpp lib/ckpt/policy.cpp \
 	lib/ckpt/options.hpp lib/ckpt/options.cpp \
 	lib/ckpt/job_env.hpp lib/ckpt/job_env.cpp \
@@ -14,6 +17,10 @@ lib_libloom_ckpt_la_SOURCES += \
 	lib/ckpt/restart.hpp lib/ckpt/restart.cpp \
 	lib/ckpt/coordinator.hpp lib/ckpt/coordinator.cpp \
 	lib/ckpt/async_writer.hpp lib/ckpt/async_writer.cpp
+# The request to checkpoint (.loom-request, protocol 7.5).
+lib_libloom_ckpt_la_SOURCES += lib/ckpt/request.hpp lib/ckpt/request.cpp
+# One decision for every rank: rank 0's stamped step, an all-reduce hook (7.5).
+lib_libloom_ckpt_la_SOURCES += lib/ckpt/agree.hpp lib/ckpt/agree.cpp
 
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_ckpt_protocol tests/unit/test_ckpt_policy tests/unit/test_ckpt_options
@@ -27,6 +34,14 @@ tests_unit_test_ckpt_policy_LDADD = lib/libloom_health.la $(LOOM_CKPT_LIBS) $(CH
 tests_unit_test_ckpt_options_SOURCES = tests/unit/test_ckpt_options.cpp tests/unit/check_main.hpp
 tests_unit_test_ckpt_options_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_ckpt_options_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
+endif
+
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_ckpt_request
+TESTS += tests/unit/test_ckpt_request
+tests_unit_test_ckpt_request_SOURCES = tests/unit/test_ckpt_request.cpp tests/unit/check_main.hpp
+tests_unit_test_ckpt_request_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_ckpt_request_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 endif
 
 # Replay of the manifest fuzz target's seed corpus (tests/fuzz/run.sh fuzzes it).

@@ -1,6 +1,7 @@
 #include "lib/ckpt/manifest.hpp"
 
 #include "lib/ckpt/layout.hpp"
+#include "lib/ckpt/manifest_ranks.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/json.hpp"
 
@@ -135,7 +136,11 @@ bool is_hex64(const std::string &s)
 	return true;
 }
 
-expected<FileEntry> read_entry(json_object *o, const std::string &path)
+} // namespace
+
+namespace detail {
+
+expected<FileEntry> read_file_entry(json_object *o, const std::string &path, std::string_view prefix)
 {
 	ObjectReader r(o, path);
 	if (!r.ok())
@@ -146,6 +151,9 @@ expected<FileEntry> read_entry(json_object *o, const std::string &path)
 		return unexpected(p.error());
 	if (auto st = check_relative_name(*p); !st)
 		return unexpected(st.error().within(r.field_path("path")));
+	if (p->compare(0, prefix.size(), prefix) != 0)
+		return unexpected(r.field_path("path"), "'" + *p + "' is not below " + std::string(prefix) +
+								" (a rank's files are in its own directory)");
 	e.path = *p;
 	auto size = r.integer("size", 0, manifest_max_file_size);
 	if (!size)
@@ -162,6 +170,32 @@ expected<FileEntry> read_entry(json_object *o, const std::string &path)
 	return e;
 }
 
+} // namespace detail
+
+namespace {
+
+// The files of a loom-ckpt/1 manifest.
+status read_files(ObjectReader &r, Manifest &m)
+{
+	auto files = r.array("files");
+	if (!files)
+		return unexpected(files.error());
+	size_t n = json_object_array_length(*files);
+	if (n > max_files)
+		return unexpected(r.field_path("files"), "more than " + std::to_string(max_files) + " files");
+	std::set<std::string> seen;
+	for (size_t i = 0; i < n; i++) {
+		std::string path = ObjectReader::index_path(r.field_path("files"), i);
+		auto e = detail::read_file_entry(json_object_array_get_idx(*files, i), path);
+		if (!e)
+			return unexpected(e.error());
+		if (!seen.insert(e->path).second)
+			return unexpected(path, "file '" + e->path + "' listed twice");
+		m.files.push_back(std::move(*e));
+	}
+	return ok();
+}
+
 } // namespace
 
 uint64_t Manifest::total_bytes() const
@@ -175,7 +209,7 @@ uint64_t Manifest::total_bytes() const
 std::string manifest_to_json(const Manifest &m)
 {
 	Json o = Json::object();
-	o.set("format", Json::string(manifest_format));
+	o.set("format", Json::string(m.version == 2 ? manifest_format_ranks : manifest_format));
 	o.set("step", Json::integer(m.step));
 	o.set("world_size", Json::integer(m.world_size));
 	o.set("created", Json::number(m.created));
@@ -185,15 +219,15 @@ std::string manifest_to_json(const Manifest &m)
 	o.set("restart_count", Json::integer(m.restart_count));
 	if (!m.writer.empty())
 		o.set("writer", Json::string(m.writer));
-	Json files = Json::array();
-	for (const auto &f : m.files) {
-		Json e = Json::object();
-		e.set("path", Json::string(f.path));
-		e.set("size", Json::integer(static_cast<int64_t>(f.size)));
-		e.set("sha256", Json::string(f.sha256));
-		files.push(std::move(e));
+	if (m.version == 2) {
+		o.set("layout", Json::string(m.layout));
+		Json parts = Json::array();
+		for (const auto &p : m.ranks)
+			parts.push(detail::part_json(p));
+		o.set("ranks", std::move(parts));
+	} else {
+		o.set("files", detail::files_json(m.files));
 	}
-	o.set("files", std::move(files));
 	return o.dump(true);
 }
 
@@ -217,9 +251,10 @@ expected<Manifest> manifest_parse(std::string_view text, const std::string &sour
 	auto format = r.str("format");
 	if (!format)
 		return fail(format.error());
-	if (*format != manifest_format)
-		return fail(Error(r.field_path("format"),
-				  "unsupported format '" + *format + "' (expected " + manifest_format + ")"));
+	if (*format != manifest_format && *format != manifest_format_ranks)
+		return fail(Error(r.field_path("format"), "unsupported format '" + *format + "' (expected " +
+							   manifest_format + " or " + manifest_format_ranks + ")"));
+	m.version = *format == manifest_format ? 1 : 2;
 	auto step = r.integer("step", 0, max_step);
 	if (!step)
 		return fail(step.error());
@@ -252,22 +287,8 @@ expected<Manifest> manifest_parse(std::string_view text, const std::string &sour
 	if (!writer)
 		return fail(writer.error());
 	m.writer = *writer;
-	auto files = r.array("files");
-	if (!files)
-		return fail(files.error());
-	size_t n = json_object_array_length(*files);
-	if (n > max_files)
-		return fail(Error(r.field_path("files"), "more than " + std::to_string(max_files) + " files"));
-	std::set<std::string> seen;
-	for (size_t i = 0; i < n; i++) {
-		std::string path = ObjectReader::index_path(r.field_path("files"), i);
-		auto e = read_entry(json_object_array_get_idx(*files, i), path);
-		if (!e)
-			return fail(e.error());
-		if (!seen.insert(e->path).second)
-			return fail(Error(path, "file '" + e->path + "' listed twice"));
-		m.files.push_back(std::move(*e));
-	}
+	if (auto st = m.version == 2 ? detail::read_ranks(r, m) : read_files(r, m); !st)
+		return fail(st.error());
 	if (auto st = r.finish(); !st)
 		return fail(st.error());
 	return m;

@@ -17,6 +17,12 @@
 //                        prepare, then judge and record this start of the
 //                        batch step against the restart budget
 //     newest DIR         the newest checkpoint (quick verification)
+//     migrated DIR [UNIX_TIME]
+//                        when the job last moved off a suspect node, or
+//                        record that it does now
+//     request DIR REASON ask the program to checkpoint: write the next
+//                        request to DIR/.loom-request (ckpt::write_request),
+//                        answer its seq
 //
 // The answer is one line on stdout: "O" and the JSON answer, or "E" and the
 // error naming the path and the cause. Exit status 0, 1 (refused or
@@ -24,6 +30,7 @@
 #include "lib/ckpt/catalog.hpp"
 #include "lib/ckpt/layout.hpp"
 #include "lib/ckpt/options.hpp"
+#include "lib/ckpt/request.hpp"
 #include "lib/ckpt/restart.hpp"
 #include "lib/ckpt/safe_dir.hpp"
 #include "lib/util/config.hpp"
@@ -71,6 +78,11 @@ void close_inherited_fds()
 	}
 	for (int fd : fds)
 		::close(fd);
+}
+
+double now_unix()
+{
+	return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 expected<std::string> clean(const std::string &path)
@@ -124,7 +136,7 @@ expected<std::string> start(const std::string &root, const std::string &dir, int
 		if (auto parsed = ckpt::parse_starts(*text, starts_path); parsed)
 			before = *parsed;
 	auto d = ckpt::decide_start(restarts, budget, step, before);
-	double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+	double now = now_unix();
 	ckpt::StartRecord record{restarts, step, now, job, d.verdict != ckpt::StartVerdict::run};
 	if (auto rec = ckpt::record_start(dir, record); !rec)
 		return unexpected(rec.error());
@@ -137,7 +149,7 @@ expected<std::string> start(const std::string &root, const std::string &dir, int
 
 const char *const usage = "usage: loom-ckpt-helper --uid=U --gid=G [--groups=G1,G2] "
 			  "prepare ROOT DIR | start ROOT DIR RESTART_COUNT MAX_RESTARTS JOB_ID | newest DIR | "
-			  "migrated DIR [UNIX_TIME]";
+			  "migrated DIR [UNIX_TIME] | request DIR REASON";
 
 // Exit status 2: the command line is wrong.
 struct UsageError {
@@ -190,6 +202,14 @@ expected<std::string> run(const std::vector<std::string> &op)
 			return std::string("0");
 		auto t = parse_int(trim(*text), 0, INT64_MAX);
 		return t ? std::to_string(*t) : std::string("0");
+	}
+	if (name == "request") {
+		count(2);
+		auto d = clean(op[1]);
+		if (!d)
+			return unexpected(d.error());
+		auto seq = ckpt::write_request(*d, op[2], now_unix());
+		return seq ? std::to_string(*seq) : expected<std::string>(unexpected(seq.error()));
 	}
 	throw UsageError{Error(name, "unknown operation")};
 }

@@ -1,6 +1,7 @@
 #include "plugins/spank_ckpt/job.hpp"
 
 #include "lib/ckpt/policy.hpp"
+#include "lib/ckpt/request.hpp"
 #include "lib/health/failure_stats.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
@@ -133,6 +134,49 @@ expected<JobSetup> prepare_job(const ckpt::SiteConfig &site, const ckpt::JobOpti
 	return s;
 }
 
+AskOutcome ask_checkpoint(const std::string &helper, const ckpt::Credentials &cred, const std::string &dir,
+			  ckpt::Ask ask, pid_t batch_pid, int sig)
+{
+	AskOutcome o;
+	// The file first: a program woken by the signal finds the request there.
+	auto answer = ckpt::run_helper(helper, cred, {"request", dir, ckpt::request_reason(ask)}, 60);
+	auto seq = answer ? parse_int(trim(*answer), 1, INT64_MAX) : expected<int64_t>(unexpected(answer.error()));
+	if (seq)
+		o.seq = *seq;
+	else
+		o.request_error = answer ? "checkpoint helper: unreadable answer '" + shown(*answer) + "'"
+					 : seq.error().str();
+	o.signalled = signal_catchers(batch_pid, sig);
+	return o;
+}
+
+std::vector<LogLine> ask_log(uint32_t job_id, ckpt::Ask ask, const std::string &why, int sig, const std::string &dir,
+			     const AskOutcome &o)
+{
+	std::string job = "job " + std::to_string(job_id) + ": ";
+	std::string asked = std::string(ckpt::ask_name(ask)) + ": " + why;
+	std::string name = "SIG" + ckpt::signal_name(sig);
+	std::string srun = o.signalled.srun_skipped == 0 ? ""
+		: "; srun not signalled (" + std::to_string(o.signalled.srun_skipped) +
+			  ": it would forward " + name + " to every task of its step, its ranks read the request file)";
+	std::vector<LogLine> lines;
+	if (o.seq == 0)
+		lines.push_back({true, job + "cannot write the checkpoint request (" + asked + ") to " +
+					       path_join(dir, ckpt::request_name) + ": " + o.request_error});
+	const int n = o.signalled.sent;
+	if (o.seq > 0)
+		lines.push_back({false, job + "asked for a checkpoint (" + asked + "): request " + std::to_string(o.seq) +
+						" in " + path_join(dir, ckpt::request_name) + ", " + name + " to " +
+						std::to_string(n) + " process(es)" + srun});
+	else if (n > 0)
+		lines.push_back({false, job + "asked for a checkpoint (" + asked + "): " + name + " to " +
+						std::to_string(n) + " process(es)" + srun});
+	else
+		lines.push_back({true, job + "wanted a checkpoint (" + asked + ") but no process of the batch step " +
+					       "handles " + name + srun});
+	return lines;
+}
+
 void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions &opts, const JobFacts &facts,
 			   const JobSetup &setup, pid_t batch_pid)
 {
@@ -220,14 +264,9 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 		return o;
 	};
 	h.signal = [=](ckpt::Ask ask, const std::string &why) {
-		int n = signal_catchers(batch_pid, sig);
-		if (n > 0)
-			log_info("job %u: asked for a checkpoint (%s: %s): SIG%s to %d process(es)", job_id,
-				 ckpt::ask_name(ask), why.c_str(), ckpt::signal_name(sig).c_str(), n);
-		else
-			log_warning("job %u: wanted a checkpoint (%s: %s) but no process of the batch step "
-				    "handles SIG%s",
-				    job_id, ckpt::ask_name(ask), why.c_str(), ckpt::signal_name(sig).c_str());
+		auto outcome = ask_checkpoint(helper, cred, dir, ask, batch_pid, sig);
+		for (const auto &line : ask_log(job_id, ask, why, sig, dir, outcome))
+			line.warning ? log_warning("%s", line.text.c_str()) : log_info("%s", line.text.c_str());
 	};
 	h.requeue = [=](const std::string &why, bool migrate) {
 		std::string err;

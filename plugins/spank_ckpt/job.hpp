@@ -6,8 +6,10 @@
 // the restart budget (batch step); it computes the interval and returns the
 // LOOM_CKPT_* environment. The coordinator reads the newest checkpoint
 // through the helper too: slurmstepd's forked children only exec.
-// JobCoordinator runs the coordinator of the batch step: it signals the
-// application, requeues after a checkpoint taken before the time limit, and
+// JobCoordinator runs the coordinator of the batch step: it asks the
+// application to checkpoint (ask_checkpoint: the request file, written as the
+// user through the helper, then the signal to the catching processes of the
+// batch step but srun), requeues after a checkpoint taken before the time limit, and
 // stops with the step.
 #pragma once
 
@@ -16,6 +18,7 @@
 #include "lib/ckpt/restart.hpp"
 #include "lib/ckpt/safe_dir.hpp"
 #include "lib/util/expected.hpp"
+#include "plugins/spank_ckpt/signal_tasks.hpp"
 
 #include <cstdint>
 #include <map>
@@ -48,6 +51,29 @@ struct JobSetup {
 };
 
 expected<JobSetup> prepare_job(const ckpt::SiteConfig &site, const ckpt::JobOptions &opts, const JobFacts &facts);
+
+// What one request to checkpoint reached.
+struct AskOutcome {
+	int64_t seq = 0; // the request file's new seq; 0: not written
+	std::string request_error;
+	Signalled signalled;
+};
+// Write the request to <dir>/.loom-request through the helper, as the job's
+// user, then signal the processes of the batch step that catch 'sig', srun
+// excepted.
+AskOutcome ask_checkpoint(const std::string &helper, const ckpt::Credentials &cred, const std::string &dir,
+			  ckpt::Ask ask, pid_t batch_pid, int sig);
+
+struct LogLine {
+	bool warning = false;
+	std::string text;
+};
+// What the coordinator logs for an outcome: the request's seq or a warning
+// naming its error, how many processes were signalled, that srun was not.
+// "No process handles the signal" is a warning only when the request file
+// was not written either: then nothing reached the program.
+std::vector<LogLine> ask_log(uint32_t job_id, ckpt::Ask ask, const std::string &why, int sig, const std::string &dir,
+			     const AskOutcome &o);
 
 class JobCoordinator {
 public:

@@ -38,3 +38,17 @@ tests_unit_test_ckpt_helper_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(SLURM_CP
 	$(SPANK_CKPT_HELPER_CPPFLAGS)
 tests_unit_test_ckpt_helper_LDADD = lib/libloom_health.la $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 endif
+
+# How the coordinator asks for a checkpoint: the request file through the
+# helper, the signal to the batch step's catchers but srun, the log.
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_spank_ckpt_ask
+TESTS += tests/unit/test_spank_ckpt_ask
+tests_unit_test_spank_ckpt_ask_SOURCES = tests/unit/test_spank_ckpt_ask.cpp tests/unit/check_main.hpp \
+	plugins/spank_ckpt/job.hpp plugins/spank_ckpt/job.cpp \
+	plugins/spank_ckpt/signal_tasks.hpp plugins/spank_ckpt/signal_tasks.cpp \
+	plugins/spank_ckpt/slurm_api.hpp plugins/spank_ckpt/slurm_api.cpp
+tests_unit_test_spank_ckpt_ask_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(SLURM_CPPFLAGS) $(JSONC_CFLAGS) \
+	$(SPANK_CKPT_HELPER_CPPFLAGS)
+tests_unit_test_spank_ckpt_ask_LDADD = lib/libloom_health.la $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
+endif

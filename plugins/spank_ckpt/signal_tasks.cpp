@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <map>
 #include <set>
+#include <unistd.h>
 
 namespace loom::spank_ckpt {
 namespace {
@@ -69,13 +70,40 @@ std::vector<pid_t> catching_descendants(pid_t root, int sig, const std::string &
 	return out;
 }
 
-int signal_catchers(pid_t root, int sig)
+bool is_srun(pid_t pid, const std::string &proc)
 {
-	int n = 0;
-	for (pid_t pid : catching_descendants(root, sig))
+	std::string dir = proc + "/" + std::to_string(pid);
+	if (auto comm = read_file(dir + "/comm", 64); comm && trim(*comm) == "srun")
+		return true;
+	// comm is the process's to change (prctl) and cut at 15 bytes: the executable too.
+	char buf[4096];
+	ssize_t n = ::readlink((dir + "/exe").c_str(), buf, sizeof buf - 1);
+	if (n <= 0)
+		return false;
+	std::string exe(buf, static_cast<size_t>(n));
+	const std::string deleted = " (deleted)"; // replaced on disk since it started
+	if (exe.size() > deleted.size() && exe.compare(exe.size() - deleted.size(), deleted.size(), deleted) == 0)
+		exe.resize(exe.size() - deleted.size());
+	return exe.substr(exe.find_last_of('/') + 1) == "srun";
+}
+
+Catchers checkpoint_targets(pid_t root, int sig, const std::string &proc)
+{
+	Catchers c;
+	for (pid_t pid : catching_descendants(root, sig, proc))
+		(is_srun(pid, proc) ? c.srun : c.signal).push_back(pid);
+	return c;
+}
+
+Signalled signal_catchers(pid_t root, int sig)
+{
+	Signalled s;
+	Catchers c = checkpoint_targets(root, sig);
+	s.srun_skipped = static_cast<int>(c.srun.size());
+	for (pid_t pid : c.signal)
 		if (::kill(pid, sig) == 0)
-			n++;
-	return n;
+			s.sent++;
+	return s;
 }
 
 } // namespace loom::spank_ckpt

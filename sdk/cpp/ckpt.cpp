@@ -1,10 +1,12 @@
 // loom checkpoint SDK: the C++ application side, over lib/ckpt.
 #include "sdk/cpp/loom/ckpt.hpp"
 
+#include "lib/ckpt/agree.hpp"
 #include "lib/ckpt/async_writer.hpp"
 #include "lib/ckpt/catalog.hpp"
 #include "lib/ckpt/layout.hpp"
 #include "lib/ckpt/options.hpp"
+#include "lib/ckpt/ranks.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
@@ -12,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -43,6 +46,18 @@ void set_error(std::string *out, const std::string &msg)
 		*out = msg;
 }
 
+// Seconds from the environment; a value that does not read is the config's error.
+void env_seconds(const char *name, double *out, Config *c)
+{
+	std::string v = env(name);
+	if (v.empty())
+		return;
+	if (auto s = parse_real(v, 0, 1e7); s)
+		*out = *s;
+	else if (c->error.empty())
+		c->error = std::string(name) + "='" + v + "': expected seconds (0 to 1e7)";
+}
+
 } // namespace
 
 Config Config::from_env()
@@ -57,8 +72,18 @@ Config Config::from_env()
 		c.keep = static_cast<int>(*k);
 	if (auto r = parse_int(env("LOOM_RESTART_COUNT"), 0, INT64_MAX); r)
 		c.restart_count = *r;
-	if (auto w = parse_int(env("SLURM_NTASKS"), 1, INT64_MAX); w)
-		c.world_size = *w;
+	auto launcher = ckpt::process_env();
+	if (auto l = ckpt::launch_ranks(launcher); l) {
+		c.rank = l->rank;
+		c.world_size = l->world_size;
+	} else {
+		c.error = l.error().str();
+	}
+	c.run = ckpt::launch_run_id(launcher);
+	if (auto t = parse_real(env("LOOM_CKPT_COMMIT_TIMEOUT"), 0.001, 1e7); t)
+		c.commit_timeout_s = *t;
+	env_seconds("LOOM_CKPT_STAMP_LEAD", &c.stamp_lead_s, &c);
+	env_seconds("LOOM_CKPT_AGREE_SECONDS", &c.agree_period_s, &c);
 	c.job_id = env("SLURM_JOB_ID");
 	return c;
 }
@@ -69,7 +94,79 @@ struct Checkpointer::Impl {
 	double last_save = now_s();
 	double stall = 0, write = 0;
 	bool handler = false;
+	// Section 7.5: the request file, and how several ranks agree (one of
+	// the two, or neither with one rank).
+	std::unique_ptr<ckpt::RequestWatch> requests;
+	std::unique_ptr<ckpt::StampAgreement> stamps;
+	std::unique_ptr<ckpt::GroupAgreement> group;
+	bool told = false; // the one line of should_checkpoint() without what it needs
+
+	void setup_agreement();
+	bool wish();
+	bool decide(const int64_t *step);
+	void tell_once(const std::string &line);
+	void saving();
 };
+
+void Checkpointer::Impl::setup_agreement()
+{
+	if (cfg.dir.empty())
+		return;
+	requests.reset(new ckpt::RequestWatch(cfg.dir));
+	if (cfg.world_size <= 1)
+		return;
+	if (cfg.allreduce_max)
+		group.reset(new ckpt::GroupAgreement(cfg.allreduce_max, cfg.agree_period_s));
+	else if (!cfg.run.empty())
+		stamps.reset(new ckpt::StampAgreement(cfg.dir, cfg.run, cfg.rank, cfg.stamp_lead_s));
+}
+
+bool Checkpointer::Impl::wish()
+{
+	if (g_signalled)
+		return true;
+	if (requests && requests->pending())
+		return true;
+	return cfg.interval_s > 0 && now_s() - last_save >= static_cast<double>(cfg.interval_s);
+}
+
+void Checkpointer::Impl::tell_once(const std::string &line)
+{
+	if (!told)
+		std::fprintf(stderr, "loom_ckpt: %s\n", line.c_str());
+	told = true;
+}
+
+// The answer of every rank alike (7.5): the wish of one process, the
+// group's through allreduce_max, or rank 0's stamped step.
+bool Checkpointer::Impl::decide(const int64_t *step)
+{
+	if (cfg.world_size <= 1)
+		return wish();
+	if (group)
+		return group->decide(wish());
+	std::string who = "rank " + std::to_string(cfg.rank) + " of " + std::to_string(cfg.world_size);
+	if (!stamps) {
+		tell_once(who + ": no launch id names the stamped step (launch with srun or MPI, or set "
+				"LOOM_CKPT_RUN_ID, the same on every rank): should_checkpoint() is false");
+		return false;
+	}
+	if (!step) {
+		tell_once(who + " without allreduce_max: the ranks agree on a step number: call "
+				"should_checkpoint(step) with the step you would save; should_checkpoint() is false");
+		return false;
+	}
+	return stamps->decide(wish(), *step);
+}
+
+// A save starts: what asked for it is served.
+void Checkpointer::Impl::saving()
+{
+	g_signalled = 0;
+	last_save = now_s();
+	if (requests)
+		requests->served();
+}
 
 Checkpointer::Checkpointer() : Checkpointer(Config::from_env()) {}
 
@@ -80,11 +177,15 @@ Checkpointer::Checkpointer(Config c, bool install_signal_handler) : impl_(new Im
 	s.dir = impl_->cfg.dir;
 	s.keep = impl_->cfg.keep;
 	s.world_size = impl_->cfg.world_size;
+	s.rank = impl_->cfg.rank;
+	s.run = impl_->cfg.run;
+	s.commit_timeout_s = impl_->cfg.commit_timeout_s;
 	s.restart_count = impl_->cfg.restart_count;
 	s.job_id = impl_->cfg.job_id;
 	if (auto h = parse_bool(env("LOOM_CKPT_HUGE_PAGES")); h)
 		s.huge_pages = *h;
 	impl_->writer.reset(new ckpt::AsyncWriter(s));
+	impl_->setup_agreement();
 	if (install_signal_handler && impl_->cfg.signal > 0) {
 		struct sigaction sa;
 		std::memset(&sa, 0, sizeof(sa));
@@ -105,14 +206,18 @@ Checkpointer::~Checkpointer()
 const Config &Checkpointer::config() const { return impl_->cfg; }
 bool Checkpointer::enabled() const { return !impl_->cfg.dir.empty(); }
 
-bool Checkpointer::should_checkpoint()
+bool Checkpointer::usable(std::string *error) const
 {
 	if (!enabled())
-		return false;
-	if (g_signalled)
-		return true;
-	return impl_->cfg.interval_s > 0 && now_s() - impl_->last_save >= static_cast<double>(impl_->cfg.interval_s);
+		set_error(error, "no checkpoint directory (LOOM_CKPT_DIR is not set)");
+	else if (!impl_->cfg.error.empty())
+		set_error(error, impl_->cfg.error);
+	return enabled() && impl_->cfg.error.empty();
 }
+
+bool Checkpointer::should_checkpoint() { return enabled() && impl_->decide(nullptr); }
+
+bool Checkpointer::should_checkpoint(int64_t step) { return enabled() && impl_->decide(&step); }
 
 static std::vector<ckpt::BufferView> views(const std::vector<Buffer> &b)
 {
@@ -124,12 +229,9 @@ static std::vector<ckpt::BufferView> views(const std::vector<Buffer> &b)
 
 bool Checkpointer::save_async(int64_t step, const std::vector<Buffer> &buffers, std::string *error)
 {
-	if (!enabled()) {
-		set_error(error, "no checkpoint directory (LOOM_CKPT_DIR is not set)");
+	if (!usable(error))
 		return false;
-	}
-	g_signalled = 0;
-	impl_->last_save = now_s();
+	impl_->saving();
 	auto st = impl_->writer->save_async(step, views(buffers));
 	if (!st) {
 		set_error(error, st.error().str());
@@ -162,12 +264,9 @@ bool Checkpointer::reserve(const std::vector<size_t> &sizes, std::string *error)
 
 bool Checkpointer::save(int64_t step, const std::vector<Buffer> &buffers, std::string *error)
 {
-	if (!enabled()) {
-		set_error(error, "no checkpoint directory (LOOM_CKPT_DIR is not set)");
+	if (!usable(error))
 		return false;
-	}
-	g_signalled = 0;
-	impl_->last_save = now_s();
+	impl_->saving();
 	auto r = impl_->writer->save(step, views(buffers));
 	if (!r) {
 		set_error(error, r.error().str());
@@ -196,9 +295,16 @@ double Checkpointer::last_write_seconds() const { return impl_->write; }
 Restored Checkpointer::restore() const
 {
 	Restored r;
+	const Config &c = impl_->cfg;
 	if (!enabled())
 		return r;
-	auto l = ckpt::find_latest(impl_->cfg.dir, ckpt::Verify::full);
+	if (!c.error.empty()) {
+		r.error = c.error;
+		return r;
+	}
+	ckpt::Job job{c.world_size, c.rank};
+	auto l = c.world_size > 1 && c.allreduce_min ? ckpt::find_latest_agreed(c.dir, job, c.allreduce_min)
+						     : ckpt::find_latest(c.dir, ckpt::Verify::full, job);
 	if (!l) {
 		r.error = l.error().str();
 		return r;
@@ -207,10 +313,24 @@ Restored Checkpointer::restore() const
 		return r;
 	for (const auto &s : (*l)->skipped)
 		r.skipped.push_back(s.name + ": " + s.problem);
+	const ckpt::Entry &e = (*l)->entry;
 	r.found = true;
-	r.step = (*l)->entry.step;
-	r.path = (*l)->entry.path;
+	r.step = e.step;
+	r.path = e.path;
+	r.world_size = e.manifest->version == 1 ? 1 : e.manifest->world_size;
+	for (const auto &f : ckpt::rank_files(*e.manifest, c.rank))
+		r.files.push_back(f.path);
+	r.files_dir = ckpt::rank_files_dir(e.path, *e.manifest, c.rank);
 	return r;
+}
+
+bool Restored::read(const std::string &name, std::vector<char> *out, std::string *error) const
+{
+	if (!found) {
+		set_error(error, "nothing was restored");
+		return false;
+	}
+	return Checkpointer::read_file(files_dir, name, out, error);
 }
 
 bool Checkpointer::read_file(const std::string &checkpoint_path, const std::string &name, std::vector<char> *out,

@@ -62,23 +62,52 @@ def expand_json(v, outside):
     return v
 
 
+def file_objects(v, outside):
+    """A manifest's files, the {"path", "content"} shorthand applied."""
+    if not isinstance(v, list):
+        return expand_json(v, outside)
+    files = []
+    for f in v:
+        if isinstance(f, dict) and set(f) == {"path", "content"}:
+            data = expand(f["content"], outside)
+            files.append({"path": expand_str(f["path"], outside), "size": len(data),
+                          "sha256": hashlib.sha256(data).hexdigest()})
+        else:
+            files.append(expand_json(f, outside))
+    return files
+
+
+def parts(v, step, outside):
+    """The parts of a loom-ckpt/2 manifest: each part's step is the
+    directory's unless given, its files take the shorthand."""
+    if not isinstance(v, list):
+        return expand_json(v, outside)
+    out = []
+    for p in v:
+        if not isinstance(p, dict):
+            out.append(expand_json(p, outside))
+            continue
+        q = {"rank": p.get("rank"), "step": step}
+        for k, x in p.items():
+            q[k] = file_objects(x, outside) if k == "files" else expand_json(x, outside)
+        out.append({k: x for k, x in q.items() if x is not None})
+    return out
+
+
 def manifest_bytes(spec, path, outside):
-    m = {"format": "loom-ckpt/1"}
+    ranks = "ranks" in spec
+    m = {"format": "loom-ckpt/2" if ranks else "loom-ckpt/1"}
     step = loom_ckpt.parse_checkpoint_name(os.path.basename(os.path.dirname(path)))
     if step is not None:
         m["step"] = step
-    m.update({"world_size": 1, "created": 1700000000, "write_seconds": 0.5})
+    m.update({"world_size": len(spec["ranks"]) if ranks else 1, "created": 1700000000, "write_seconds": 0.5})
+    if ranks:
+        m["layout"] = "ranks"
     for k, v in spec.items():
-        if k == "files" and isinstance(v, list):
-            files = []
-            for f in v:
-                if isinstance(f, dict) and set(f) == {"path", "content"}:
-                    data = expand(f["content"], outside)
-                    files.append({"path": expand_str(f["path"], outside), "size": len(data),
-                                  "sha256": hashlib.sha256(data).hexdigest()})
-                else:
-                    files.append(expand_json(f, outside))
-            m[k] = files
+        if k == "files":
+            m[k] = file_objects(v, outside)
+        elif k == "ranks":
+            m[k] = parts(v, step, outside)
         else:
             m[k] = expand_json(v, outside)
     m = {k: v for k, v in m.items() if v is not None}
@@ -122,11 +151,12 @@ def remaining(ckpt):
     return sorted(out)
 
 
-def verdict_of(c):
+def verdict_of(c, world):
     if c.manifest is None:
         return c.reason, c.problem
     try:
         loom_ckpt.verify(c, "full")
+        loom_ckpt.check_job(c.manifest, world, c.path)
         return "ok", ""
     except loom_ckpt.CheckpointError as e:
         return e.reason, str(e)
@@ -139,13 +169,15 @@ def run_case(name, case, tmp):
     os.makedirs(outside)
     made_outside = build(case, ckpt, outside)
     want = case["expect"]
+    job = case.get("job", {})
+    world, rank = job.get("world_size", 1), job.get("rank", 0)
     # Every checkpoint's verdict.
     got = {os.path.basename(c.path): c for c in loom_ckpt.list_checkpoints(ckpt)}
     for n in sorted(set(got) | set(want["checkpoints"])):
         if n not in got:
             errs.append("%s: expected %r, but the reader does not list it" % (n, want["checkpoints"][n]))
             continue
-        reason, problem = verdict_of(got[n])
+        reason, problem = verdict_of(got[n], world)
         if n not in want["checkpoints"]:
             errs.append("%s: listed (%s), but the case names no verdict for it" % (n, reason))
             continue
@@ -156,7 +188,7 @@ def run_case(name, case, tmp):
             errs.append("%s: %s, but the message does not name %s: %s" % (n, reason, words[1], problem))
     # What restore takes: find_latest and the SDK's Checkpointer.
     skipped = []
-    latest = loom_ckpt.find_latest(ckpt, "full", skipped)
+    latest = loom_ckpt.find_latest(ckpt, "full", skipped, world, rank)
     step = latest.step if latest else None
     if step != want["restore"]:
         errs.append("find_latest: expected step %s, got %s" % (want["restore"], step))
@@ -168,7 +200,7 @@ def run_case(name, case, tmp):
     saved = sys.stderr
     sys.stderr = io.StringIO()  # restore() tells what it skipped
     try:
-        ck = loom_ckpt.Checkpointer(ckpt, signal_name="", interval=0, keep=0)
+        ck = loom_ckpt.Checkpointer(ckpt, signal_name="", interval=0, keep=0, world_size=world, rank=rank)
         r = ck.restore()
     finally:
         sys.stderr = saved
@@ -177,9 +209,14 @@ def run_case(name, case, tmp):
     if r is not None:
         try:
             data = r.read_all()
-            for f in r.manifest["files"]:
-                if len(data[f["path"]]) != f["size"]:
-                    errs.append("restored %s: read %d bytes, manifest says %d" % (f["path"], len(data[f["path"]]), f["size"]))
+            sizes = {f["path"]: f["size"] for f in loom_ckpt.manifest_files(r.manifest)}
+            for name, b in data.items():
+                if len(b) != sizes[r._prefix() + name]:
+                    errs.append("restored %s: read %d bytes, manifest says %d" % (name, len(b), sizes[r._prefix() + name]))
+            if "files" in want:
+                exp = {k: expand(v, outside) for k, v in want["files"].items()}
+                if data != exp:
+                    errs.append("rank %d restored files %s, expected %s" % (rank, sorted(data.items()), sorted(exp.items())))
         except (OSError, loom_ckpt.CheckpointError) as e:
             errs.append("restored step %d does not read back: %s" % (r.step, e))
     # Retention.
@@ -209,6 +246,7 @@ def on_alarm(signum, frame):
 
 def main(argv):
     signal.signal(signal.SIGALRM, on_alarm)
+    os.environ["LOOM_CKPT_RUN_ID"] = "conformance"  # a restore of several ranks needs no launcher
     corpus = argv[1] if len(argv) > 1 else os.path.join(SRC, "tests", "ckpt", "conformance")
     names = sorted(n for n in os.listdir(corpus) if n.endswith(".json"))
     if not names:

@@ -33,7 +33,7 @@ rc=$?
 [ "$rc" = 3 ] || fail "the crashing run exited $rc: $out"
 echo "crashed: $(echo "$out" | grep crashing)"
 # Every checkpoint on disk either verifies or is not offered; the newest offered is whole.
-"$py" "$src/sdk/python/loom_ckpt.py" ls "$work/run" | sed 's/^/  /'
+PYTHONPATH="$src/sdk/python" "$py" -m loom_ckpt ls "$work/run" | sed 's/^/  /'
 again=$(train "$work/run" 2>"$work/run.err") || { cat "$work/run.err" >&2; fail "restarted run failed"; }
 echo "restarted: $(echo "$again" | tail -1)"
 echo "$again" | grep -E '^resumed from step (600|900)$' >/dev/null || fail "the restart did not resume from step 600 or 900: $again"

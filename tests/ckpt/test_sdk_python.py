@@ -5,6 +5,8 @@ newest checkpoint, strict manifests, retention, signals, and
 interoperability with the C++ side of the protocol."""
 
 import array
+import contextlib
+import io
 import os
 import shutil
 import signal
@@ -215,6 +217,106 @@ class SdkTest(unittest.TestCase):
         # The pattern check fails on purpose (empty shards), but only after the catalog
         # found and verified step 9: the message names that checkpoint.
         self.assertIn("step-000000000009", r.stderr)
+
+
+class RanksTest(unittest.TestCase):
+    """The pieces of a checkpoint of several ranks: the launcher's variables,
+    the run id, spank_ckpt's request file, rank 0's stamped step, and two
+    ranks saving and restoring one checkpoint."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="loom-pysdk-ranks-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_launcher_ranks(self):
+        lr = loom_ckpt.launch_ranks
+        self.assertEqual(lr({}), (0, 1, None))
+        # torchrun inside srun: torchrun's variables.
+        self.assertEqual(lr({"RANK": "3", "WORLD_SIZE": "8", "SLURM_PROCID": "0", "SLURM_NTASKS": "2",
+                             "SLURM_STEP_ID": "0"}), (3, 8, "torchrun"))
+        self.assertEqual(lr({"SLURM_PROCID": "1", "SLURM_STEP_NUM_TASKS": "2", "SLURM_NTASKS": "9",
+                             "SLURM_STEP_ID": "4"}), (1, 2, "srun"))
+        # A batch script has SLURM_PROCID=0 and the job's tasks, but no step: one process.
+        self.assertEqual(lr({"SLURM_PROCID": "0", "SLURM_NTASKS": "4", "SLURM_JOB_ID": "7"}), (0, 1, None))
+        self.assertEqual(lr({"OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_SIZE": "6"}), (5, 6, "Open MPI"))
+        self.assertEqual(lr({"PMIX_RANK": "2", "PMI_SIZE": "4"}), (2, 4, "PMI"))
+        for bad in ({"RANK": "x", "WORLD_SIZE": "2"}, {"RANK": "2", "WORLD_SIZE": "2"}):
+            with self.assertRaises(loom_ckpt.CheckpointError) as e:
+                lr(bad)
+            self.assertIn("RANK=", str(e.exception))
+
+    def test_run_id(self):
+        rid = loom_ckpt.launch_run_id
+        self.assertEqual(rid({"SLURM_JOB_ID": "77", "SLURM_RESTART_COUNT": "1", "SLURM_STEP_ID": "0",
+                              "TORCHELASTIC_RESTART_COUNT": "2"}), "j77_r1_s0_e2")
+        self.assertEqual(rid({"SLURM_JOB_ID": "77", "LOOM_RESTART_COUNT": "3"}), "j77_r3_sbatch")
+        self.assertEqual(rid({"PMIX_NAMESPACE": "slurm.pmix.12.0"}), "slurm_pmix_12_0")
+        self.assertEqual(rid({}), "")
+
+    def test_request_file_written_by_spank_ckpt_helper(self):
+        if not build:
+            self.fail("LOOM_BUILDDIR is not set (make check sets it): the request file cannot be cross-checked")
+        helper = os.path.join(build, "plugins/spank_ckpt/loom-ckpt-helper")
+        watch = loom_ckpt.launch.RequestWatch(self.dir, period=0)
+        self.assertFalse(watch.pending())
+        for want in (1, 2):
+            out = subprocess.run([helper, "--uid=%d" % os.getuid(), "--gid=%d" % os.getgid(), "request", self.dir,
+                                  "time_limit"], capture_output=True, text=True)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            v = loom_ckpt.read_request(self.dir)
+            self.assertEqual((v["seq"], v["reason"]), (want, "time_limit"))
+        self.assertTrue(watch.pending())
+        watch.served()
+        self.assertFalse(watch.pending())
+        # A request older than the program is not a request to it.
+        self.assertFalse(loom_ckpt.launch.RequestWatch(self.dir, period=0).pending())
+        for bad in (b'{"seq": 0, "reason": "x", "time": 1}', b'{"seq": 1, "reason": "x", "time": 1, "y": 2}',
+                    b'{"seq": 1, "reason": 5, "time": 1}', b"[]", b"{"):
+            with open(os.path.join(self.dir, loom_ckpt.REQUEST), "wb") as f:
+                f.write(bad)
+            with self.assertRaises(loom_ckpt.CheckpointError):
+                loom_ckpt.read_request(self.dir)
+
+    def test_stamped_step(self):
+        a0 = loom_ckpt.agree.StampAgreement(self.dir, "r1", 0, lead_steps=2, lead_seconds=0)
+        a1 = loom_ckpt.agree.StampAgreement(self.dir, "r1", 1, lead_steps=2, lead_seconds=0)
+        self.assertFalse(a1.decide(True, 10, 0.1))  # only rank 0 stamps
+        self.assertFalse(a0.decide(True, 10, 0.1))  # stamps step 12
+        self.assertEqual([a.decide(False, 11, 0.1) for a in (a0, a1)], [False, False])
+        self.assertEqual([a.decide(False, 12, 0.1) for a in (a0, a1)], [True, True])
+        self.assertEqual([a.decide(False, 13, 0.1) for a in (a0, a1)], [False, False])
+        # A rank already past the stamped step says so and does not save it.
+        self.assertFalse(a0.decide(True, 20, 0.1))  # stamps 22
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertFalse(a1.decide(False, 23, 0.1))
+        self.assertIn("past the stamped step 22", err.getvalue())
+
+    def test_two_ranks_one_checkpoint(self):
+        env = {"LOOM_CKPT_RUN_ID": "t2"}
+        os.environ.update(env)
+        try:
+            cks = [loom_ckpt.Checkpointer(self.dir, signal_name="", interval=0, keep=0, world_size=2, rank=r,
+                                          commit_timeout=5) for r in (0, 1)]
+            self.assertIsNone(cks[1].save(5, {"w.bin": b"rank one"}))  # its part only
+            path = cks[0].save(5, {"w.bin": b"rank zero", "extra.bin": b"x"})
+            self.assertTrue(path.endswith("step-000000000005"))
+            for r, want in ((0, {"w.bin": b"rank zero", "extra.bin": b"x"}), (1, {"w.bin": b"rank one"})):
+                c = cks[r].restore()
+                self.assertEqual((c.step, c.read_all()), (5, want))
+            # A rank that never writes its part: nothing is committed, and the error names it.
+            cks[0].commit_timeout = 0.2
+            with self.assertRaises(loom_ckpt.CheckpointError) as e:
+                cks[0].save(6, {"w.bin": b"alone"})
+            self.assertIn("rank(s) 1 did not finish", str(e.exception))
+            self.assertEqual([c.step for c in loom_ckpt.list_checkpoints(self.dir)], [5])
+            # One process's restore refuses the 2-rank checkpoint.
+            self.assertIsNone(loom_ckpt.find_latest(self.dir))
+        finally:
+            for k in env:
+                os.environ.pop(k, None)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Deterministic distributed training program for loom's checkpoint tests:
+every rank holds different state (a shard of its own), and the ranks agree
+through the SDK on when to checkpoint.
+
+TRAIN_COMM=none   no communication library: each rank's shard is an array of
+                  float64 updated from (seed, rank, step); the SDK agrees
+                  through rank 0's stamped step. Launched with srun per rank
+                  (or the SLURM_PROCID/SLURM_NTASKS a test sets).
+TRAIN_COMM=gloo   PyTorch: each rank trains its own MLP shard with Adam on its
+                  own minibatches and the ranks all-reduce the loss every step
+                  (so they move in lock-step and depend on each other); the
+                  SDK agrees through the process group; state through
+                  save_torch_async() (DCP with PyTorch >= 2.3, torch.save
+                  before). Launched with torchrun (per node) or srun per rank.
+
+Prints, per rank: "rank R final step=N sha256=<hex> resumed_from=S writer=W"
+and exits 0. TRAIN_STEPS (600), TRAIN_SEED (7), TRAIN_EVERY (checkpoint every
+this many steps, through should_checkpoint's interval: the rank-0 wish),
+TRAIN_CRASH_AT (every rank exits abruptly, code 3, at this step of the first
+attempt: the job killed, saves in flight; a restart goes on), TRAIN_STEP_SLEEP (seconds per step, for
+cluster scenarios that interrupt the job from outside).
+"""
+
+import array
+import hashlib
+import os
+import sys
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.environ.get("LOOM_PYTHON_SDK", os.path.join(here, "..", "..", "sdk", "python")))
+import loom_ckpt  # noqa: E402
+
+STEPS = int(os.environ.get("TRAIN_STEPS", "600"))
+SEED = int(os.environ.get("TRAIN_SEED", "7"))
+EVERY = int(os.environ.get("TRAIN_EVERY", "100"))
+# Only the first attempt crashes: a restart by torchrun or a requeue by Slurm goes on.
+FIRST = all(os.environ.get(v, "0") in ("", "0") for v in
+            ("TORCHELASTIC_RESTART_COUNT", "LOOM_RESTART_COUNT", "SLURM_RESTART_COUNT"))
+CRASH_AT = int(os.environ.get("TRAIN_CRASH_AT", "0")) if FIRST else 0
+STEP_SLEEP = float(os.environ.get("TRAIN_STEP_SLEEP", "0"))
+COMM = os.environ.get("TRAIN_COMM", "none")
+DCP = COMM == "gloo" and loom_ckpt.TORCH_ASYNC
+
+
+class Every:
+    """Rank 0 wishes a checkpoint every EVERY steps (the others never do: the
+    agreement must carry rank 0's wish to them)."""
+
+    def __init__(self, rank):
+        self.rank = rank
+
+    def __call__(self, step):
+        return self.rank == 0 and EVERY > 0 and step % EVERY == 0
+
+
+def plain(ck, rank):
+    n = 1 << 15
+    w = array.array("d", [((SEED * 31 + rank * 17 + i) % 1000) / 1000.0 for i in range(n)])
+    start = 0
+    c = ck.restore()
+    if c is not None:
+        w = array.array("d")
+        w.frombytes(c.read("w.bin"))
+        start = int(c.read("step.txt"))
+    return w, start
+
+
+def run_plain(ck, rank):
+    w, start = plain(ck, rank)
+    wish = Every(rank)
+    for step in range(start, STEPS):
+        if CRASH_AT and step == CRASH_AT:
+            os._exit(3)
+        k = (SEED + rank * 1009 + step * 7919) % 997 / 997.0
+        for i in range(0, len(w), 64):
+            w[i] = w[i] * 0.999 + k
+        if STEP_SLEEP:
+            time.sleep(STEP_SLEEP)
+        if wish(step + 1):
+            ck.request()  # rank 0's own reason to checkpoint
+        if ck.should_checkpoint(step + 1):
+            ck.save_async(step + 1, {"w.bin": w, "step.txt": str(step + 1).encode()})
+    ck.wait()
+    return hashlib.sha256(w.tobytes()).hexdigest(), start, "plain"
+
+
+def torch_state(model, opt, step, rank):
+    """What is saved: with DCP the state dicts of torch.distributed.checkpoint.state_dict
+    (parameter names as keys, optimizer state created) under a key of this
+    rank's, else the modules' own. DCP takes a plain tensor saved under one
+    name by every rank for a replicated one and keeps a single copy: state
+    that differs per rank is a DTensor (FSDP2, tensor parallel) or is keyed
+    by rank, as here."""
+    import torch
+    if DCP:
+        from torch.distributed.checkpoint.state_dict import get_state_dict
+        msd, osd = get_state_dict(model, opt)
+        return {"rank%05d" % rank: {"model": msd, "opt": osd}, "step": torch.tensor(step)}
+    return {"model": model.state_dict(), "opt": opt.state_dict(), "step": torch.tensor(step)}
+
+
+def torch_restore(ck, model, opt, rank):
+    """The step restored (0 for none); every rank restores the same one."""
+    if DCP:
+        from torch.distributed.checkpoint.state_dict import set_state_dict
+        got = ck.load_torch(template=torch_state(model, opt, 0, rank))
+        if got is not None:
+            mine = got["rank%05d" % rank]
+            set_state_dict(model, opt, model_state_dict=mine["model"], optim_state_dict=mine["opt"])
+    else:
+        got = ck.load_torch()
+        if got is not None:
+            model.load_state_dict(got["model"])
+            opt.load_state_dict(got["opt"])
+    return int(got["step"]) if got is not None else 0
+
+
+def run_gloo(ck, rank, world):
+    import torch
+    import torch.distributed as dist
+    torch.manual_seed(SEED * 1000 + rank)  # every rank a different shard
+    torch.set_num_threads(1)
+    torch.set_default_dtype(torch.float64)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    start = torch_restore(ck, model, opt, rank)
+    wish = Every(rank)
+    for step in range(start, STEPS):
+        if CRASH_AT and step == CRASH_AT:
+            os._exit(3)
+        g = torch.Generator().manual_seed(SEED * 100003 + rank * 7919 + step)
+        x = torch.randn(32, 8, generator=g)
+        y = (x[:, :1] * x[:, 1:2] > 0).to(torch.float64)
+        loss = torch.nn.functional.mse_loss(torch.sigmoid(model(x)), y)
+        total = loss.detach().clone()
+        dist.all_reduce(total)  # lock-step, and every rank's step depends on the others
+        opt.zero_grad()
+        (loss * (1.0 + total / world)).backward()
+        opt.step()
+        if STEP_SLEEP:
+            time.sleep(STEP_SLEEP)
+        if wish(step + 1):
+            ck.request()
+        if ck.should_checkpoint(step + 1):
+            ck.save_torch_async(step + 1, torch_state(model, opt, step + 1, rank))
+    ck.close()
+    dist.destroy_process_group()
+    h = hashlib.sha256()
+    for t in model.state_dict().values():
+        h.update(repr(t.tolist()).encode())
+    return h.hexdigest(), start, ck.torch_writer
+
+
+def main():
+    rank, world, launcher = loom_ckpt.launch_ranks()
+    if COMM == "gloo":
+        import torch.distributed as dist
+        os.environ.setdefault("RANK", str(rank))
+        os.environ.setdefault("WORLD_SIZE", str(world))
+        dist.init_process_group("gloo")
+    ck = loom_ckpt.Checkpointer(interval=0, keep=int(os.environ.get("LOOM_CKPT_KEEP", "3")))
+    sys.stderr.write("rank %d of %d (%s), checkpoint directory %s\n" % (rank, world, launcher, ck.dir))
+    if COMM == "gloo":
+        digest, start, writer = run_gloo(ck, rank, world)
+    else:
+        digest, start, writer = run_plain(ck, rank)
+    print("rank %d final step=%d sha256=%s resumed_from=%d writer=%s" % (rank, STEPS, digest, start, writer),
+          flush=True)
+
+
+if __name__ == "__main__":
+    main()
