@@ -30,6 +30,8 @@ pkgs=(
 	python3-torch
 	# python3-venv: PyTorch 2.13 for the DCP path, in a venv (scripts/torch-venv.sh)
 	python3-venv
+	# Open MPI: the C++ SDK in an MPI job of 4 ranks (tests/ckpt/ranks_mpi.sh)
+	openmpi-bin libopenmpi-dev
 	# rsvg-convert: loom sim's SVG plots are rendered by it in the tests (tests/tools/sim_cli.sh)
 	librsvg2-bin
 	# packaging: make rpm, make deb

@@ -180,7 +180,7 @@ tests_of() { make -s --no-print-directory -C "$1" print-tests | tr ' ' '\n' | gr
 # The sanitizers watch instrumented C++ only: the tests that run none (the
 # Python SDK's, the man pages, bash completion, the ELF checks of the
 # plugins, the fetch of Slurm archives) are the unit tier's alone.
-SAN_SKIP='/(sdk_python|sdk_torch|ranks_python|conformance_py|man_pages|completion|check_symbols|link_weight|slurm_fetch)\.sh$'
+SAN_SKIP='/(sdk_python|sdk_torch|ranks_python|ranks_mpi|conformance_py|man_pages|completion|check_symbols|link_weight|slurm_fetch)\.sh$'
 # -O1 and line tables only (-g1): reports keep their file:line frames, and the
 # compile takes about two thirds of -O2 -g's time.
 unit_sanitizers() {

@@ -55,3 +55,9 @@ tests_unit_test_ckpt_sdk_agree_SOURCES = tests/unit/test_ckpt_sdk_agree.cpp test
 tests_unit_test_ckpt_sdk_agree_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_ckpt_sdk_agree_LDADD = sdk/libloom_ckpt.la $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 endif
+
+# An MPI job (Open MPI, 4 ranks) over the C++ SDK with MPI_Allreduce hooks:
+# crashed and relaunched, bitwise identical (the test builds train_mpi.cpp
+# with mpicxx against this build's libloom_ckpt).
+TESTS += tests/ckpt/ranks_mpi.sh
+EXTRA_DIST += tests/ckpt/ranks_mpi.sh tests/ckpt/train_mpi.cpp

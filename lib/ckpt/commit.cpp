@@ -139,6 +139,9 @@ expected<Staging> Staging::begin(const std::string &dir, int64_t step)
 {
 	if (step < 0 || step > max_step)
 		return unexpected(dir, "step " + std::to_string(step) + " is out of range");
+	// The checkpoint directory too, where it is absent (as the Python SDK does).
+	if (auto st = make_dirs(dir, 0700); !st)
+		return unexpected(st.error());
 	std::string staging = path_join(dir, staging_dir_name);
 	if (auto st = make_dir(staging, 0700); !st)
 		return unexpected(st.error());
@@ -152,6 +155,9 @@ expected<Staging> Staging::join(const std::string &dir, int64_t step, const std:
 {
 	if (step < 0 || step > max_step)
 		return unexpected(dir, "step " + std::to_string(step) + " is out of range");
+	// The checkpoint directory too, where it is absent (as the Python SDK does).
+	if (auto st = make_dirs(dir, 0700); !st)
+		return unexpected(st.error());
 	std::string staging = path_join(dir, staging_dir_name);
 	if (auto st = make_dir(staging, 0700); !st)
 		return unexpected(st.error());

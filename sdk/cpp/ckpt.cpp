@@ -100,6 +100,7 @@ struct Checkpointer::Impl {
 	std::unique_ptr<ckpt::StampAgreement> stamps;
 	std::unique_ptr<ckpt::GroupAgreement> group;
 	bool told = false; // the one line of should_checkpoint() without what it needs
+	bool asked = false; // request(): the program's own reason, until the next save
 
 	void setup_agreement();
 	bool wish();
@@ -123,7 +124,7 @@ void Checkpointer::Impl::setup_agreement()
 
 bool Checkpointer::Impl::wish()
 {
-	if (g_signalled)
+	if (g_signalled || asked)
 		return true;
 	if (requests && requests->pending())
 		return true;
@@ -163,6 +164,7 @@ bool Checkpointer::Impl::decide(const int64_t *step)
 void Checkpointer::Impl::saving()
 {
 	g_signalled = 0;
+	asked = false;
 	last_save = now_s();
 	if (requests)
 		requests->served();
@@ -216,6 +218,8 @@ bool Checkpointer::usable(std::string *error) const
 }
 
 bool Checkpointer::should_checkpoint() { return enabled() && impl_->decide(nullptr); }
+
+void Checkpointer::request() { impl_->asked = true; }
 
 bool Checkpointer::should_checkpoint(int64_t step) { return enabled() && impl_->decide(&step); }
 

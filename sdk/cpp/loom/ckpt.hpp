@@ -151,6 +151,9 @@ public:
 	// (the step you would save; without it, with several ranks and no
 	// allreduce_max: false).
 	bool should_checkpoint();
+	// Ask for a checkpoint from this rank (the program's own reason): the next
+	// should_checkpoint() the ranks agree on says yes on every rank.
+	void request();
 	bool should_checkpoint(int64_t step);
 	// Prepare snapshot memory for buffers like these (only their sizes
 	// count; the data is not read) in the background, and return at once.
