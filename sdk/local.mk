@@ -34,7 +34,7 @@ tests_ckpt_crash_check_LDADD = $(LOOM_CKPT_LIBS)
 TESTS += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/sdk_torch.sh tests/ckpt/ranks_python.sh
 EXTRA_DIST += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/test_sdk_python.py \
 	tests/ckpt/train.py tests/ckpt/scenario_lib.sh tests/ckpt/sdk_torch.sh tests/ckpt/train_torch.py \
-	tests/ckpt/ranks_python.sh tests/ckpt/train_ranks.py tests/ckpt/ranks_check.py scripts/torch-venv.sh
+	tests/ckpt/ranks_python.sh tests/ckpt/train_ranks.py tests/ckpt/train_fsdp.py tests/ckpt/ranks_check.py scripts/torch-venv.sh
 
 # The protocol's conformance corpus (doc/loom-ckpt-protocol.md), run by both
 # readers: lib/ckpt through the C++ SDK, and the Python SDK.

@@ -125,6 +125,22 @@ kill_round() {
 	judge_others "$world" "$victim"
 }
 
+# stopped PID: wait (10 s at most) until every thread of PID is stopped.
+stopped() {
+	local deadline=$((SECONDS + 10)) t st running
+	while :; do
+		running=0
+		for t in /proc/"$1"/task/*/stat; do
+			read -r st <"$t" 2>/dev/null || continue
+			st=${st##*) }
+			case ${st%% *} in T | t) ;; *) running=1 ;; esac
+		done
+		[ "$running" = 0 ] && return 0
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.01
+	done
+}
+
 # committer_round ROUND WORLD FIRST LAST: rank 0 killed with every part of a
 # step staged and nothing committed.
 committer_round() {
@@ -141,6 +157,9 @@ committer_round() {
 		wait_file "$staging/.parts/rank-0000$r.json" || { why="rank $r's part of step $step never came"; return 1; }
 	done
 	kill -STOP "${pids[0]}"
+	# kill returns before the signal has stopped every thread of rank 0: until
+	# then its committer may still see the last part come and commit.
+	stopped "${pids[0]}" || { why="rank 0 did not stop"; return 1; }
 	timeout 30 sh -c 'echo go > "$1"' sh "$ldir/go" || { why="rank $hold never waited to go on"; return 1; }
 	read -r -t 30 line <&3 && [ "$line" = saved ] || { why="rank $hold never saved ($line)"; return 1; }
 	local parts=$(ls "$staging/.parts" | grep -c '^rank-[0-9]*\.json$')
