@@ -1,6 +1,6 @@
 #!/bin/bash
-# cluster: --nodes 6 --select cons_tres
-# Distributed training, 2 nodes x 2 ranks (gloo, CPU; Debian's PyTorch), each
+# cluster: --nodes 7 --select cons_tres
+# Distributed training, 2 nodes x 2 ranks (gloo, CPU; Debian's PyTorch; whole nodes), each
 # rank with state of its own (tests/ckpt/train_ranks.py), checkpointed through
 # the SDK and spank_ckpt:
 #   - srun per rank, a node of the job set down after a checkpoint: Slurm
@@ -19,12 +19,14 @@ py=/usr/bin/python3
 prog=$LOOM_SRCDIR/tests/ckpt/train_ranks.py
 # 450 steps of ~0.15 s: about 70 s, longer than the 1 min limit.
 export TRAIN_COMM=gloo TRAIN_STEPS=450 TRAIN_STEP_SLEEP=0.15 TRAIN_EVERY=100 LOOM_CKPT_COMMIT_TIMEOUT=60
-# The nodes of this cluster share one host: the ranks meet at 127.0.0.1.
-rendezvous='export MASTER_ADDR=127.0.0.1 MASTER_PORT=$((21000 + SLURM_JOB_ID % 20000))'
+# The nodes of this cluster share one host (with the clusters of the other
+# releases, whose job ids are the same): the ranks meet at 127.0.0.1, on a
+# port the batch script finds free.
+rendezvous="export MASTER_ADDR=127.0.0.1 MASTER_PORT=\$($py -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])')"
 ranks_srun() { # NAME SBATCH_ARGS...
 	local name=$1
 	shift
-	submit --job-name="$name" -N2 --ntasks-per-node=2 -o "$CK_SCRATCH/$name.out" --ckpt "$@" \
+	submit --job-name="$name" -N2 --ntasks-per-node=2 --exclusive -o "$CK_SCRATCH/$name.out" --ckpt "$@" \
 		--wrap "$rendezvous; exec srun --kill-on-bad-exit=1 $py $prog"
 }
 ranks_torchrun() { # NAME SBATCH_ARGS...
@@ -33,7 +35,7 @@ ranks_torchrun() { # NAME SBATCH_ARGS...
 	# A bash wrapper that stays the torchrun agent's parent (no exec), as in
 	# spank_place(8)'s recipe: neither may die of a checkpoint request.
 	# --redirects/--tee 1: Debian's torchrun 1.13 fails on Python 3.11 with their default (0).
-	submit --job-name="$name" -N2 --ntasks-per-node=2 -o "$CK_SCRATCH/$name.out" --ckpt "$@" \
+	submit --job-name="$name" -N2 --ntasks-per-node=2 --exclusive -o "$CK_SCRATCH/$name.out" --ckpt "$@" \
 		--wrap "$rendezvous; srun --ntasks=2 --ntasks-per-node=1 bash -c '$py -m torch.distributed.run \
 --nnodes 2 --nproc_per_node 2 --node_rank \$SLURM_NODEID --master_addr \$MASTER_ADDR --master_port \$MASTER_PORT \
 --redirects 1 --tee 1 --log_dir $CK_SCRATCH/$name.\$SLURM_JOB_ID.\$SLURM_NODEID $prog; echo wrapper exit \$?'"
@@ -63,8 +65,8 @@ node=$(expand_hosts "$(job_field "$fault" NodeList)" | tail -1)
 note "job $fault committed $(cat "$CK_ROOT/root/$fault/latest") on $(job_field "$fault" NodeList): setting $node down"
 scontrol update nodename="$node" state=down reason="loom test: node failure" || fail "cannot set $node down"
 wait_state "$ref" COMPLETED 300
-wait_state "$fault" COMPLETED 360
-wait_state "$limit" COMPLETED 360
+wait_state "$fault" COMPLETED 420
+wait_state "$limit" COMPLETED 600
 [ "$(job_field "$fault" Restarts)" -ge 1 ] || fail "job $fault was not requeued after its node went down"
 [ "$(job_field "$limit" Restarts)" -ge 1 ] || fail "job $limit was not requeued before its time limit"
 [ "$(finals ref | wc -l)" = 4 ] && [ "$(finals ref | awk '{print $3}' | sort -u | wc -l)" = 4 ] ||
