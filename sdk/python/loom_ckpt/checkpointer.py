@@ -309,7 +309,10 @@ class Checkpointer:
         (PyTorch >= 2.3) DCP into the staging directory (every rank of the job
         together, through a gloo group); with an older PyTorch every tensor is
         copied to CPU memory here (the stall) and a background thread writes the
-        copy with torch.save (each rank its own). load_torch() reads either."""
+        copy with torch.save (each rank its own). load_torch() reads either.
+        DCP takes a plain tensor that every rank saves under one name for a
+        replicated one and keeps a single copy: state that differs per rank
+        is a DTensor (FSDP2, tensor parallel) or is keyed by rank."""
         torch_io.save_torch_async(self, step, state_dict)
 
     def load_torch(self, template=None, checkpoint=None, map_location="cpu"):
