@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The checkpoint conformance corpus (tests/ckpt/conformance/*.json, format in
-its README.md) run against the Python SDK, sdk/python/loom_ckpt.py. Each case
+its README.md) run against the Python SDK, sdk/python/loom_ckpt/. Each case
 is built in a temporary directory, read with list_checkpoints/verify/
 find_latest and Checkpointer.restore(), pruned, and compared with the verdict
 a person wrote. Exit 1 naming every case and difference."""

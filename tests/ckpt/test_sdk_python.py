@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tests of the Python checkpoint SDK (sdk/python/loom_ckpt.py): commit,
+"""Tests of the Python checkpoint SDK (sdk/python/loom_ckpt/): commit,
 snapshot memory reuse and reserve(), restore with fallback past a corrupt
 newest checkpoint, strict manifests, retention, signals, and
 interoperability with the C++ side of the protocol."""

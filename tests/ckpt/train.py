@@ -5,7 +5,7 @@ A small MLP (8 inputs, 16 tanh hidden units, 1 sigmoid output) learns a
 non-linear boundary from generated data with plain SGD, in pure Python. Every
 minibatch is drawn from a generator seeded by (seed, step), so a run that is
 interrupted and resumes from a checkpoint follows the same trajectory as one
-that is not. It checkpoints through the loom SDK (sdk/python/loom_ckpt.py)
+that is not. It checkpoints through the loom SDK (sdk/python/loom_ckpt/)
 and prints the SHA-256 of its final weights and its accuracy:
 
     final step=12000 sha256=<hex> accuracy=0.9xx restarts=N resumed_from=S
