@@ -39,23 +39,24 @@ check_run() {
 	echo "ranks_python: $name: resumed from ${n#resumed_from=} on every rank, 4 final states identical to the uninterrupted run"
 }
 
-# 1. srun per rank. These ranks share no collective that keeps them in
-# lock-step (a real job's all-reduce does): on a loaded machine one can fall
-# behind by more than the stamp's lead (1 s here), and that checkpoint fails
-# on rank 0's deadline (10 s) while training goes on.
+# 1. srun per rank. These ranks share no communication library: they meet
+# every 10 steps through files (TRAIN_BARRIER_DIR), the lock-step a real
+# job's collectives give it, so none is more than 10 steps past the step
+# rank 0 stamps 1 s of steps ahead. A checkpoint that fails anyway (rank 0's
+# deadline, 10 s) costs that checkpoint, and training goes on.
 srun_ranks() { # DIR RESTART_COUNT [ENV...]
 	local dir=$1 rc=$2 r pids=()
 	shift 2
 	for r in 0 1 2 3; do
 		env SLURM_PROCID=$r SLURM_NTASKS=4 SLURM_STEP_NUM_TASKS=4 SLURM_JOB_ID=77 SLURM_STEP_ID=0 LOOM_CKPT_COMMIT_TIMEOUT=10 \
 			LOOM_RESTART_COUNT="$rc" LOOM_CKPT_DIR="$dir" TRAIN_STEPS=400 TRAIN_STEP_SLEEP=0.01 \
-			LOOM_CKPT_STAMP_LEAD=1 "$@" python3 "$prog" >>"$dir.out" 2>>"$dir.err" &
+			LOOM_CKPT_STAMP_LEAD=1 TRAIN_BARRIER_DIR="$dir.barrier" "$@" python3 "$prog" >>"$dir.out" 2>>"$dir.err" &
 		pids+=($!)
 	done
 	for r in "${pids[@]}"; do wait "$r"; done
 }
 srun_ranks "$work/s-ref" 0
-srun_ranks "$work/s-run" 0 TRAIN_CRASH_AT=300
+srun_ranks "$work/s-run" 0 TRAIN_CRASH_AT=350
 [ -z "$(finals "$work/s-run.out")" ] || fail "srun: the crashing run was not interrupted"
 srun_ranks "$work/s-run" 1
 check_run "srun per rank, stamped step" "$work/s-ref.out" "$work/s-run.out" "$work/s-run" plain

@@ -69,10 +69,29 @@ def plain(ck, rank):
     return w, start
 
 
+def barrier(step, rank, world, first):
+    """With TRAIN_BARRIER_DIR, the plain ranks meet at their first step and
+    every 10 steps (files in that directory): the lock-step a real job's
+    collectives give it, without which ranks that start seconds apart on a
+    loaded machine are past the step rank 0 stamps before it stamps it."""
+    d = os.environ.get("TRAIN_BARRIER_DIR")
+    if not d or (step % 10 and not first):
+        return
+    os.makedirs(d, exist_ok=True)
+    name = lambda r: os.path.join(d, "%s.%d.%d" % (os.environ.get("LOOM_RESTART_COUNT", "0"), step, r))  # noqa: E731
+    open(name(rank), "w").close()
+    deadline = time.monotonic() + 300
+    while not all(os.path.exists(name(r)) for r in range(world)):
+        if time.monotonic() > deadline:
+            sys.exit("train_ranks: rank %d: the other ranks never reached step %d" % (rank, step))
+        time.sleep(0.005)
+
+
 def run_plain(ck, rank):
     w, start = plain(ck, rank)
     wish = Every(rank)
     for step in range(start, STEPS):
+        barrier(step, rank, ck.world_size, step == start)
         if CRASH_AT and step == CRASH_AT:
             os._exit(3)
         k = (SEED + rank * 1009 + step * 7919) % 997 / 997.0
