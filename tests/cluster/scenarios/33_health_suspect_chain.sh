@@ -104,7 +104,9 @@ note "medians of $runs runs: predictor needed $(median "${checks[@]}") checks; c
 scontrol update nodename=n2 extra="site: rack A09" || fail "scontrol update extra= refused"
 rm -f "$state/history-n2.json"
 rc=0
-for t in 60 62 64 66 68 70 72 74 76; do
+# Up to 82 C, as the runs above: the predictor has needed 5 checks and, on a
+# loaded machine (the check times jitter its trend), 10.
+for t in 60 62 64 66 68 70 72 74 76 78 80 82; do
 	nap 1.2
 	check "$(root_at $t)" || { rc=$?; break; }
 done
