@@ -137,6 +137,13 @@ bool RequestWatch::pending()
 	return latest_ > seen_;
 }
 
+void RequestWatch::served()
+{
+	latest_ = std::max(latest_, read_seq());
+	seen_ = latest_;
+	next_ = clock_() + period_;
+}
+
 StampAgreement::StampAgreement(const std::string &dir, const std::string &run, int64_t rank, double lead_seconds,
 			       Clock clock, Say say)
 	: path_(stamp_path(dir, run)), rank_(rank), lead_seconds_(lead_seconds), timer_(std::move(clock)),

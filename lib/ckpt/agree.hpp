@@ -86,8 +86,11 @@ public:
 		     Say say = stderr_say());
 	// A request newer than the one served; the file is read at most once per period.
 	bool pending();
-	// A save starts: the latest request read is served.
-	void served() { seen_ = latest_; }
+	// A save starts: every request written so far is served. The file is
+	// read again here: a request written with the signal that started this
+	// save (spank_ckpt writes the file, then signals) must not ask for a
+	// second save once the period lets pending() read it.
+	void served();
 	int64_t latest() const { return latest_; }
 
 private:

@@ -272,6 +272,16 @@ class RanksTest(unittest.TestCase):
         self.assertFalse(watch.pending())
         # A request older than the program is not a request to it.
         self.assertFalse(loom_ckpt.launch.RequestWatch(self.dir, period=0).pending())
+        # spank_ckpt writes the request, then signals: the save the signal
+        # starts serves it before the watch has read the file, once and for all.
+        slow = loom_ckpt.launch.RequestWatch(self.dir, period=3600)
+        out = subprocess.run([helper, "--uid=%d" % os.getuid(), "--gid=%d" % os.getgid(), "request", self.dir,
+                              "time_limit"], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertFalse(slow.pending())  # not read yet
+        slow.served()
+        slow._next = 0  # the period has passed
+        self.assertFalse(slow.pending(), "the request the signal's save served asks for a second save")
         for bad in (b'{"seq": 0, "reason": "x", "time": 1}', b'{"seq": 1, "reason": "x", "time": 1, "y": 2}',
                     b'{"seq": 1, "reason": 5, "time": 1}', b"[]", b"{"):
             with open(os.path.join(self.dir, loom_ckpt.REQUEST), "wb") as f:

@@ -3,6 +3,7 @@
 // parse_request accept exactly {"seq", "reason", "time"} and refuse anything
 // else with an error naming the file and the field; a symlink, a FIFO (without
 // blocking), a directory and an oversized file are refused unread.
+#include "lib/ckpt/agree.hpp"  // RequestWatch
 #include "lib/ckpt/commit.hpp" // remove_tree
 #include "lib/ckpt/coordinator.hpp"
 #include "lib/ckpt/request.hpp"
@@ -216,6 +217,30 @@ START_TEST(format_is_read_back)
 }
 END_TEST
 
+// spank_ckpt writes the request, then signals: the save the signal starts
+// serves that request although the watch has not read the file yet, so the
+// file does not ask for a second save a period later.
+START_TEST(a_save_serves_the_request_that_came_with_the_signal)
+{
+	std::string dir = temp_dir();
+	double now = 100;
+	RequestWatch w(dir, 1.0, [&now] { return now; }, [](const std::string &) {});
+	ck_assert(!w.pending());
+	ck_assert_int_eq(*write_request(dir, "time_limit", 1700000000), 1);
+	now += 0.2;
+	ck_assert(!w.pending()); // the period has not come: the file is not read
+	w.served();		 // the signal's save
+	for (int i = 0; i < 3; i++) {
+		now += 1;
+		ck_assert_msg(!w.pending(), "request 1 asks again %d s after the save that served it", i + 1);
+	}
+	ck_assert_int_eq(*write_request(dir, "interval", 1700000005), 2);
+	now += 1;
+	ck_assert(w.pending()); // a later request still asks
+	(void)remove_tree(dir);
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("ckpt_request");
@@ -226,6 +251,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, write_refuses_to_renumber);
 	tcase_add_test(tc, reasons_are_the_asks);
 	tcase_add_test(tc, format_is_read_back);
+	tcase_add_test(tc, a_save_serves_the_request_that_came_with_the_signal);
 	suite_add_tcase(s, tc);
 	return s;
 }

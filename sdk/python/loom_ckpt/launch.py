@@ -144,4 +144,9 @@ class RequestWatch:
         return self.latest > self.seen
 
     def served(self):
+        """A save starts: every request written so far is served. The file is
+        read again: spank_ckpt writes it, then signals, and the request that
+        came with the signal must not ask for a second save."""
+        self.latest = max(self.latest, self._seq())
         self.seen = self.latest
+        self._next = time.monotonic() + self.period

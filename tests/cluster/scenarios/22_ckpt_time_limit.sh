@@ -44,9 +44,17 @@ until resumed "$out"; do
 done
 read -r _ _ _ s1 _ <<<"$resumed"
 # The step the first run committed before it was requeued (spank_ckpt's log).
-grep -q "job $run: requeued: checkpoint step $s1 committed" "$LOOM_CLUSTER_DIR"/log/slurmd-*.log ||
-	fail "job $run's requeued run resumed from step $s1, not the checkpoint its first run committed: $(grep -h "job $run: requeued" "$LOOM_CLUSTER_DIR"/log/slurmd-*.log | head -1)"
-note "job $run, requeued run: $resumed, the checkpoint its first run committed"
+# Between that commit and the kill the run may commit a newer one (its
+# SIGTERM save): the requeued run must start from that one or a later one,
+# never from an older step or from scratch.
+line=$(grep -h "job $run: requeued: checkpoint step [0-9]* committed" "$LOOM_CLUSTER_DIR"/log/slurmd-*.log | head -1)
+c1=${line##*checkpoint step }
+c1=${c1%% *}
+case $c1 in '' | *[!0-9]*) fail "job $run: no spank_ckpt line names the step committed before the requeue: '$line'" ;; esac
+case $s1 in '' | *[!0-9]*) fail "job $run: cannot read the step in '$resumed'" ;; esac
+[ "$s1" -ge "$c1" ] ||
+	fail "job $run's requeued run resumed from step $s1, older than step $c1, which its first run committed before the requeue: $line"
+note "job $run, requeued run: $resumed; its first run committed step $c1 before the requeue"
 wait_state "$ref" COMPLETED 240
 wait_state "$run" COMPLETED 420
 restarts=$(job_field "$run" Restarts)
