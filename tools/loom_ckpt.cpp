@@ -1,15 +1,19 @@
 // loom ckpt: list, verify and prune checkpoint directories (users and admins).
 //
-//   loom ckpt ls DIR [--json]
-//   loom ckpt verify DIR [--quick] [--ranks N]
-//   loom ckpt prune DIR --keep N [--dry-run]
+//   loom ckpt ls DIR|--job ID [--json]
+//   loom ckpt verify DIR|--job ID [--quick] [--ranks N]
+//   loom ckpt prune DIR|--job ID --keep N [--dry-run]
+// Without DIR or --job, inside a --ckpt job: its directory ($LOOM_CKPT_DIR).
 #include "tools/command.hpp"
 
 #include "lib/ckpt/catalog.hpp"
 #include "lib/ckpt/commit.hpp"
+#include "lib/ckpt/job_note.hpp"
 #include "lib/util/config.hpp"
+#include "lib/util/fs.hpp"
 #include "lib/util/json.hpp"
 #include "lib/util/log.hpp"
+#include "lib/util/subprocess.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -24,14 +28,36 @@ using namespace loom;
 void usage(FILE *out)
 {
 	std::fprintf(out,
-		     "usage: loom ckpt ls DIR [--json]\n"
-		     "       loom ckpt verify DIR [--quick] [--ranks N]\n"
-		     "       loom ckpt prune DIR --keep N [--dry-run]\n\n"
+		     "usage: loom ckpt ls DIR|--job ID [--json]\n"
+		     "       loom ckpt verify DIR|--job ID [--quick] [--ranks N]\n"
+		     "       loom ckpt prune DIR|--job ID --keep N [--dry-run]\n\n"
+		     "--job ID: the directory of that --ckpt job, from its AdminComment (scontrol show job);\n"
+		     "without DIR or --job, inside a --ckpt job: $LOOM_CKPT_DIR\n\n"
 		     "ls      committed checkpoints, newest first, with a quick check of each\n"
 		     "verify  check every checkpoint's files against its manifest (SHA-256; --quick: sizes)\n"
 		     "        and name the one a restore would take (--ranks: by a job of N ranks);\n"
 		     "        exit 1 when any is broken\n"
 		     "prune   keep the newest N complete checkpoints, remove older ones and staging debris\n");
+}
+
+// The directory of a --ckpt job: the note spank_ckpt keeps in its AdminComment.
+expected<std::string> job_dir(const std::string &job)
+{
+	auto r = run_command({"scontrol", "show", "job", job}, 10);
+	if (!r)
+		return unexpected(r.error().within("scontrol show job " + job));
+	if (r->exit_code != 0)
+		return unexpected("scontrol show job " + job, std::string(trim(r->output)));
+	std::string comment;
+	for (const auto &l : split_lines(r->output)) {
+		auto line = trim(l);
+		if (line.substr(0, 13) == "AdminComment=")
+			comment = std::string(line.substr(13));
+	}
+	auto note = ckpt::parse_job_note(comment, "job " + job);
+	if (!note)
+		return unexpected(note.error());
+	return note->dir;
 }
 
 std::string when(double t)
@@ -186,7 +212,7 @@ int ckpt_main(int argc, char **argv)
 		usage(stdout);
 		return tool::exit_ok;
 	}
-	std::string dir;
+	std::string dir, job;
 	bool json = false, quick = false, dry_run = false;
 	int keep = 0;
 	int64_t ranks = 0;
@@ -210,6 +236,10 @@ int ckpt_main(int argc, char **argv)
 			if (!n)
 				return tool::bad_value("loom ckpt verify", "--ranks", v, n.error().message);
 			ranks = *n;
+		} else if (a == "--job" || a.rfind("--job=", 0) == 0) {
+			job = a == "--job" ? (i + 1 < argc ? argv[++i] : "") : a.substr(6);
+			if (!parse_int(job, 1, INT64_MAX))
+				return tool::bad_value("loom ckpt " + sub, "--job", job, "expected a job id");
 		} else if (!a.empty() && a[0] != '-' && dir.empty())
 			dir = a;
 		else {
@@ -218,8 +248,22 @@ int ckpt_main(int argc, char **argv)
 			return tool::exit_usage;
 		}
 	}
+	if (!dir.empty() && !job.empty()) {
+		std::fprintf(stderr, "loom ckpt %s: a directory or --job, not both\n", sub.c_str());
+		return tool::exit_usage;
+	}
+	if (!job.empty()) {
+		auto d = job_dir(job);
+		if (!d) {
+			std::fprintf(stderr, "loom ckpt %s: %s\n", sub.c_str(), d.error().str().c_str());
+			return tool::exit_problems;
+		}
+		dir = *d;
+	} else if (const char *env = std::getenv("LOOM_CKPT_DIR"); dir.empty() && env && *env) {
+		dir = env;
+	}
 	if (dir.empty()) {
-		std::fprintf(stderr, "loom ckpt %s: a checkpoint directory is required\n", sub.c_str());
+		std::fprintf(stderr, "loom ckpt %s: a checkpoint directory or --job ID is required\n", sub.c_str());
 		return tool::exit_usage;
 	}
 	if (sub == "ls")

@@ -143,4 +143,11 @@ status check_relative_name(std::string_view name)
 	return ok();
 }
 
+bool is_loom_entry(std::string_view name)
+{
+	auto starts = [&](std::string_view p) { return name.substr(0, p.size()) == p; };
+	return starts("step-") || name == latest_name || starts(std::string(latest_name) + ".tmp.") ||
+	       name == staging_dir_name || name == trash_dir_name || starts(".loom-");
+}
+
 } // namespace loom::ckpt

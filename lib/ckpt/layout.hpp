@@ -61,6 +61,11 @@ std::string staging_host();
 // valid UTF-8, no leading '/', no '.' or '..' component, no empty component,
 // no control characters (below 0x20, 0x7f), not the manifest.
 status check_relative_name(std::string_view name);
+// Whether an entry of a checkpoint directory is loom's: a checkpoint or its
+// staging (step-*), latest and its temporary, .staging, .trash, .loom-*.
+// Other visible entries are a program's own files (a framework's
+// checkpoint-500/ or last.ckpt), which loom neither reads nor removes.
+bool is_loom_entry(std::string_view name);
 
 // Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF.
 bool is_utf8(std::string_view s);

@@ -21,6 +21,8 @@ lib_libloom_ckpt_la_SOURCES += \
 lib_libloom_ckpt_la_SOURCES += lib/ckpt/request.hpp lib/ckpt/request.cpp
 # One decision for every rank: rank 0's stamped step, an all-reduce hook (7.5).
 lib_libloom_ckpt_la_SOURCES += lib/ckpt/agree.hpp lib/ckpt/agree.cpp
+# The job's checkpoint note in its AdminComment (spank_ckpt writes, loom ckpt reads).
+lib_libloom_ckpt_la_SOURCES += lib/ckpt/job_note.hpp lib/ckpt/job_note.cpp
 
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_ckpt_protocol tests/unit/test_ckpt_policy tests/unit/test_ckpt_options
@@ -37,6 +39,11 @@ tests_unit_test_ckpt_options_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 endif
 
 if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_ckpt_job_note
+TESTS += tests/unit/test_ckpt_job_note
+tests_unit_test_ckpt_job_note_SOURCES = tests/unit/test_ckpt_job_note.cpp tests/unit/check_main.hpp
+tests_unit_test_ckpt_job_note_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_ckpt_job_note_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 check_PROGRAMS += tests/unit/test_ckpt_request
 TESTS += tests/unit/test_ckpt_request
 tests_unit_test_ckpt_request_SOURCES = tests/unit/test_ckpt_request.cpp tests/unit/check_main.hpp

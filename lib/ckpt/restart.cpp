@@ -107,7 +107,7 @@ expected<std::vector<StartRecord>> record_start(const std::string &dir, const St
 }
 
 StartDecision decide_start(int64_t restart_count, int64_t max_restarts, int64_t newest_step_now,
-			   const std::vector<StartRecord> &starts)
+			   const std::vector<StartRecord> &starts, bool foreign_files)
 {
 	// The start before this one; the same restart count too, for a job
 	// released without Slurm counting a restart.
@@ -130,6 +130,10 @@ StartDecision decide_start(int64_t restart_count, int64_t max_restarts, int64_t 
 			prev = &s;
 	if (!prev || prev->restart_count < 1 || newest_step_now > prev->newest_step)
 		return {};
+	bool loom_saw_one = newest_step_now >= 0 ||
+			    std::any_of(starts.begin(), starts.end(), [](const StartRecord &s) { return s.newest_step >= 0; });
+	if (foreign_files && !loom_saw_one)
+		return {}; // progress loom cannot see: not a judgement it can make
 	std::string step = prev->newest_step < 0 ? std::string("none") : std::to_string(prev->newest_step);
 	return {StartVerdict::hold_no_progress,
 		strprintf("loom: failed again without a new checkpoint since restart %lld (newest step %s)",

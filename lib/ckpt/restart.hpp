@@ -38,7 +38,11 @@ struct StartDecision {
 	std::string reason; // for the hold; empty when run
 };
 // starts: the records before this start (this one not yet included).
+// foreign_files: the directory holds files loom did not write (a framework's
+// own checkpoints). With no loom checkpoint at any start, loom cannot tell
+// progress from none there: such a job is not held for "no progress" (only
+// the restart budget stops it), and spank_ckpt tells the job at its start.
 StartDecision decide_start(int64_t restart_count, int64_t max_restarts, int64_t newest_step_now,
-			   const std::vector<StartRecord> &starts);
+			   const std::vector<StartRecord> &starts, bool foreign_files = false);
 
 } // namespace loom::ckpt

@@ -104,6 +104,7 @@ expected<std::string> newest_as_json(const std::string &dir)
 		o.set("step", Json::integer(e.step)).set("path", Json::string(e.path));
 		o.set("created", Json::number(e.manifest->created));
 		o.set("write_s", Json::number(e.manifest->write_seconds));
+		o.set("bytes", Json::integer(static_cast<int64_t>(e.manifest->total_bytes())));
 	}
 	return o.dump(false);
 }
@@ -119,7 +120,20 @@ expected<std::string> prepare(const std::string &root, const std::string &dir)
 	return newest_as_json(*d);
 }
 
-// The batch step's start: {"newest": <prepare's answer>, "verdict": N, "reason": "..."}.
+// The visible entries of 'dir' that loom did not write, sorted (a
+// framework's own checkpoints; dot files, .nfs* included, are not counted).
+std::vector<std::string> foreign_entries(const std::string &dir)
+{
+	std::vector<std::string> out;
+	for (auto &name : list_dir(dir))
+		if (!name.empty() && name[0] != '.' && !ckpt::is_loom_entry(name))
+			out.push_back(std::move(name));
+	std::sort(out.begin(), out.end());
+	return out;
+}
+
+// The batch step's start: {"newest": <prepare's answer>, "verdict": N,
+// "reason": "...", "foreign": [the first 5 of foreign_entries], "foreign_count": N}.
 expected<std::string> start(const std::string &root, const std::string &dir, int64_t restarts, int64_t budget,
 			    const std::string &job)
 {
@@ -135,7 +149,8 @@ expected<std::string> start(const std::string &root, const std::string &dir, int
 	if (auto text = read_file(starts_path, 16u << 20); text)
 		if (auto parsed = ckpt::parse_starts(*text, starts_path); parsed)
 			before = *parsed;
-	auto d = ckpt::decide_start(restarts, budget, step, before);
+	auto foreign = foreign_entries(dir);
+	auto d = ckpt::decide_start(restarts, budget, step, before, !foreign.empty());
 	double now = now_unix();
 	ckpt::StartRecord record{restarts, step, now, job, d.verdict != ckpt::StartVerdict::run};
 	if (auto rec = ckpt::record_start(dir, record); !rec)
@@ -144,6 +159,11 @@ expected<std::string> start(const std::string &root, const std::string &dir, int
 	o.set("newest", Json::string(*newest));
 	o.set("verdict", Json::integer(static_cast<int64_t>(d.verdict)));
 	o.set("reason", Json::string(d.reason));
+	Json names = Json::array();
+	for (size_t i = 0; i < foreign.size() && i < 5; i++)
+		names.push(Json::string(foreign[i]));
+	o.set("foreign", std::move(names));
+	o.set("foreign_count", Json::integer(static_cast<int64_t>(foreign.size())));
 	return o.dump(false);
 }
 

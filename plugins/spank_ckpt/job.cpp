@@ -1,5 +1,6 @@
 #include "plugins/spank_ckpt/job.hpp"
 
+#include "lib/ckpt/job_note.hpp"
 #include "lib/ckpt/policy.hpp"
 #include "lib/ckpt/request.hpp"
 #include "lib/health/failure_stats.hpp"
@@ -27,6 +28,7 @@ double now_unix()
 struct Newest {
 	int64_t step = -1;
 	double created = 0, write_s = 0;
+	int64_t bytes = 0;
 	std::string path;
 };
 
@@ -48,9 +50,10 @@ expected<Newest> parse_newest(const std::string &text)
 	auto path = r.str_or("path", "");
 	auto created = r.number_or("created", 0);
 	auto write_s = r.number_or("write_s", 0);
-	if (!step || !path || !created || !write_s)
+	auto bytes = r.integer_or("bytes", 0);
+	if (!step || !path || !created || !write_s || !bytes)
 		return unexpected("checkpoint helper", "unreadable answer");
-	n.step = *step, n.path = *path, n.created = *created, n.write_s = *write_s;
+	n.step = *step, n.path = *path, n.created = *created, n.write_s = *write_s, n.bytes = *bytes;
 	return n;
 }
 
@@ -74,6 +77,36 @@ double compute_mtbf(const ckpt::SiteConfig &site, const JobFacts &facts)
 	}
 	return health::job_mtbf(stats, nodes, static_cast<double>(site.node_mtbf_s));
 }
+
+// The job's checkpoint note (lib/ckpt/job_note.hpp) in its AdminComment:
+// the first observation, then each new step, at most one update per
+// min_gap_s (a job that commits every few seconds costs slurmctld one RPC
+// per 10 s), the newest step always reaching it.
+struct NotePoster {
+	static constexpr double min_gap_s = 10;
+	int64_t posted_step = -2; // -2: nothing posted yet
+	double posted_at = -1e18;
+	bool warned = false;
+
+	void post(uint32_t job_id, const ckpt::JobNote &n, double now)
+	{
+		if (n.step == posted_step || now - posted_at < min_gap_s)
+			return;
+		posted_at = now;
+		auto text = ckpt::format_job_note(n);
+		std::string err;
+		if (text && note_job(job_id, *text, &err)) {
+			posted_step = n.step;
+			return;
+		}
+		if (!warned)
+			log_warning("job %u: cannot note its checkpoints in its AdminComment: %s", job_id,
+				    text ? err.c_str() : text.error().str().c_str());
+		warned = true;
+		if (!text)
+			posted_step = n.step; // the directory cannot be named: do not try again for this step
+	}
+};
 
 } // namespace
 
@@ -115,6 +148,13 @@ expected<JobSetup> prepare_job(const ckpt::SiteConfig &site, const ckpt::JobOpti
 		newest_text = *nt;
 		s.decision.verdict = static_cast<ckpt::StartVerdict>(*verdict);
 		s.decision.reason = *reason;
+		auto count = r.integer_or("foreign_count", 0);
+		s.foreign_count = count ? *count : 0;
+		if (json_object *a = nullptr; json_object_object_get_ex(doc->get(), "foreign", &a) &&
+					      json_object_is_type(a, json_type_array))
+			for (size_t i = 0; i < json_object_array_length(a); i++)
+				if (const char *name = json_object_get_string(json_object_array_get_idx(a, i)))
+					s.foreign.emplace_back(name);
 	}
 	auto n = parse_newest(newest_text);
 	if (!n)
@@ -132,6 +172,21 @@ expected<JobSetup> prepare_job(const ckpt::SiteConfig &site, const ckpt::JobOpti
 		 {"LOOM_CKPT_KEEP", std::to_string(opts.keep)},
 		 {"LOOM_RESTART_COUNT", std::to_string(facts.restart_count)}};
 	return s;
+}
+
+std::string foreign_notice(const JobSetup &s)
+{
+	if (s.foreign_count <= 0 || s.newest_step >= 0)
+		return "";
+	std::string names;
+	for (const auto &n : s.foreign)
+		names += (names.empty() ? "" : ", ") + n;
+	if (s.foreign_count > static_cast<int64_t>(s.foreign.size()))
+		names += strprintf(" and %lld more", static_cast<long long>(s.foreign_count - s.foreign.size()));
+	return s.dir + " holds " + names + ", not written through loom's SDK and no loom checkpoint: " +
+	       "loom does not see them, so its requeue before the time limit and after a fault has nothing " +
+	       "to resume from. Save through loom_ckpt (Lightning: loom_ckpt.lightning.LoomCheckpoint, " +
+	       "Hugging Face: loom_ckpt.hf.LoomCallback), or point the framework's own checkpoints elsewhere.";
 }
 
 AskOutcome ask_checkpoint(const std::string &helper, const ckpt::Credentials &cred, const std::string &dir,
@@ -214,6 +269,7 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 		double mtime = 0, eta_s = 0, last_migration = 0;
 	};
 	auto flag = std::make_shared<Flag>();
+	auto note = std::make_shared<NotePoster>();
 	uint32_t job_id = facts.job_id;
 	ckpt::Credentials cred = facts.cred;
 	std::string dir = setup.dir;
@@ -241,6 +297,7 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 				o.newest_step = n->step;
 				o.newest_created = n->created;
 				o.newest_write_s = n->write_s;
+				note->post(job_id, {dir, n->step, static_cast<uint64_t>(n->bytes), n->created}, o.now);
 			}
 		} else {
 			log_warning("job %u: cannot read %s: %s", job_id, dir.c_str(), answer.error().str().c_str());

@@ -48,7 +48,14 @@ struct JobSetup {
 	int64_t interval_s = 0;
 	ckpt::StartDecision decision;
 	std::map<std::string, std::string> env;
+	// The batch step's start: entries of dir loom did not write (the first
+	// few, and how many), which loom cannot see as checkpoints.
+	std::vector<std::string> foreign;
+	int64_t foreign_count = 0;
 };
+// The line the job reads at its start when its directory holds files loom
+// did not write; empty when there are none.
+std::string foreign_notice(const JobSetup &s);
 
 expected<JobSetup> prepare_job(const ckpt::SiteConfig &site, const ckpt::JobOptions &opts, const JobFacts &facts);
 

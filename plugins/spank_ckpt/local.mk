@@ -1,4 +1,4 @@
-# spank_ckpt: transparent checkpoint, requeue and restore (SPANK; needs only <slurm/spank.h>).
+# spank_ckpt: checkpoint requests, requeue and restore (SPANK; needs only <slurm/spank.h>).
 slurmplugin_LTLIBRARIES += plugins/spank_ckpt/spank_ckpt.la
 plugins_spank_ckpt_spank_ckpt_la_SOURCES = \
 	plugins/spank_ckpt/spank_ckpt_plugin.cpp \

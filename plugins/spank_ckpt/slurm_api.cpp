@@ -1,5 +1,7 @@
 #include "plugins/spank_ckpt/slurm_api.hpp"
 
+#include "lib/ckpt/job_note.hpp"
+
 #include <cstring>
 #include <dlfcn.h>
 #include <tuple>
@@ -123,28 +125,54 @@ bool requeue_job(uint32_t job_id, std::string *error)
 	return true;
 }
 
-bool hold_job(uint32_t job_id, const std::string &reason, std::string *error)
+namespace {
+
+// slurm_update_job2 of one job's Comment or AdminComment. The job is named
+// by job_id_str, which every release has (25.05 dropped the numeric job_id
+// of job_desc_msg_t; slurm_update_job warns about job_id_str).
+bool update_comment(uint32_t job_id, const std::string &text, bool admin, std::string *error)
 {
-	// The job is named by job_id_str, which every release has (25.05 dropped
-	// the numeric job_id of job_desc_msg_t), and so updated with
-	// slurm_update_job2 (slurm_update_job warns about job_id_str).
 	auto init = lookup<void (*)(job_desc_msg_t *)>("slurm_init_job_desc_msg", error);
 	auto update = lookup<int (*)(job_desc_msg_t *, job_array_resp_msg_t **)>("slurm_update_job2", error);
 	auto free_resp = lookup<void (*)(job_array_resp_msg_t *)>("slurm_free_job_array_resp", error);
-	auto requeue = lookup<requeue_fn>("slurm_requeue", error);
-	if (!init || !update || !free_resp || !requeue)
+	if (!init || !update || !free_resp)
 		return false;
 	job_desc_msg_t desc;
 	init(&desc);
 	std::string id = std::to_string(job_id);
 	desc.job_id_str = id.data();
-	std::string comment = reason;
-	desc.comment = comment.data();
+	std::string value = text;
+	(admin ? desc.admin_comment : desc.comment) = value.data();
 	job_array_resp_msg_t *resp = nullptr;
-	if (update(&desc, &resp) != SLURM_SUCCESS && error)
-		*error = "slurm_update_job2 (comment): " + slurm_error_text(-1);
+	bool ok = update(&desc, &resp) == SLURM_SUCCESS;
+	if (!ok && error)
+		*error = std::string("slurm_update_job2 (") + (admin ? "AdminComment" : "Comment") +
+			 "): " + slurm_error_text(-1);
 	if (resp)
 		free_resp(resp);
+	return ok;
+}
+
+} // namespace
+
+bool note_job(uint32_t job_id, const std::string &note, std::string *error)
+{
+	std::string existing;
+	bool loaded = with_job(job_id, error, [&](const slurm_job_info_t &j) {
+		existing = j.admin_comment ? j.admin_comment : "";
+	});
+	if (!loaded)
+		return false;
+	std::string merged = ckpt::merge_job_note(existing, note);
+	return merged == existing || update_comment(job_id, merged, true, error);
+}
+
+bool hold_job(uint32_t job_id, const std::string &reason, std::string *error)
+{
+	auto requeue = lookup<requeue_fn>("slurm_requeue", error);
+	if (!requeue)
+		return false;
+	(void)update_comment(job_id, reason, false, error);
 	if (requeue(requeue_ref(job_id), JOB_REQUEUE_HOLD) != SLURM_SUCCESS) {
 		if (error)
 			*error = "slurm_requeue (hold): " + slurm_error_text(-1);

@@ -17,6 +17,9 @@ int64_t job_restart_count(uint32_t job_id, std::string *error);
 bool job_names_nodes(uint32_t job_id, std::string *error);
 // Requeue the job (it goes back to PENDING and restarts with SLURM_RESTART_COUNT+1).
 bool requeue_job(uint32_t job_id, std::string *error);
+// Put 'note' (lib/ckpt/job_note.hpp) in the job's AdminComment, keeping its
+// other segments; nothing is sent when it is there already.
+bool note_job(uint32_t job_id, const std::string &note, std::string *error);
 // Requeue and hold the job, with 'reason' in its Comment.
 bool hold_job(uint32_t job_id, const std::string &reason, std::string *error);
 

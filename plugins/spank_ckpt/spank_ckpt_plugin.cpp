@@ -220,8 +220,15 @@ int remote_task_init_privileged()
 		std::fflush(stderr);
 		return -1; // slurmstepd ends the task (exit status 1) without executing it
 	}
-	if (!g.held)
+	if (!g.held) {
+		if (g.setup && g.facts.batch_step)
+			if (auto notice = sc::foreign_notice(*g.setup); !notice.empty()) {
+				std::fprintf(stderr, "%s: job %u: %s\n", prefix, g.facts.job_id, notice.c_str());
+				std::fflush(stderr);
+				slurm_info("%s: job %u: %s", prefix, g.facts.job_id, notice.c_str());
+			}
 		return 0;
+	}
 	// As root, with the client API usable: requeue and hold the job.
 	std::string err;
 	if (!sc::hold_job(g.facts.job_id, g.hold_reason, &err))

@@ -111,6 +111,11 @@ out=$("$loom" ckpt ls "$dir")
 grep -q "^CHECKPOINT  *STEP  *RANKS  *FILES " <<<"$out" || fail "ls has no RANKS column: $out"
 grep -q "^step-000000000003  *3  *4  *4 .* ok (latest)$" <<<"$out" || fail "ls: $out"
 grep -q "^step-000000000006  *6  *-  .*broken: .*rank 3 of 4 has no part" <<<"$out" || fail "ls: $out"
+# Inside a --ckpt job, without a directory: the job's $LOOM_CKPT_DIR.
+[ "$(LOOM_CKPT_DIR=$dir "$loom" ckpt ls)" = "$out" ] || fail "ls without DIR does not list \$LOOM_CKPT_DIR"
+out=$(env -u LOOM_CKPT_DIR "$loom" ckpt ls 2>&1) && fail "ls without DIR or \$LOOM_CKPT_DIR succeeded: $out"
+grep -q "a checkpoint directory or --job ID is required" <<<"$out" || fail "ls without DIR: $out"
+out=$("$loom" ckpt ls --job 1 "$dir" 2>&1) && fail "ls with DIR and --job succeeded: $out"
 out=$("$loom" ckpt ls "$dir" --json)
 python3 -c '
 import json, sys

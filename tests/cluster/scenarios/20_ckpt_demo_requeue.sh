@@ -14,7 +14,23 @@ run=$(ckpt_train ckpt-run --ckpt --ckpt-interval=3s)
 note "uninterrupted job $ref, interrupted job $run"
 wait_state "$run" RUNNING 60
 ckpt_wait_commit "$run" 90
-note "job $run committed $(cat "$CK_ROOT/root/$run/latest"): scontrol requeue $run"
+note "job $run committed $(cat "$CK_ROOT/root/$run/latest")"
+# What the user sees from Slurm: the job's AdminComment names its directory
+# and a step committed there, and `loom ckpt ls --job` lists that directory.
+deadline=$(( EPOCHSECONDS + 30 ))
+until admin=$(scontrol show job "$run" | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//') &&
+	[[ $admin == *"loom ckpt: $CK_ROOT/root/$run: step "* ]]; do
+	[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "job $run: no checkpoint note in its AdminComment after 30 s: '$admin'"
+	nap 0.5
+done
+step=${admin##*": step "}
+step=${step%%,*}
+[ -d "$CK_ROOT/root/$run/$(printf 'step-%012d' "$step")" ] ||
+	fail "job $run: AdminComment names step $step, which is not a checkpoint in its directory: '$admin'"
+listing=$(loom ckpt ls --job "$run") || fail "loom ckpt ls --job $run failed: $listing"
+grep -q "$(printf 'step-%012d' "$step")" <<<"$listing" || fail "loom ckpt ls --job $run does not list step $step: $listing"
+note "scontrol show job $run: AdminComment=$admin; loom ckpt ls --job $run lists it"
+note "scontrol requeue $run"
 # slurmctld sometimes answers a requeue with a transient error: try a few times.
 for try in 1 2 3 4 5; do
 	scontrol requeue "$run" && break

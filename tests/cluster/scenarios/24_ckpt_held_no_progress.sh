@@ -8,6 +8,9 @@
 # the reason in Comment and in the slurmd log; the checkpoint is still the one
 # and the node stays in service (a failed launch would drain it).
 # `scontrol release` lets it run again, from that checkpoint.
+# A job whose directory holds only a framework's own checkpoints (files loom
+# did not write) is told so at each start, and is not held for "no
+# progress" that loom cannot see: its second requeue runs.
 source "$LOOM_SRCDIR/tests/ckpt/scenario_lib.sh"
 ckpt_site
 
@@ -112,3 +115,24 @@ restarts=$(job_field "$job" Restarts)
 grep -q "^run restart=$restarts resumed=1\$" "$out" || { cat "$out" >&2; fail "the released run did not resume from step 1"; }
 grep -qxF finished "$out" || fail "the released run did not finish"
 note "released: ran again as restart $restarts, resumed from step 1, finished"
+
+# A framework's own checkpoints: loom says so in the job's output and runs
+# restart 2 (the budget alone limits it).
+fdir=$CK_ROOT/root/foreign
+mkdir -p "$fdir/checkpoint-500"
+echo weights >"$fdir/checkpoint-500/model.bin"
+fout=$CK_SCRATCH/foreign.out
+fjob=$(submit --job-name=ckpt-foreign -N1 -o "$fout" --open-mode=append --ckpt --ckpt-dir="$fdir" --ckpt-interval=1h \
+	--wrap 'echo "run restart=$LOOM_RESTART_COUNT"; exec sleep 600')
+out=$fout job=$fjob
+wait_line "run restart=0" 90
+requeue_job "$fjob"
+wait_line "run restart=1" 180
+requeue_job "$fjob"
+wait_line "run restart=2" 180
+grep -q "spank_ckpt: job $fjob: loom: failed again" "$LOOM_CLUSTER_DIR"/log/slurmd-*.log &&
+	fail "job $fjob was held although loom cannot see its progress"
+told=$(grep -c "^spank_ckpt: job $fjob: $fdir holds checkpoint-500, not written through loom's SDK" "$fout")
+[ "$told" = 3 ] || { cat "$fout" >&2; fail "job $fjob was told about checkpoint-500 at $told of its 3 starts"; }
+note "job $fjob: restart 2 ran; each start was told: $(grep -m1 "holds checkpoint-500" "$fout" | cut -c1-160)..."
+scancel "$fjob"
