@@ -15,6 +15,20 @@ man_pages_in() {
 		grep "/usr/share/man/man${n##*.}/$n" >/dev/null <<<"$list" || bad "$kind packages lack the $n man page"
 	done
 }
+# The Python SDK: every module of sdk/python/loom_ckpt/ in the package LIST
+# (its file list), under DIR, the directory python3 imports it from, with the
+# wheel's dist-info of this version; nothing left in /usr/share/loom/python.
+python_sdk_in() {
+	local list=$1 kind=$2 dir=$3 m n
+	for m in "$src"/sdk/python/loom_ckpt/*.py; do
+		n=$(basename "$m")
+		grep -F "$dir/loom_ckpt/$n" >/dev/null <<<"$list" || bad "$kind package lacks $dir/loom_ckpt/$n (the Python SDK)"
+	done
+	grep -E "$dir/loom_ckpt-$version\.dist-info/METADATA\$" >/dev/null <<<"$list" ||
+		bad "$kind package lacks $dir/loom_ckpt-$version.dist-info (the Python SDK's metadata)"
+	grep '/usr/share/loom/python' >/dev/null <<<"$list" && bad "$kind package still has /usr/share/loom/python"
+}
+version=$(sed -n 's/^PACKAGE_VERSION = //p' "$b/Makefile")
 # The release the build tree was configured for, and where it is installed.
 slurm_upstream=$(sed -n 's/^SLURM_VERSION_STRING = //p' "$b/Makefile")
 slurm_prefix=$(sed -n 's/^SLURM_PREFIX = //p' "$b/Makefile")
@@ -47,6 +61,14 @@ if [ -n "$main" ] && [ -n "$ctld" ]; then
 	echo "$main_files" | grep "$rpm_pd/loom_fabric.so\$" >/dev/null || bad "loom rpm lacks loom_fabric.so (spank_place's rank order)"
 	echo "$main_files" | grep '^/usr/share/man/man1/loom.1' >/dev/null || bad "loom rpm lacks the loom(1) man page"
 	echo "$main_files" | grep -x /usr/share/bash-completion/completions/loom >/dev/null || bad "loom rpm lacks the bash completion"
+	# %{python3_sitelib}: /usr/lib/python3.X/site-packages (Fedora, EL; on a
+	# Debian host the spec asks python3 for the same posix_prefix path).
+	rpm_site=$(echo "$main_files" | sed -n 's|^\(/usr/lib\(64\)\{0,1\}/python3\.[0-9]*/site-packages\)/loom_ckpt/__init__\.py$|\1|p' | head -1)
+	if [ -n "$rpm_site" ]; then
+		python_sdk_in "$main_files" rpm "$rpm_site"
+	else
+		bad "loom rpm lacks loom_ckpt/__init__.py in a python3 site-packages (/usr/lib/python3.X/site-packages)"
+	fi
 	man_pages_in "$main_files
 $ctld_files" rpm
 	echo "$ctld_files" | grep "$rpm_pd/jobcomp_health.so\$" >/dev/null || bad "loom-slurmctld rpm lacks jobcomp_health.so"
@@ -78,6 +100,18 @@ if [ -n "$dmain" ] && [ -n "$dctld" ]; then
 	dctld_files=$(dpkg-deb -c "$dctld")
 	echo "$dmain_files" | grep '\./usr/bin/loom$' >/dev/null || bad "loom deb lacks /usr/bin/loom"
 	echo "$dmain_files" | grep '\./usr/share/bash-completion/completions/loom$' >/dev/null || bad "loom deb lacks the bash completion"
+	# The Python SDK where Debian's python3 looks (sys.path), and importable from there.
+	python_sdk_in "$dmain_files" deb /usr/lib/python3/dist-packages
+	/usr/bin/python3 -c 'import sys; sys.exit(0 if "/usr/lib/python3/dist-packages" in sys.path else 1)' 2>/dev/null ||
+		bad "/usr/lib/python3/dist-packages is not in /usr/bin/python3's sys.path"
+	dx=$(mktemp -d) && dpkg-deb -x "$dmain" "$dx" && {
+		got=$(cd "$dx" && PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -I -c 'import sys; sys.path.insert(0, sys.argv[1]); import loom_ckpt; print(loom_ckpt.__version__, loom_ckpt.__file__)' "$dx/usr/lib/python3/dist-packages" 2>&1)
+		case $got in
+			"$version $dx/usr/lib/python3/dist-packages/loom_ckpt/__init__.py") ;;
+			*) bad "the loom deb's loom_ckpt does not import as version $version from /usr/lib/python3/dist-packages: $got" ;;
+		esac
+	}
+	rm -rf "$dx"
 	man_pages_in "$dmain_files
 $dctld_files" deb
 	echo "$dmain_files" | grep "$deb_pd/spank_ckpt.so\$" >/dev/null || bad "loom deb lacks spank_ckpt.so"

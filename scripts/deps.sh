@@ -28,14 +28,17 @@ pkgs=(
 	curl ca-certificates git
 	# PyTorch, for the Python SDK's save_torch_async()/load_torch() test (tests/ckpt/sdk_torch.sh)
 	python3-torch
-	# python3-venv: PyTorch 2.13 for the DCP path, in a venv (scripts/torch-venv.sh)
+	# python3-venv: PyTorch 2.13 for the DCP path, in a venv (scripts/torch-venv.sh),
+	# and the fresh venvs the Python SDK's wheel is installed into (tests/ckpt/sdk_wheel.sh)
 	python3-venv
+	# the Python SDK's wheel, built offline by `make` (sdk/python/pyproject.toml)
+	python3-setuptools python3-wheel python3-pip
 	# Open MPI: the C++ SDK in an MPI job of 4 ranks (tests/ckpt/ranks_mpi.sh)
 	openmpi-bin libopenmpi-dev
 	# rsvg-convert: loom sim's SVG plots are rendered by it in the tests (tests/tools/sim_cli.sh)
 	librsvg2-bin
 	# packaging: make rpm, make deb
-	rpm debhelper fakeroot xz-utils elfutils cpio
+	rpm debhelper dh-python fakeroot xz-utils elfutils cpio
 )
 
 missing=()

@@ -15,13 +15,62 @@ loom_sdk_include_HEADERS = sdk/cpp/loom/ckpt.hpp
 # The `loom ckpt` subcommand (here: tools/local.mk is included before lib/).
 tools_loom_SOURCES += tools/loom_ckpt.cpp
 
-# The Python package, installed as $(datadir)/loom/python/loom_ckpt/.
-python_sdk_pkgdir = $(python_sdkdir)/loom_ckpt
-python_sdk_pkg_DATA = sdk/python/loom_ckpt/__init__.py sdk/python/loom_ckpt/__main__.py \
+# The Python package loom_ckpt (sdk/python: pyproject.toml, setuptools). `make`
+# builds its wheel, sdk/python/dist/loom_ckpt-VERSION-py3-none-any.whl, from a
+# copy of sdk/python in the build tree (the source tree may be read-only), and
+# `make install` unpacks that wheel into PYTHON_SITEDIR (configure
+# --with-python-sitedir), where python3 finds it. The wheel holds every module
+# setuptools finds in loom_ckpt/; this list is what `make dist` carries (and
+# what the wheel is rebuilt after): name each new module here too.
+python_sdk_pkg_files = sdk/python/loom_ckpt/__init__.py sdk/python/loom_ckpt/__main__.py \
+	sdk/python/loom_ckpt/_version.py sdk/python/loom_ckpt/hashio.py sdk/python/loom_ckpt/dcp_io.py \
 	sdk/python/loom_ckpt/agree.py sdk/python/loom_ckpt/catalog.py sdk/python/loom_ckpt/checkpointer.py \
 	sdk/python/loom_ckpt/cli.py sdk/python/loom_ckpt/launch.py sdk/python/loom_ckpt/protocol.py \
-	sdk/python/loom_ckpt/snapshot.py sdk/python/loom_ckpt/store.py sdk/python/loom_ckpt/torch_io.py
-EXTRA_DIST += $(python_sdk_pkg_DATA)
+	sdk/python/loom_ckpt/snapshot.py sdk/python/loom_ckpt/store.py sdk/python/loom_ckpt/torch_io.py \
+	sdk/python/loom_ckpt/lightning.py sdk/python/loom_ckpt/hf.py sdk/python/loom_ckpt/frameworks.py
+EXTRA_DIST += $(python_sdk_pkg_files) sdk/python/pyproject.toml
+
+python_wheel_name = loom_ckpt-$(PACKAGE_VERSION)-py3-none-any.whl
+python_wheel = sdk/python/dist/$(python_wheel_name)
+python_wheel_tree = sdk/python/wheel-src
+if BUILD_PYTHON_WHEEL
+noinst_DATA = $(python_wheel)
+endif
+# setuptools' PEP 517 backend called directly: no pip, no network, no
+# isolated environment; it writes build/ and loom_ckpt.egg-info into the copy.
+$(python_wheel): $(python_sdk_pkg_files) sdk/python/pyproject.toml
+	$(AM_V_GEN)rm -rf $(python_wheel_tree) sdk/python/dist && \
+	$(MKDIR_P) $(python_wheel_tree) sdk/python/dist && \
+	cp $(srcdir)/sdk/python/pyproject.toml $(python_wheel_tree)/ && \
+	cp -R $(srcdir)/sdk/python/loom_ckpt $(python_wheel_tree)/ && \
+	chmod -R u+w $(python_wheel_tree) && \
+	find $(python_wheel_tree) -name __pycache__ -prune -exec rm -rf {} + && \
+	dist=`cd sdk/python/dist && pwd` && \
+	if ! (cd $(python_wheel_tree) && PYTHONDONTWRITEBYTECODE=1 $(PYTHON3) -c \
+		'import sys, setuptools.build_meta as b; print(b.build_wheel(sys.argv[1]))' "$$dist") \
+		>sdk/python/wheel.log 2>&1; then \
+		cat sdk/python/wheel.log >&2; \
+		echo "sdk: building the Python SDK's wheel failed (log above: sdk/python/wheel.log)" >&2; exit 1; \
+	fi && \
+	test -f $@ || { echo "sdk: the wheel is not $@: `ls sdk/python/dist`" >&2; exit 1; }
+
+# The wheel unpacked (its package and dist-info, no console script: that is
+# `python3 -m loom_ckpt`); the packages byte-compile (dh_python3, rpm).
+if BUILD_PYTHON_WHEEL
+install-data-local: $(python_wheel)
+	$(MKDIR_P) '$(DESTDIR)$(PYTHON_SITEDIR)'
+	rm -rf '$(DESTDIR)$(PYTHON_SITEDIR)/loom_ckpt' '$(DESTDIR)$(PYTHON_SITEDIR)/loom_ckpt-$(PACKAGE_VERSION).dist-info'
+	$(PYTHON3) -m zipfile -e $(python_wheel) '$(DESTDIR)$(PYTHON_SITEDIR)'
+uninstall-local:
+	rm -rf '$(DESTDIR)$(PYTHON_SITEDIR)/loom_ckpt' '$(DESTDIR)$(PYTHON_SITEDIR)/loom_ckpt-$(PACKAGE_VERSION).dist-info'
+endif
+clean-local:
+	rm -rf $(python_wheel_tree) sdk/python/dist sdk/python/wheel.log
+
+# The wheel make built, installed into a fresh venv (import, version, the
+# loom-ckpt command), and `pip install` of a copy of sdk/python.
+TESTS += tests/ckpt/sdk_wheel.sh
+EXTRA_DIST += tests/ckpt/sdk_wheel.sh
 
 # Crash safety (hundreds of kill -9 of a writer), the Python SDK's tests and
 # the deterministic training program the cluster scenarios run.

@@ -45,13 +45,23 @@ and come back with load_torch(). With torch.distributed.checkpoint.async_save
 (PyTorch >= 2.3) that is DCP into the staging directory; with an older PyTorch
 every tensor is copied to CPU memory (the stall) and a background thread
 writes the copy with torch.save; both commit like any checkpoint. The module
-says once on stderr which path it uses, or that PyTorch is missing.
+says once on stderr which path it uses, or that PyTorch is missing. For a model
+and its optimizer (Adam's moments included, into a fresh optimizer too):
+
+    ck.save_torch_async(step, loom_ckpt.torch_state(model, opt, step=torch.tensor(step)))
+    got = loom_ckpt.load_torch_state(ck, model, opt, step=torch.tensor(0))
+    start = int(got["step"]) if got is not None else 0
+
+load_torch() reads every byte of the checkpoint once, checks it against the
+manifest's SHA-256 as it reads, and falls back to the checkpoint before on a
+mismatch (said on stderr); the digests of a save are taken while writing.
 """
 
 # The public names, in modules of one concern each: the format (protocol), the
 # writers (store), the catalog and retention (catalog), the launcher and the
 # agreement of ranks (launch, agree), snapshot memory and PyTorch (snapshot,
 # torch_io), and the Checkpointer.
+from ._version import __version__  # noqa: F401
 from .protocol import *  # noqa: F401,F403
 from .store import Staging, RankStaging, remove_tree, shared_staging_name  # noqa: F401
 from .catalog import (Checkpoint, find_latest, judge, list_checkpoints, parse_staging_name,  # noqa: F401
@@ -59,4 +69,5 @@ from .catalog import (Checkpoint, find_latest, judge, list_checkpoints, parse_st
 from .launch import launch_ranks, launch_run_id, read_request, REQUEST  # noqa: F401
 from .snapshot import TORCH_ASYNC, TORCH_STATE_FILE  # noqa: F401
 from .checkpointer import Checkpointer  # noqa: F401
+from .torch_io import torch_state, load_torch_state  # noqa: F401
 from .cli import main as _main  # noqa: F401

@@ -14,6 +14,13 @@ from .protocol import (FORMAT, MANIFEST, MANIFEST_MAX_BYTES, MANIFEST_MISSING, M
                        parse_checkpoint_name, parse_manifest, rank_dir)
 from .store import _host, remove_tree
 
+# Verification levels. FULL hashes every file before a checkpoint is offered;
+# QUICK checks the manifest and the sizes (listing, retention); LOAD is QUICK
+# for a reader that then hashes every byte it loads during its one read of it
+# (hashio.read_verified) and refuses the checkpoint on a mismatch.
+FULL, QUICK, LOAD = "full", "quick", "load"
+LEVELS = (FULL, QUICK, LOAD)
+
 
 class Checkpoint:
     """A committed checkpoint found in a directory. For a checkpoint of
@@ -173,6 +180,8 @@ def verify(checkpoint, level="full", ranks=None):
     matches the manifest ("quick": sizes only). With 'ranks' (a set), full
     verification hashes those ranks' parts only and checks the others' sizes.
     Files are opened without following symlinks."""
+    if level not in LEVELS:
+        raise ValueError("verification level %r: not one of %s" % (level, ", ".join(LEVELS)))
     m = checkpoint.manifest
     if m is None:
         raise CheckpointError("%s: %s" % (checkpoint.path, checkpoint.problem), checkpoint.reason)
@@ -200,11 +209,13 @@ def judge(c, level="full", world_size=1, rank=0, ranks=None):
         return False
 
 
-def find_latest(directory, level="full", skipped=None, world_size=1, rank=0):
-    """The newest checkpoint that verifies (every part) and that a job of
-    'world_size' ranks can restore, set up for 'rank'; or None. Failures go
-    to 'skipped'."""
+def find_latest(directory, level="full", skipped=None, world_size=1, rank=0, below=None):
+    """The newest checkpoint (of a step below 'below' when given) that verifies
+    (every part) and that a job of 'world_size' ranks can restore, set up for
+    'rank'; or None. Failures go to 'skipped'."""
     for c in list_checkpoints(directory):
+        if below is not None and c.step >= below:
+            continue
         if judge(c, level, world_size, rank):
             return c
         if skipped is not None:

@@ -124,10 +124,9 @@ class Checkpointer:
         global _told_no_torch
         if self.enabled and not _told_no_torch and self.rank == 0:
             _told_no_torch = True
-            if _torch is None:
-                sys.stderr.write("loom_ckpt: PyTorch is not installed: save_async() writes byte buffers "
-                                 "with the built-in writer; save_torch_async() is not available\n")
-            elif not TORCH_ASYNC:
+            # Without PyTorch nothing is said: a program that saves bytes
+            # needs none, and save_torch_async() raises, naming it.
+            if _torch is not None and not TORCH_ASYNC:
                 sys.stderr.write("loom_ckpt: torch %s has no torch.distributed.checkpoint.async_save: "
                                  "save_torch_async() copies tensors to CPU memory and saving with torch.save "
                                  "happens in the background\n" % _torch.__version__)
@@ -318,7 +317,10 @@ class Checkpointer:
     def load_torch(self, template=None, checkpoint=None, map_location="cpu"):
         """The state dict of the newest verified checkpoint (or of 'checkpoint'),
         this rank's, or None when there is none. A DCP checkpoint is loaded into
-        'template' (as torch.distributed.checkpoint.load requires) and returned."""
+        'template' (as torch.distributed.checkpoint.load requires; or a function
+        that makes it, called only when there is one) and returned. Every byte
+        is read once and checked against the manifest as it is read; a corrupt
+        newest checkpoint is reported on stderr and the one before it loaded."""
         return torch_io.load_torch(self, template, checkpoint, map_location)
 
     def wait(self):
@@ -347,10 +349,10 @@ class Checkpointer:
             return {r for r in range(m["world_size"]) if r % self.world_size == self.rank}
         return {self.rank} if m.get("layout") == "ranks" else None
 
-    def _agreed_restore(self, level):
+    def _agreed_restore(self, level, below=None):
         """7.3: each rank hashes its own part, and the group agrees on the newest
         step every rank accepts."""
-        cands = list_checkpoints(self.dir)
+        cands = [c for c in list_checkpoints(self.dir) if below is None or c.step < below]
         verdict = {}
 
         def newest(limit):
@@ -375,17 +377,22 @@ class Checkpointer:
         found = [c for c in cands if c.step == agreed]
         return found[0] if found and agreed >= 0 else None
 
-    def restore(self, level="full"):
+    def restore(self, level="full", below=None):
         """The newest verified checkpoint this job can restore (a Checkpoint set
-        up for this rank), or None. Every rank gets the same step."""
+        up for this rank), or None. Every rank gets the same step.
+
+        level "full" hashes every file first; "load" checks only the manifest,
+        the sizes and the ranks, for a caller that verifies the bytes during
+        its one read of them (load_torch() does, and falls back to an older
+        checkpoint on a mismatch). 'below': only steps below it (a fallback)."""
         if not self.enabled or not os.path.isdir(self.dir):
             if isinstance(self.agreement, GroupAgreement):
                 self.agreement.minimum(-1)  # the others may have a directory: stay in step with them
             return None
         if isinstance(self.agreement, GroupAgreement):
-            return self._agreed_restore(level)
+            return self._agreed_restore(level, below)
         skipped = []
-        c = find_latest(self.dir, level, skipped, self.world_size, self.rank)
+        c = find_latest(self.dir, level, skipped, self.world_size, self.rank, below)
         for s in skipped:
             if self.rank == 0:
                 sys.stderr.write("loom_ckpt: skipping %s: %s\n" % (os.path.basename(s.path), s.problem))

@@ -1,4 +1,4 @@
-"""python3 -m loom_ckpt ls|verify|latest DIR"""
+"""python3 -m loom_ckpt ls|verify|latest DIR (also the loom-ckpt command of the package)"""
 
 import os
 import sys
@@ -15,9 +15,21 @@ def _describe(c):
                                                     sum(len(p["files"]) for p in m["ranks"]))
 
 
-def main(argv):
+USAGE = """usage: python3 -m loom_ckpt ls|verify|latest DIR   (or: loom-ckpt ls|verify|latest DIR)
+  ls DIR      the checkpoints of DIR, each given a quick check
+  verify DIR  the checkpoints of DIR, each checked in full (SHA-256)
+  latest DIR  the newest complete checkpoint (empty when there is none)
+"""
+
+
+def main(argv=None):
+    if argv is None:  # the loom-ckpt console script calls main()
+        argv = sys.argv
+    if len(argv) == 2 and argv[1] in ("-h", "--help"):
+        sys.stdout.write(USAGE)
+        return 0
     if len(argv) != 3 or argv[1] not in ("ls", "verify", "latest"):
-        sys.stderr.write("usage: python3 -m loom_ckpt ls|verify|latest DIR\n")
+        sys.stderr.write(USAGE)
         return 2
     cmd, directory = argv[1], argv[2]
     if not os.path.isdir(directory):

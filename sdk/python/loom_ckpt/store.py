@@ -134,10 +134,23 @@ def _write_hashed(root, name, data):
     return {"path": name, "size": len(view), "sha256": digest["h"]}
 
 
-def _existing(root, name):
+def _existing(root, name, digest=None, size=None):
+    """The file object of root/name, already written. With 'digest' and 'size'
+    (taken while it was written, e.g. by hashio.HashingWriter) it is not read
+    again: only its size on disk is checked against 'size'; without them it is
+    read and hashed."""
     check_relative_name(name)
-    size, digest = _sha256_file(os.path.join(root, name))
-    return {"path": name, "size": size, "sha256": digest}
+    path = os.path.join(root, name)
+    if digest is None:
+        size, digest = _sha256_file(path)
+        return {"path": name, "size": size, "sha256": digest}
+    if size is None or len(digest) != 64:
+        raise CheckpointError("%s: a precomputed digest needs the size and 64 hex digits" % path)
+    st = os.lstat(path)
+    if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+        raise CheckpointError("%s: %d bytes on disk, %d were hashed while writing" % (path, st.st_size, size),
+                              SIZE_MISMATCH)
+    return {"path": name, "size": int(size), "sha256": digest.lower()}
 
 
 def _install(directory, staging_path, step, manifest):
@@ -201,8 +214,10 @@ class Staging:
         self.files.append(entry)
         return entry
 
-    def add_existing(self, name):
-        entry = _existing(self.path, name)
+    def add_existing(self, name, digest=None, size=None):
+        """Add a file written into the staging directory by other means; with
+        'digest' and 'size' (hashed while writing) it is not read again."""
+        entry = _existing(self.path, name, digest, size)
         self.files.append(entry)
         return entry
 
@@ -253,8 +268,8 @@ class RankStaging:
         self.files.append(entry)
         return entry
 
-    def add_existing(self, relpath):
-        entry = _existing(self.path, relpath)
+    def add_existing(self, relpath, digest=None, size=None):
+        entry = _existing(self.path, relpath, digest, size)
         self.files.append(entry)
         return entry
 
