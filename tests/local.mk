@@ -61,3 +61,13 @@ endif
 # with mpicxx against this build's libloom_ckpt).
 TESTS += tests/ckpt/ranks_mpi.sh
 EXTRA_DIST += tests/ckpt/ranks_mpi.sh tests/ckpt/train_mpi.cpp
+
+# The Python SDK's I/O (a save hashes as it writes, a restore reads each byte
+# once), the framework adapters (Lightning, transformers' Trainer) run for
+# real, and what examples/ and doc/containers.md need in the tarball
+# (tests/cluster/scenarios/26_ckpt_examples.sh runs them on a cluster).
+TESTS += tests/ckpt/sdk_io.sh tests/ckpt/frameworks.sh
+EXTRA_DIST += tests/ckpt/sdk_io.sh tests/ckpt/test_sdk_io.py tests/ckpt/frameworks.sh scripts/frameworks-venv.sh \
+	examples/plain/train.py examples/plain/job.sbatch examples/torchrun-dcp/train.py examples/torchrun-dcp/job.sbatch \
+	examples/lightning/train.py examples/lightning/job.sbatch examples/hf/train.py examples/hf/job.sbatch \
+	doc/containers.md bench/ckpt_restore_io.py

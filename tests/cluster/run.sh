@@ -8,6 +8,10 @@
 # SCENARIO is a file under tests/cluster/scenarios/ (or a path); default: all of
 # them in order. A scenario picks its cluster with a comment line near the top:
 #   # cluster: --nodes 4 --gpus-per-node 8 --select topo
+# A scenario that tests loom's own programs rather than Slurm's interfaces
+# (the examples) may name the releases it runs on by default:
+#   # releases: 22.05.8
+# Named on the command line, it runs on any release.
 # On failure the daemon logs are printed and kept under DIR/failed/<scenario>/.
 # The last line reads "N passed, N failed".
 set -uo pipefail
@@ -32,14 +36,24 @@ done
 slurm_prefix=$("$top/scripts/slurm.sh" prefix "$slurm") || exit 2
 [ -n "$builddir" ] || builddir=$("$top/scripts/slurm.sh" builddir "$slurm")
 case $builddir in /*) ;; *) builddir="$(pwd)/$builddir" ;; esac
+elsewhere=()
 if [ ${#scenarios[@]} -eq 0 ]; then
-	for f in "$here"/scenarios/*.sh; do [ -f "$f" ] && scenarios+=("$f"); done
+	for f in "$here"/scenarios/*.sh; do
+		[ -f "$f" ] || continue
+		only=$(sed -n 's/^# releases: //p' "$f" | head -1)
+		if [ -n "$only" ] && ! [[ " $only " == *" $slurm "* ]]; then
+			elsewhere+=("$(basename "$f" .sh) (on $only)")
+			continue
+		fi
+		scenarios+=("$f")
+	done
 fi
 [ ${#scenarios[@]} -gt 0 ] || { echo "cluster tests: no scenarios found" >&2; echo "0 passed, 1 failed"; exit 1; }
 
 export LOOM_SRCDIR=$top LOOM_BUILDDIR=$builddir LOOM_CLUSTER_DIR=$dir LOOM_SLURM=$slurm
 export PATH="$builddir/tools:$slurm_prefix/bin:$PATH"
 echo "cluster tests: Slurm $slurm ($slurm_prefix), build tree $builddir"
+[ ${#elsewhere[@]} = 0 ] || echo "cluster tests: run on other releases: ${elsewhere[*]}"
 # Stopped (the watchdog of scripts/test.sh, ^C): the cluster goes down with it.
 trap '"$here/cluster.sh" down --dir "$dir" >/dev/null 2>&1; exit 143' TERM INT
 passed=0
