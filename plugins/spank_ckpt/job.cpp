@@ -3,6 +3,7 @@
 #include "lib/ckpt/job_note.hpp"
 #include "lib/ckpt/policy.hpp"
 #include "lib/ckpt/request.hpp"
+#include "lib/ckpt/task_env.hpp"
 #include "lib/health/failure_stats.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
@@ -165,12 +166,9 @@ expected<JobSetup> prepare_job(const ckpt::SiteConfig &site, const ckpt::JobOpti
 	s.mtbf_s = compute_mtbf(site, facts);
 	double cost = n->write_s > 0 ? n->write_s : static_cast<double>(site.ckpt_cost_s);
 	s.interval_s = opts.interval_auto ? ckpt::auto_interval(cost, s.mtbf_s, site.bounds) : opts.interval_s;
-	s.env = {{"LOOM_CKPT_DIR", s.dir},
-		 {"LOOM_CKPT_LATEST", s.latest},
-		 {"LOOM_CKPT_SIGNAL", opts.signal_name},
-		 {"LOOM_CKPT_INTERVAL", std::to_string(s.interval_s)},
-		 {"LOOM_CKPT_KEEP", std::to_string(opts.keep)},
-		 {"LOOM_RESTART_COUNT", std::to_string(facts.restart_count)}};
+	ckpt::TaskEnv task{s.dir, s.latest, 0, s.interval_s, static_cast<int>(opts.keep), facts.restart_count};
+	for (auto &[k, v] : ckpt::task_env_vars(task, opts.signal_name))
+		s.env[k] = v;
 	return s;
 }
 

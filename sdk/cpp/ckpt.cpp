@@ -7,6 +7,7 @@
 #include "lib/ckpt/layout.hpp"
 #include "lib/ckpt/options.hpp"
 #include "lib/ckpt/ranks.hpp"
+#include "lib/ckpt/task_env.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
@@ -63,20 +64,22 @@ void env_seconds(const char *name, double *out, Config *c)
 Config Config::from_env()
 {
 	Config c;
-	c.dir = env("LOOM_CKPT_DIR");
-	if (auto s = ckpt::parse_signal(env("LOOM_CKPT_SIGNAL")); s)
-		c.signal = *s;
-	if (auto i = parse_int(env("LOOM_CKPT_INTERVAL"), 0, INT64_MAX); i)
-		c.interval_s = *i;
-	if (auto k = parse_int(env("LOOM_CKPT_KEEP"), 1, 1000); k)
-		c.keep = static_cast<int>(*k);
-	if (auto r = parse_int(env("LOOM_RESTART_COUNT"), 0, INT64_MAX); r)
-		c.restart_count = *r;
+	// spank_ckpt's variables, read as lib/ckpt/task_env.hpp (and the Python SDK) does.
+	if (auto t = ckpt::read_task_env([](const char *name) { return env(name); }); t) {
+		c.dir = t->dir;
+		c.signal = t->signal;
+		c.interval_s = t->interval_s;
+		c.keep = t->keep;
+		c.restart_count = t->restart_count;
+	} else {
+		c.dir = env("LOOM_CKPT_DIR");
+		c.error = t.error().str();
+	}
 	auto launcher = ckpt::process_env();
 	if (auto l = ckpt::launch_ranks(launcher); l) {
 		c.rank = l->rank;
 		c.world_size = l->world_size;
-	} else {
+	} else if (c.error.empty()) {
 		c.error = l.error().str();
 	}
 	c.run = ckpt::launch_run_id(launcher);

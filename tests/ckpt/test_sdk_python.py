@@ -7,6 +7,7 @@ interoperability with the C++ side of the protocol."""
 import array
 import contextlib
 import io
+import json
 import os
 import shutil
 import signal
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 src = os.environ.get("LOOM_SRCDIR") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 build = os.environ.get("LOOM_BUILDDIR", "")
@@ -254,6 +256,27 @@ class RanksTest(unittest.TestCase):
         self.assertEqual(rid({"SLURM_JOB_ID": "77", "LOOM_RESTART_COUNT": "3"}), "j77_r3_sbatch")
         self.assertEqual(rid({"PMIX_NAMESPACE": "slurm.pmix.12.0"}), "slurm_pmix_12_0")
         self.assertEqual(rid({}), "")
+
+    def test_task_env_cases(self):
+        """tests/ckpt/task-env-cases.json, which lib/ckpt/task_env.cpp runs too."""
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "task-env-cases.json")) as f:
+            cases = json.load(f)["cases"]
+        self.assertGreaterEqual(len(cases), 20)
+        for c in cases:
+            with self.subTest(c["name"]):
+                if "error" in c:
+                    with self.assertRaises(loom_ckpt.CheckpointError) as e:
+                        loom_ckpt.read_task_env(c["env"])
+                    self.assertTrue(str(e.exception).startswith(c["error"] + "='"), str(e.exception))
+                    continue
+                got = loom_ckpt.read_task_env(c["env"])
+                for k, v in c["expect"].items():
+                    self.assertEqual(got[k], v, k)
+
+    def test_checkpointer_refuses_a_bad_task_env(self):
+        with mock.patch.dict(os.environ, {"LOOM_CKPT_DIR": self.dir, "LOOM_CKPT_KEEP": "0"}):
+            with self.assertRaisesRegex(loom_ckpt.CheckpointError, "^LOOM_CKPT_KEEP='0'"):
+                loom_ckpt.Checkpointer()
 
     def test_request_file_written_by_spank_ckpt_helper(self):
         if not build:

@@ -66,7 +66,7 @@ from .protocol import *  # noqa: F401,F403
 from .store import Staging, RankStaging, remove_tree, shared_staging_name  # noqa: F401
 from .catalog import (Checkpoint, find_latest, judge, list_checkpoints, parse_staging_name,  # noqa: F401
                       prune, verify)
-from .launch import launch_ranks, launch_run_id, read_request, REQUEST  # noqa: F401
+from .launch import launch_ranks, launch_run_id, parse_signal, read_request, read_task_env, REQUEST  # noqa: F401
 from .snapshot import TORCH_ASYNC, TORCH_STATE_FILE  # noqa: F401
 from .checkpointer import Checkpointer  # noqa: F401
 from .torch_io import torch_state, load_torch_state  # noqa: F401

@@ -10,7 +10,7 @@ import time
 from . import torch_io
 from .agree import GroupAgreement, StampAgreement
 from .catalog import find_latest, judge, list_checkpoints, prune
-from .launch import RequestWatch, launch_ranks, launch_run_id
+from .launch import RequestWatch, launch_ranks, launch_run_id, parse_signal, read_task_env
 from .protocol import MAX_STEP, CheckpointError, check_relative_name
 from .snapshot import TORCH_ASYNC, _byte_view, _dist, _prefault, _snapshot_memory, _torch
 from .store import RankStaging, Staging
@@ -39,10 +39,11 @@ class Checkpointer:
     def __init__(self, directory=None, signal_name=None, interval=None, keep=None, world_size=None,
                  install_signal_handler=True, rank=None, process_group=None, commit_timeout=None):
         env = os.environ
-        self.dir = directory if directory is not None else env.get("LOOM_CKPT_DIR", "")
-        sig = signal_name if signal_name is not None else env.get("LOOM_CKPT_SIGNAL", "")
-        self.interval = float(interval if interval is not None else (env.get("LOOM_CKPT_INTERVAL") or 0))
-        self.keep = int(keep if keep is not None else (env.get("LOOM_CKPT_KEEP") or 3))
+        task = read_task_env(env)  # spank_ckpt's variables; CheckpointError naming a bad one
+        self.dir = directory if directory is not None else task["dir"]
+        sig = parse_signal(signal_name) if signal_name else task["signal"] if signal_name is None else 0
+        self.interval = float(interval if interval is not None else task["interval_s"])
+        self.keep = int(keep if keep is not None else task["keep"])
         r, w, self.launcher = launch_ranks()
         self.rank = int(rank if rank is not None else r)
         self.world_size = int(world_size if world_size is not None else w)
@@ -50,7 +51,7 @@ class Checkpointer:
             raise CheckpointError("rank %d of %d: not a rank of that world" % (self.rank, self.world_size))
         self.commit_timeout = float(commit_timeout if commit_timeout is not None else
                                     _env_float(env, "LOOM_CKPT_COMMIT_TIMEOUT", 600.0))
-        self.restart_count = int(env.get("LOOM_RESTART_COUNT") or 0)
+        self.restart_count = task["restart_count"]
         self.job_id = env.get("SLURM_JOB_ID", "")
         self._signalled = threading.Event()
         self._last_save = time.monotonic()
@@ -76,8 +77,7 @@ class Checkpointer:
         self._tell_torch()
 
     def _install_handler(self, sig):
-        self.signal = _signal.Signals(int(sig)) if sig.isdigit() else _signal.Signals[
-            sig if sig.startswith("SIG") else "SIG" + sig]
+        self.signal = _signal.Signals(sig)
         previous = _signal.getsignal(self.signal)
 
         def handler(signum, frame):

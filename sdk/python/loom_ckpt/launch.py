@@ -8,6 +8,7 @@ import json
 import math
 import os
 import re
+import signal as _signal
 import stat
 import sys
 import time
@@ -17,6 +18,55 @@ from .protocol import CheckpointError
 REQUEST = ".loom-request"
 REQUEST_MAX_BYTES = 4096
 STAMP_PREFIX = ".loom-save-at."
+
+# The environment spank_ckpt gives each task (spank_ckpt(8), TASK
+# ENVIRONMENT), read with lib/ckpt/task_env.cpp's rules; both SDKs run the
+# cases of tests/ckpt/conformance/task-env.json.
+TASK_ENV_DEFAULT_KEEP = 3
+TASK_ENV_MAX_KEEP = 1000
+_SIGNAL_NAMES = {"HUP": 1, "INT": 2, "QUIT": 3, "USR1": 10, "USR2": 12, "ALRM": 14, "TERM": 15, "CONT": 18,
+                 "URG": 23, "WINCH": 28, "PWR": 30, "KILL": 9, "STOP": 19}
+_WHOLE = re.compile(r"[+-]?[0-9]+\Z")
+
+
+def _whole(name, v, lo, hi, default):
+    if not v:
+        return default
+    n = int(v) if _WHOLE.match(v) else None
+    if n is None:
+        raise CheckpointError("%s='%s': expected a whole number" % (name, v))
+    if not lo <= n <= hi:
+        raise CheckpointError("%s='%s': must be between %d and %d" % (name, v, lo, hi))
+    return n
+
+
+def parse_signal(text):
+    """"USR2", "SIGUSR2" or a number -> the signal's number; KILL and STOP are
+    refused (CheckpointError naming the value)."""
+    s = text[3:] if text.startswith("SIG") else text
+    sig = _SIGNAL_NAMES.get(s)
+    if sig is None:
+        if not _WHOLE.match(s) or not 1 <= int(s) <= _signal.SIGRTMAX:
+            raise CheckpointError("LOOM_CKPT_SIGNAL='%s': expected a signal name such as USR2 or a number" % text)
+        sig = int(s)
+    if sig in (9, 19):
+        raise CheckpointError("LOOM_CKPT_SIGNAL='%s': KILL and STOP cannot be caught: a checkpoint signal must be"
+                              % text)
+    return sig
+
+
+def read_task_env(env=None):
+    """{"dir", "latest", "signal", "interval_s", "keep", "restart_count"} from
+    spank_ckpt's variables; CheckpointError naming the first that does not read."""
+    env = os.environ if env is None else env
+    sig = env.get("LOOM_CKPT_SIGNAL", "")
+    return {"dir": env.get("LOOM_CKPT_DIR", ""), "latest": env.get("LOOM_CKPT_LATEST", ""),
+            "signal": parse_signal(sig) if sig else 0,
+            "interval_s": _whole("LOOM_CKPT_INTERVAL", env.get("LOOM_CKPT_INTERVAL", ""), 0, 2 ** 63 - 1, 0),
+            "keep": _whole("LOOM_CKPT_KEEP", env.get("LOOM_CKPT_KEEP", ""), 1, TASK_ENV_MAX_KEEP,
+                           TASK_ENV_DEFAULT_KEEP),
+            "restart_count": _whole("LOOM_RESTART_COUNT", env.get("LOOM_RESTART_COUNT", ""), 0, 2 ** 63 - 1, 0)}
+
 
 # Launchers and the variables that carry a rank and the world size, in the
 # order they are believed (torchrun inside srun sets both RANK and
