@@ -40,7 +40,13 @@ DEBIAN_RELEASE=22.05.8
 die() { echo "slurm: error: $*" >&2; exit 1; }
 log() { echo "slurm: $*" >&2; }
 
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+# usage [STATUS]: the comment block above, whole (2: on stderr, a usage error).
+usage() {
+	local out=1
+	[ "${1:-2}" = 0 ] || out=2
+	awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0" >&$out
+	exit "${1:-2}"
+}
 
 check_version() {
 	local v=$1 s
@@ -230,6 +236,6 @@ builddir)
 	v=${2:-}; [ -n "$v" ] || usage; check_version "$v"
 	if [ "$v" = "${SUPPORTED[0]}" ]; then echo "$top/_build"; else echo "$top/_build-$v"; fi
 	;;
--h|--help|help) usage ;;
+-h|--help|help) usage 0 ;;
 *) die "unknown command '$cmd' (install, fetch, list, prefix, src, plugindir, supported, default, builddir)" ;;
 esac

@@ -70,4 +70,5 @@ TESTS += tests/ckpt/sdk_io.sh tests/ckpt/frameworks.sh
 EXTRA_DIST += tests/ckpt/sdk_io.sh tests/ckpt/test_sdk_io.py tests/ckpt/frameworks.sh scripts/frameworks-venv.sh \
 	examples/plain/train.py examples/plain/job.sbatch examples/torchrun-dcp/train.py examples/torchrun-dcp/job.sbatch \
 	examples/lightning/train.py examples/lightning/job.sbatch examples/hf/train.py examples/hf/job.sbatch \
+	examples/accelerate/train.py examples/accelerate/job.sbatch \
 	doc/containers.md bench/ckpt_restore_io.py

@@ -1,8 +1,9 @@
 #!/bin/bash
 # The framework adapters for real: examples/lightning/train.py
 # (loom_ckpt.lightning.LoomCheckpoint; also with epochs of one batch, every
-# save at an epoch's end) and examples/hf/train.py
-# (loom_ckpt.hf.LoomCallback), each with 2 ranks on CPU (torchrun, gloo),
+# save at an epoch's end), examples/hf/train.py (loom_ckpt.hf.LoomCallback)
+# and examples/accelerate/train.py (loom_ckpt.hf.accelerate_save/_restore),
+# each with 2 ranks on CPU (torchrun, gloo),
 # every rank on its own data:
 #   (a) an uninterrupted run;
 #   (b) a run asked to checkpoint mid-training through spank_ckpt's request
@@ -20,7 +21,8 @@ fail() { echo "frameworks: FAIL: $*" >&2; exit 1; }
 [ -x "$helper" ] || fail "$helper is missing: build the tree first (LOOM_BUILDDIR=$build)"
 py=$(bash "$src/scripts/frameworks-venv.sh") ||
 	fail "cannot make the frameworks venv (scripts/frameworks-venv.sh): see its messages above"
-"$py" -c 'import torch, lightning, transformers' || fail "$py cannot import torch, lightning and transformers"
+"$py" -c 'import torch, lightning, transformers, accelerate' ||
+	fail "$py cannot import torch, lightning, transformers and accelerate"
 work=$(mktemp -d /tmp/loom-frameworks.XXXXXX)
 runner=
 # descendants PID: the processes below PID (torchrun starts each rank in a session of its own)
@@ -119,5 +121,6 @@ check_framework lightning "$src/examples/lightning/train.py" 60 0.3
 # restart begins a new epoch (its loader must skip nothing).
 TRAIN_BATCHES_PER_EPOCH=1 check_framework lightning-epochs "$src/examples/lightning/train.py" 40 0.3
 check_framework hf "$src/examples/hf/train.py" 40 0.3
-echo "frameworks: Lightning and HF Trainer, 2 ranks each: a loom commit made on spank_ckpt's request" \
+check_framework accelerate "$src/examples/accelerate/train.py" 60 0.3
+echo "frameworks: Lightning, HF Trainer and Accelerate, 2 ranks each: a loom commit made on spank_ckpt's request" \
 	"mid-training survives SIGKILL, and the restart resumes from it bitwise identical to an uninterrupted run"

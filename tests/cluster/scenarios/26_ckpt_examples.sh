@@ -1,9 +1,9 @@
 #!/bin/bash
 # cluster: --nodes 6 --select cons_tres
 # releases: 22.05.8
-# Every example under examples/ (plain, torchrun-dcp, lightning, hf) run as a
-# user runs it (sbatch job.sbatch, 2 nodes x 2 ranks; DDP: 2 x 1, below),
-# checkpointed by spank_ckpt: once left alone, once
+# Every example under examples/ (plain, torchrun-dcp, lightning, hf,
+# accelerate) run as a user runs it (sbatch job.sbatch, 2 nodes x 2 ranks;
+# DDP: 2 x 1, below), checkpointed by spank_ckpt: once left alone, once
 # requeued (`scontrol requeue`) after its first committed checkpoint. The
 # requeued job resumes on every rank from one step > 0 and ends with every
 # rank's final state identical to the uninterrupted job's. examples/plain
@@ -80,7 +80,7 @@ unset STEPS STEP_SECONDS
 py=$(bash "$LOOM_SRCDIR/scripts/frameworks-venv.sh") || fail "cannot make the frameworks venv (scripts/frameworks-venv.sh)"
 export LOOM_PYTHON=$py LOOM_RDZV_HOST=127.0.0.1 OMP_NUM_THREADS=1
 TRAIN_STEPS=300 TRAIN_STEP_SLEEP=0.1 example torchrun-dcp 4 4 --ckpt-interval=5s  # FSDP2: a shard each
-# DDP (Lightning, HF): one model, replicated on 2 nodes x 1 rank. With more
+# DDP (Lightning, HF, Accelerate): one model, replicated on 2 nodes x 1 rank. With more
 # ranks DDP's first step after any restart all-reduces the gradients in
 # another order than the uninterrupted run did at that step (its buckets are
 # rebuilt after a first step), so the trajectories agree only to rounding:
@@ -88,4 +88,5 @@ TRAIN_STEPS=300 TRAIN_STEP_SLEEP=0.1 example torchrun-dcp 4 4 --ckpt-interval=5s
 export TRAIN_STEPS=60 TRAIN_STEP_SLEEP=0.3 LOOM_NPROC=1
 example lightning 2 1 --ckpt-interval=5s
 example hf 2 1 --ckpt-interval=5s
+example accelerate 2 1 --ckpt-interval=5s
 unset LOOM_NPROC
