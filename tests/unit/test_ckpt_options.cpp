@@ -2,7 +2,12 @@
 // value is refused with the option (or key) and the value named.
 #include "lib/ckpt/options.hpp"
 
+#include "lib/util/fs.hpp"
+#include "lib/util/log.hpp"
+
 #include <csignal>
+#include <cstdlib>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -140,6 +145,63 @@ START_TEST(patterns_and_roots)
 }
 END_TEST
 
+// Every key spank_ckpt registers is in spank_ckpt(8)'s CONFIGURATION, and
+// every key listed there is registered; a default the page writes as
+// key=value, given as that argument, yields the configuration no argument does.
+std::string values(const SiteConfig &c)
+{
+	return strprintf("dir=%s interval=%s min=%lld max=%lld margin=%lld signal=%s keep=%lld/%lld "
+			 "restarts=%lld/%lld mtbf=%lld cost=%lld poll=%lld requeue=%d migrate=%d window=%lld",
+			 c.dir.c_str(), c.interval.c_str(), (long long)c.bounds.min_s, (long long)c.bounds.max_s,
+			 (long long)c.margin_min_s, c.signal.c_str(), (long long)c.keep, (long long)c.keep_max,
+			 (long long)c.max_restarts, (long long)c.max_restarts_limit, (long long)c.node_mtbf_s,
+			 (long long)c.ckpt_cost_s, (long long)c.poll_s, c.requeue_on_time_limit, c.migrate,
+			 (long long)c.migrate_window_s);
+}
+
+START_TEST(man_page_lists_every_key_with_its_default)
+{
+	const char *src = std::getenv("LOOM_SRCDIR");
+	ck_assert_msg(src && *src, "LOOM_SRCDIR is not set (make check sets it)");
+	auto page = read_file(std::string(src) + "/doc/spank_ckpt.8", 1 << 20);
+	ck_assert_msg(page.has_value(), "%s", page ? "" : page.error().str().c_str());
+	size_t from = page->find(".SH CONFIGURATION"), to = page->find("\n.SH ", from + 1);
+	ck_assert_msg(from != std::string::npos, "spank_ckpt(8) has no CONFIGURATION section");
+	std::set<std::string> listed;
+	std::vector<std::string> args;
+	for (const auto &line : split_lines(page->substr(from, to - from))) {
+		if (line.rfind(".B ", 0) != 0)
+			continue;
+		std::string word = line.substr(3);
+		size_t eq = word.find('=');
+		listed.insert(word.substr(0, eq));
+		if (eq != std::string::npos) {
+			std::string arg;
+			for (size_t i = 0; i < word.size(); i++) // roff's \- is a '-'
+				if (!(word[i] == '\\' && i + 1 < word.size() && word[i + 1] == '-'))
+					arg += word[i];
+			args.push_back(arg);
+		}
+	}
+	std::set<std::string> keys;
+	for (const auto &line : split_lines(SiteConfig().schema().describe()))
+		keys.insert(std::string(trim(line)).substr(0, std::string(trim(line)).find(' ')));
+	for (const auto &k : keys)
+		ck_assert_msg(listed.count(k), "spank_ckpt(8) CONFIGURATION does not list the key %s", k.c_str());
+	for (const auto &k : listed)
+		ck_assert_msg(keys.count(k), "spank_ckpt(8) CONFIGURATION lists %s, which spank_ckpt does not know", k.c_str());
+	std::vector<const char *> argv;
+	for (const auto &a : args)
+		argv.push_back(a.c_str());
+	auto documented = site(argv), none = site({});
+	ck_assert_msg(documented.has_value(), "the defaults spank_ckpt(8) gives are refused: %s",
+		      documented ? "" : documented.error().str().c_str());
+	ck_assert_int_ge(static_cast<long>(args.size()), 15);
+	std::string a = values(*documented), b = values(*none);
+	ck_assert_msg(a == b, "spank_ckpt(8)'s defaults give %s; no argument gives %s", a.c_str(), b.c_str());
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("ckpt_options");
@@ -148,6 +210,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, job_options_good);
 	tcase_add_test(tc, job_options_refused_with_name_and_value);
 	tcase_add_test(tc, patterns_and_roots);
+	tcase_add_test(tc, man_page_lists_every_key_with_its_default);
 	suite_add_tcase(s, tc);
 	return s;
 }
