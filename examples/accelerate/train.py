@@ -59,8 +59,9 @@ def main():
         if ck.should_checkpoint(step + 1):  # loom
             accelerate_save(accelerator, ck, step + 1)  # loom
     ck.close()  # loom
-    print("rank %d final step=%d sha256=%s resumed_from=%d" % (
-        rank, STEPS, weights_sha256(accelerator.unwrap_model(model)), start), flush=True)
+    # One write of the whole line: the ranks share one output file.
+    print("rank %d final step=%d sha256=%s resumed_from=%d\n" % (
+        rank, STEPS, weights_sha256(accelerator.unwrap_model(model)), start), end="", flush=True)
 
 
 if __name__ == "__main__":

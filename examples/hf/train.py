@@ -66,8 +66,9 @@ def main():
     trainer.train(resume_from_checkpoint=get_last_checkpoint(args.output_dir))
     rank = args.process_index
     resumed = loom.resumed_step or 0
-    print("rank %d final step=%d sha256=%s resumed_from=%d" % (
-        rank, trainer.state.global_step, weights_sha256(model), resumed), flush=True)
+    # One write of the whole line: the ranks share one output file.
+    print("rank %d final step=%d sha256=%s resumed_from=%d\n" % (
+        rank, trainer.state.global_step, weights_sha256(model), resumed), end="", flush=True)
 
 
 if __name__ == "__main__":

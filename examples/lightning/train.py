@@ -79,8 +79,9 @@ def main():
     trainer.fit(model)
     rank = trainer.global_rank
     resumed = loom.resumed_step or 0
-    print("rank %d final step=%d sha256=%s resumed_from=%d" % (
-        rank, trainer.global_step, weights_sha256(model), resumed), flush=True)
+    # One write of the whole line: the ranks share one output file.
+    print("rank %d final step=%d sha256=%s resumed_from=%d\n" % (
+        rank, trainer.global_step, weights_sha256(model), resumed), end="", flush=True)
 
 
 if __name__ == "__main__":

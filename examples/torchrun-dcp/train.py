@@ -72,8 +72,9 @@ def main():
         if ck.should_checkpoint(step + 1):  # loom
             ck.save_torch_async(step + 1, loom_ckpt.torch_state(model, opt, step=torch.tensor(step + 1)))  # loom
     ck.close()  # loom: waits for the last save
-    print("rank %d final step=%d sha256=%s resumed_from=%d" % (rank, STEPS, own_shards_sha256(model), start),
-          flush=True)
+    # One write of the whole line: the ranks share one output file.
+    print("rank %d final step=%d sha256=%s resumed_from=%d\n" % (rank, STEPS, own_shards_sha256(model), start),
+          end="", flush=True)
     dist.destroy_process_group()
 
 

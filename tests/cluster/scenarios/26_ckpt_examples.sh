@@ -53,21 +53,27 @@ example() {
 	local name=$1 ranks=$2 states=$3 ref run
 	shift 3
 	local script=$LOOM_EXAMPLES/$name/job.sbatch
-	ref=$(submit --exclusive -o "$CK_SCRATCH/$name-ref.out" "$@" "$script")
-	run=$(submit --exclusive -o "$CK_SCRATCH/$name-run.out" "$@" "$script")
+	ref=$(LOOM_RDZV_PORT=$(free_port) submit --exclusive -o "$CK_SCRATCH/$name-ref.out" "$@" "$script")
+	run=$(LOOM_RDZV_PORT=$(free_port) submit --exclusive -o "$CK_SCRATCH/$name-run.out" "$@" "$script")
 	interrupt "$run" "examples/$name"
 	wait_state "$ref" COMPLETED 600
 	wait_state "$run" COMPLETED 600
 	compare "$name-ref" "$name-run" "$run" "$ranks" "examples/$name" "$states"
 }
 
+# The nodes of this cluster share one host (with the other releases'
+# clusters): the ranks meet at 127.0.0.1, each job on a port found free.
+free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+export LOOM_RDZV_HOST=127.0.0.1 LOOM_PYTHON=/usr/bin/python3  # Debian's PyTorch 1.13 (gloo)
+/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || fail "Debian's PyTorch is not importable by /usr/bin/python3"
+
 # The variables doc/containers.md lists (its one code block of names).
 vars=$(awk '/^ *```/ { inside = !inside; next } inside && $1 ~ /^[A-Z_]+$/ { print $1 }' "$LOOM_SRCDIR/doc/containers.md")
 [ "$(echo "$vars" | wc -l)" -ge 6 ] || fail "doc/containers.md: no list of variables found: $vars"
-keep=$(for v in $vars; do printf '%s=\"$%s\" ' "$v" "$v"; done)
-export STEPS=20000 STEP_SECONDS=0.002
+keep=$(for v in $vars MASTER_ADDR MASTER_PORT; do printf '%s=\"$%s\" ' "$v" "$v"; done)
+export STEPS=8000 STEP_SECONDS=0.002
 contained=$(submit --exclusive -N2 --ntasks-per-node=2 --ckpt --ckpt-interval=5s -o "$CK_SCRATCH/plain-contained.out" \
-	--wrap "exec srun --kill-on-bad-exit=1 bash -c 'exec env -i PATH=/usr/bin:/bin PYTHONPATH=$PYTHONPATH STEPS=$STEPS STEP_SECONDS=$STEP_SECONDS $keep python3 $LOOM_EXAMPLES/plain/train.py'")
+	--wrap "export MASTER_ADDR=127.0.0.1 MASTER_PORT=$(free_port); exec srun --kill-on-bad-exit=1 bash -c 'exec env -i PATH=/usr/bin:/bin PYTHONPATH=$PYTHONPATH STEPS=$STEPS STEP_SECONDS=$STEP_SECONDS $keep /usr/bin/python3 $LOOM_EXAMPLES/plain/train.py'")
 interrupt "$contained" "examples/plain, only doc/containers.md's variables"
 example plain 4 4 --ckpt-interval=5s
 wait_state "$contained" COMPLETED 300
@@ -75,10 +81,9 @@ compare plain-ref plain-contained "$contained" 4 "examples/plain, only doc/conta
 unset STEPS STEP_SECONDS
 
 # torchrun per node, in the venv of scripts/frameworks-venv.sh (PyTorch 2.13,
-# Lightning, transformers). The nodes of this cluster share one host: the
-# rendezvous is at 127.0.0.1.
+# Lightning, transformers, Accelerate).
 py=$(bash "$LOOM_SRCDIR/scripts/frameworks-venv.sh") || fail "cannot make the frameworks venv (scripts/frameworks-venv.sh)"
-export LOOM_PYTHON=$py LOOM_RDZV_HOST=127.0.0.1 OMP_NUM_THREADS=1
+export LOOM_PYTHON=$py OMP_NUM_THREADS=1
 TRAIN_STEPS=300 TRAIN_STEP_SLEEP=0.1 example torchrun-dcp 4 4 --ckpt-interval=5s  # FSDP2: a shard each
 # DDP (Lightning, HF, Accelerate): one model, replicated on 2 nodes x 1 rank. With more
 # ranks DDP's first step after any restart all-reduces the gradients in
