@@ -127,6 +127,14 @@ public:
 	status reserve(const std::vector<size_t> &sizes);
 	status reserve(const std::vector<BufferView> &buffers);
 	status save_async(int64_t step, const std::vector<BufferView> &buffers);
+	// The next save's number in shared staging names (7.4 step 1) when the
+	// ranks number their saves by rank 0's stamp: a rank past a stamped
+	// step skipped that save, not its number. Never lowers the count.
+	void number_next_save(uint64_t seq)
+	{
+		if (seq > saves_ + 1)
+			saves_ = seq - 1;
+	}
 	// Write and commit on the calling thread.
 	expected<SaveReport> save(int64_t step, const std::vector<BufferView> &buffers);
 	// Wait for the save (or reserve) in flight; the last save's report (or

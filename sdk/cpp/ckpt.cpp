@@ -106,6 +106,12 @@ struct Checkpointer::Impl {
 	bool asked = false; // request(): the program's own reason, until the next save
 
 	void setup_agreement();
+	// Saves agreed through rank 0's stamp take the stamp's number.
+	void number_save()
+	{
+		if (stamps && writer)
+			writer->number_next_save(static_cast<uint64_t>(stamps->done()));
+	}
 	bool wish();
 	bool decide(const int64_t *step);
 	void tell_once(const std::string &line);
@@ -239,6 +245,7 @@ bool Checkpointer::save_async(int64_t step, const std::vector<Buffer> &buffers, 
 	if (!usable(error))
 		return false;
 	impl_->saving();
+	impl_->number_save();
 	auto st = impl_->writer->save_async(step, views(buffers));
 	if (!st) {
 		set_error(error, st.error().str());
@@ -274,6 +281,7 @@ bool Checkpointer::save(int64_t step, const std::vector<Buffer> &buffers, std::s
 	if (!usable(error))
 		return false;
 	impl_->saving();
+	impl_->number_save();
 	auto r = impl_->writer->save(step, views(buffers));
 	if (!r) {
 		set_error(error, r.error().str());

@@ -327,6 +327,32 @@ class RanksTest(unittest.TestCase):
             self.assertFalse(a1.decide(False, 23, 0.1))
         self.assertIn("past the stamped step 22", err.getvalue())
 
+    def test_a_skipped_stamp_does_not_poison_later_saves(self):
+        """A rank past rank 0's stamped step skips that save; the next stamped
+        save must still commit: the ranks name it alike (7.4 step 1)."""
+        os.environ.update({"LOOM_CKPT_RUN_ID": "t3", "LOOM_CKPT_STAMP_LEAD": "0"})
+        try:
+            cks = [loom_ckpt.Checkpointer(self.dir, signal_name="", interval=0, keep=0, world_size=2, rank=r,
+                                          commit_timeout=0.3) for r in (0, 1)]
+            cks[0].request()
+            self.assertFalse(cks[0].should_checkpoint(10))  # stamps 12
+            with contextlib.redirect_stderr(io.StringIO()):
+                self.assertFalse(cks[1].should_checkpoint(15))  # already past 12
+            self.assertTrue(cks[0].should_checkpoint(12))
+            with self.assertRaises(loom_ckpt.CheckpointError):
+                cks[0].save(12, {"w.bin": b"alone"})  # rank 1's part never comes
+            cks[0].request()
+            self.assertFalse(cks[0].should_checkpoint(20))  # stamps 22
+            self.assertFalse(cks[1].should_checkpoint(21))
+            self.assertTrue(cks[1].should_checkpoint(22))
+            self.assertIsNone(cks[1].save(22, {"w.bin": b"one"}))
+            self.assertTrue(cks[0].should_checkpoint(22))
+            path = cks[0].save(22, {"w.bin": b"zero"})
+            self.assertTrue(path.endswith("step-000000000022"), path)
+        finally:
+            for k in ("LOOM_CKPT_RUN_ID", "LOOM_CKPT_STAMP_LEAD"):
+                os.environ.pop(k, None)
+
     def test_two_ranks_one_checkpoint(self):
         env = {"LOOM_CKPT_RUN_ID": "t2"}
         os.environ.update(env)

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -137,6 +138,34 @@ START_TEST(from_env_reads_the_agreement_seconds)
 }
 END_TEST
 
+// A rank past rank 0's stamped step skips that save; the next stamped save
+// still commits: both ranks name it by the stamp (protocol 7.4 step 1).
+START_TEST(a_skipped_stamp_does_not_poison_later_saves)
+{
+	std::string dir = temp_dir();
+	auto c0 = config(dir, 2, 0), c1 = config(dir, 2, 1);
+	c0.stamp_lead_s = c1.stamp_lead_s = 0;
+	c0.commit_timeout_s = c1.commit_timeout_s = 0.3;
+	sdk::Checkpointer r0(c0, false), r1(c1, false);
+	std::string zero = "zero", one = "one", err;
+	std::vector<sdk::Buffer> b0{{"w.bin", zero.data(), zero.size()}}, b1{{"w.bin", one.data(), one.size()}};
+	r0.request();
+	ck_assert(!r0.should_checkpoint(10)); // stamps 12
+	ck_assert(!r1.should_checkpoint(15)); // already past 12 (said on stderr)
+	ck_assert(r0.should_checkpoint(12));
+	ck_assert(!r0.save(12, b0, &err)); // rank 1's part never comes
+	r0.request();
+	ck_assert(!r0.should_checkpoint(20)); // stamps 22
+	ck_assert(!r1.should_checkpoint(21));
+	ck_assert(r1.should_checkpoint(22));
+	ck_assert_msg(r1.save(22, b1, &err), "%s", err.c_str());
+	ck_assert(r0.should_checkpoint(22));
+	ck_assert_msg(r0.save(22, b0, &err), "rank 0's save of the stamped step 22: %s", err.c_str());
+	struct stat st;
+	ck_assert_msg(::stat((dir + "/step-000000000022").c_str(), &st) == 0, "step 22 not committed");
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("ckpt_sdk_agree");
@@ -145,6 +174,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, a_new_request_is_a_wish_until_a_save);
 	tcase_add_test(tc, allreduce_max_is_called_twice_on_agreeing_calls);
 	tcase_add_test(tc, without_allreduce_the_stamped_step_is_the_answer);
+	tcase_add_test(tc, a_skipped_stamp_does_not_poison_later_saves);
 	tcase_add_test(tc, from_env_reads_the_agreement_seconds);
 	suite_add_tcase(s, tc);
 	return s;

@@ -181,6 +181,11 @@ class Checkpointer:
     def _stage(self, step, layout="ranks"):
         if self.world_size == 1:
             return Staging(self.dir, step)
+        # 7.4 step 1: every rank names the save alike. Saves agreed through
+        # rank 0's stamp are numbered by the stamp (a rank past a stamped
+        # step skips that save but not its number); the others are counted.
+        if isinstance(self.agreement, StampAgreement):
+            self._saves = max(self._saves, self.agreement.done)
         return RankStaging(self.dir, step, self.rank, self.world_size, self.run, self._saves, layout)
 
     def _commit(self, st, started, writer="loom-sdk-python"):
