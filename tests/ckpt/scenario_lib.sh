@@ -50,3 +50,14 @@ ckpt_compare() {
 	echo "checksum uninterrupted $a | $3 $b (restarts $r) : $([ "$a" = "$b" ] && echo IDENTICAL || echo DIFFERENT)"
 	[ "$a" = "$b" ] || fail "weights differ after $3"
 }
+
+# ckpt_requeue JOBID: scontrol requeue, tried a few times (slurmctld
+# sometimes answers a requeue with a transient error).
+ckpt_requeue() {
+	local try
+	for try in 1 2 3 4 5; do
+		scontrol requeue "$1" && return 0
+		nap 1
+	done
+	fail "scontrol requeue $1 refused"
+}

@@ -31,12 +31,7 @@ listing=$(loom ckpt ls --job "$run") || fail "loom ckpt ls --job $run failed: $l
 grep -q "$(printf 'step-%012d' "$step")" <<<"$listing" || fail "loom ckpt ls --job $run does not list step $step: $listing"
 note "scontrol show job $run: AdminComment=$admin; loom ckpt ls --job $run lists it"
 note "scontrol requeue $run"
-# slurmctld sometimes answers a requeue with a transient error: try a few times.
-for try in 1 2 3 4 5; do
-	scontrol requeue "$run" && break
-	[ "$try" -lt 5 ] || fail "scontrol requeue $run refused"
-	nap 1
-done
+ckpt_requeue "$run"
 wait_state "$ref" COMPLETED 240
 wait_state "$run" COMPLETED 240
 grep -q '^resumed from step' "$CK_SCRATCH/ckpt-run.out" || fail "job $run did not resume from a checkpoint"

@@ -40,15 +40,6 @@ job=$(submit --job-name=ckpt-held -N1 -o "$out" --open-mode=append --ckpt --ckpt
 	--wrap "exec python3 $prog")
 dir=$CK_ROOT/root/$job
 
-# requeue_job JOBID: slurmctld sometimes answers a requeue with a transient error.
-requeue_job() {
-	local try
-	for try in 1 2 3 4 5; do
-		scontrol requeue "$1" && return 0
-		nap 1
-	done
-	fail "scontrol requeue $1 refused"
-}
 # wait_line TEXT [TIMEOUT]: wait for a line in the job's output.
 wait_line() {
 	local deadline=$(( EPOCHSECONDS + ${2:-120} ))
@@ -62,11 +53,11 @@ checkpoints() { (cd "$dir" && ls -d step-* 2>/dev/null | tr '\n' ' ' | sed 's/ $
 wait_line "saved step 1" 90
 ckpt_wait_commit "$job" 30
 note "job $job committed $(cat "$dir/latest"): scontrol requeue $job"
-requeue_job "$job"
+ckpt_requeue "$job"
 wait_line "run restart=1 resumed=1" 180
 [ "$(checkpoints)" = step-000000000001 ] || fail "checkpoints after restart 1: $(checkpoints)"
 note "restart 1 resumed from step 1 and wrote nothing: scontrol requeue $job"
-requeue_job "$job"
+ckpt_requeue "$job"
 
 # Restart 2: slurmstepd holds the job before the script runs.
 deadline=$(( EPOCHSECONDS + 180 ))
@@ -126,9 +117,9 @@ fjob=$(submit --job-name=ckpt-foreign -N1 -o "$fout" --open-mode=append --ckpt -
 	--wrap 'echo "run restart=$LOOM_RESTART_COUNT"; exec sleep 600')
 out=$fout job=$fjob
 wait_line "run restart=0" 90
-requeue_job "$fjob"
+ckpt_requeue "$fjob"
 wait_line "run restart=1" 180
-requeue_job "$fjob"
+ckpt_requeue "$fjob"
 wait_line "run restart=2" 180
 grep -q "spank_ckpt: job $fjob: loom: failed again" "$LOOM_CLUSTER_DIR"/log/slurmd-*.log &&
 	fail "job $fjob was held although loom cannot see its progress"

@@ -16,20 +16,12 @@ export LOOM_EXAMPLES=$LOOM_SRCDIR/examples PYTHONPATH=$LOOM_SRCDIR/sdk/python
 
 # finals NAME: "rank R sha256=H" per rank, sorted, from a job's output.
 finals() { grep -o 'rank [0-9]* final step=[0-9]* sha256=[0-9a-f]*' "$CK_SCRATCH/$1.out" | sed 's/ final step=[0-9]*//' | sort; }
-requeue() {
-	local try
-	for try in 1 2 3 4 5; do
-		scontrol requeue "$1" && return 0
-		nap 1
-	done
-	fail "scontrol requeue $1 refused"
-}
 # interrupt JOB WHAT: requeue the job after its first committed checkpoint.
 interrupt() {
 	wait_state "$1" RUNNING 120
 	ckpt_wait_commit "$1" 180
 	note "$2: job $1 committed $(cat "$CK_ROOT/root/$1/latest"): scontrol requeue $1"
-	requeue "$1"
+	ckpt_requeue "$1"
 }
 # compare REF RUN JOB RANKS WHAT [STATES]: the requeued job's ranks resumed
 # from one step > 0 and end as the uninterrupted job's, with STATES different
