@@ -16,10 +16,16 @@ export LOOM_EXAMPLES=$LOOM_SRCDIR/examples PYTHONPATH=$LOOM_SRCDIR/sdk/python
 
 # finals NAME: "rank R sha256=H" per rank, sorted, from a job's output.
 finals() { grep -o 'rank [0-9]* final step=[0-9]* sha256=[0-9a-f]*' "$CK_SCRATCH/$1.out" | sed 's/ final step=[0-9]*//' | sort; }
-# interrupt JOB WHAT: requeue the job after its first committed checkpoint.
+# interrupt JOB WHAT OUT: requeue the job after its first committed
+# checkpoint; a job that ends or stalls first fails with the end of OUT.
 interrupt() {
+	local deadline=$(( EPOCHSECONDS + 180 ))
 	wait_state "$1" RUNNING 120
-	ckpt_wait_commit "$1" 180
+	until [ -s "$CK_ROOT/root/$1/latest" ]; do
+		[ "$EPOCHSECONDS" -lt "$deadline" ] && [ "$(job_state "$1")" = RUNNING ] ||
+			fail "$2: job $1 made no checkpoint ($(job_state "$1") after $(( 180 - deadline + EPOCHSECONDS )) s): $(tail -c 1500 "$CK_SCRATCH/$3.out" 2>/dev/null | tr '\n' ';')"
+		nap 0.3
+	done
 	note "$2: job $1 committed $(cat "$CK_ROOT/root/$1/latest"): scontrol requeue $1"
 	ckpt_requeue "$1"
 }
@@ -47,7 +53,7 @@ example() {
 	local script=$LOOM_EXAMPLES/$name/job.sbatch
 	ref=$(LOOM_RDZV_PORT=$(free_port) submit --exclusive -o "$CK_SCRATCH/$name-ref.out" "$@" "$script")
 	run=$(LOOM_RDZV_PORT=$(free_port) submit --exclusive -o "$CK_SCRATCH/$name-run.out" "$@" "$script")
-	interrupt "$run" "examples/$name"
+	interrupt "$run" "examples/$name" "$name-run"
 	wait_state "$ref" COMPLETED 600
 	wait_state "$run" COMPLETED 600
 	compare "$name-ref" "$name-run" "$run" "$ranks" "examples/$name" "$states"
@@ -66,7 +72,7 @@ keep=$(for v in $vars MASTER_ADDR MASTER_PORT; do printf '%s=\"$%s\" ' "$v" "$v"
 export STEPS=8000 STEP_SECONDS=0.002
 contained=$(submit --exclusive -N2 --ntasks-per-node=2 --ckpt --ckpt-interval=5s -o "$CK_SCRATCH/plain-contained.out" \
 	--wrap "export MASTER_ADDR=127.0.0.1 MASTER_PORT=$(free_port); exec srun --kill-on-bad-exit=1 bash -c 'exec env -i PATH=/usr/bin:/bin PYTHONPATH=$PYTHONPATH STEPS=$STEPS STEP_SECONDS=$STEP_SECONDS $keep /usr/bin/python3 $LOOM_EXAMPLES/plain/train.py'")
-interrupt "$contained" "examples/plain, only doc/containers.md's variables"
+interrupt "$contained" "examples/plain, only doc/containers.md's variables" plain-contained
 example plain 4 4 --ckpt-interval=5s
 wait_state "$contained" COMPLETED 300
 compare plain-ref plain-contained "$contained" 4 "examples/plain, only doc/containers.md's variables"
