@@ -109,8 +109,18 @@ Decision CoordinatorLogic::next(const Observation &o)
 			d.signal = Ask::time_limit;
 			d.why = strprintf("%lld s before the time limit (margin %lld s)",
 					  static_cast<long long>(o.end_time - o.now), static_cast<long long>(margin));
+			tl_last_ask_ = o.now;
 			return d;
 		}
+	}
+	bool tl_answered = o.newest_step > tl_step_ && o.newest_created >= tl_signal_time_ - 1;
+	if (tl_signalled_ && !tl_answered && o.now < o.end_time &&
+	    o.now >= tl_last_ask_ + static_cast<double>(plan_.reask_s)) {
+		tl_last_ask_ = last_signal_ = o.now;
+		d.signal = Ask::time_limit;
+		d.why = strprintf("%lld s before the time limit, nothing committed %.0f s after the first ask: asking again",
+				  static_cast<long long>(o.end_time - o.now), o.now - tl_signal_time_);
+		return d;
 	}
 
 	double base = std::max({start_, o.newest_created, last_signal_});

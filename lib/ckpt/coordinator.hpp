@@ -26,6 +26,10 @@ struct CoordinatorPlan {
 	double mtbf_s = 86400;     // the job's MTBF (auto intervals)
 	double cost_default_s = 60;
 	int64_t margin_min_s = 120;
+	// The time-limit ask is repeated this often until a checkpoint commits
+	// after it: a program that started after the first one (a resumed run
+	// still loading, a restarted worker) took that one as already seen.
+	int64_t reask_s = 15;
 	bool requeue_on_time_limit = true;
 	bool may_requeue = true; // the restart budget has room
 	// Proactive migration: once the checkpoint asked for by a suspect mark is
@@ -84,7 +88,7 @@ private:
 	int64_t interval_ = 0;
 	double last_signal_ = 0;
 	bool tl_signalled_ = false;
-	double tl_signal_time_ = 0;
+	double tl_signal_time_ = 0, tl_last_ask_ = 0;
 	int64_t tl_step_ = -1;
 	bool requeued_ = false;
 	double suspect_seen_ = -1; // mtime of the flag already acted on

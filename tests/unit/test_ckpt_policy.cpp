@@ -113,7 +113,16 @@ START_TEST(coordinator_interval_and_time_limit)
 	ck_assert(d.signal == Ask::time_limit);
 	ck_assert(!d.requeue);
 	o.now = 1355;
-	ck_assert(!c.next(o).requeue); // nothing new committed yet
+	d = c.next(o);
+	ck_assert(!d.requeue && d.signal == Ask::none); // nothing new committed yet
+	// Not answered 15 s after: asked again (a program that started after the
+	// first ask took it as seen), then not before another 15 s.
+	o.now = 1365;
+	d = c.next(o);
+	ck_assert(d.signal == Ask::time_limit && !d.requeue);
+	ck_assert_msg(d.why.find("asking again") != std::string::npos, "%s", d.why.c_str());
+	o.now = 1366;
+	ck_assert(c.next(o).signal == Ask::none);
 	o.now = 1370, o.newest_step = 11, o.newest_created = 1368;
 	d = c.next(o);
 	ck_assert(d.requeue);
@@ -132,6 +141,7 @@ START_TEST(coordinator_no_requeue_without_budget_and_suspect_flag)
 	p.cost_default_s = 5;
 	p.margin_min_s = 10;
 	p.may_requeue = false;
+	p.reask_s = 3;
 	CoordinatorLogic c(p, 0);
 	Observation o;
 	o.now = 1;
@@ -149,6 +159,8 @@ START_TEST(coordinator_no_requeue_without_budget_and_suspect_flag)
 	ck_assert(c.next(o).signal == Ask::time_limit);
 	o.now = 12, o.newest_step = 3, o.newest_created = 11.5;
 	ck_assert(!c.next(o).requeue); // the budget is used up
+	o.now = 19;
+	ck_assert(c.next(o).signal == Ask::none); // answered: not asked again
 }
 END_TEST
 
