@@ -7,7 +7,8 @@
 # every rank on its own data:
 #   (a) an uninterrupted run;
 #   (b) a run asked to checkpoint mid-training through spank_ckpt's request
-#       file (loom-ckpt-helper request), SIGKILLed once a loom commit is there;
+#       file (loom-ckpt-helper request), SIGKILLed once a loom commit is there
+#       (for HF with one rank late to write its file: tests/ckpt/late_rank);
 #   (c) a restart in the same directory, which must resume from that commit
 #       (step > 0) and end with final weights bitwise identical (sha256) to
 #       (a) on every rank.
@@ -51,7 +52,7 @@ trap cleanup EXIT
 export PYTHONPATH=$src/sdk/python HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 OMP_NUM_THREADS=1
 unset LOOM_CKPT_SIGNAL LOOM_CKPT_INTERVAL SLURM_JOB_ID LOOM_CKPT_RUN_ID
 
-free_port() { "$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { "$py" "$src/tests/ckpt/free_port.py"; }
 
 # launch NAME CKPT_DIR [VAR=VALUE...]: torchrun with 2 ranks in the background ($runner); output in $work/NAME.out
 launch() {
@@ -72,9 +73,10 @@ show_fail() { # NAME MESSAGE
 	fail "$2"
 }
 
-check_framework() { # LABEL SCRIPT STEPS SLEEP
+check_framework() { # LABEL SCRIPT STEPS SLEEP [VAR=VALUE... for (b)]
 	local label=$1 steps=$3 sleep=$4
 	script=$2
+	shift 4
 	# (a)
 	launch "$label-ref" "$work/$label-ref" TRAIN_STEPS="$steps"
 	wait "$runner" || show_fail "$label-ref" "$label: the uninterrupted run failed"
@@ -84,7 +86,7 @@ check_framework() { # LABEL SCRIPT STEPS SLEEP
 	[ "$(echo "$ref" | wc -l)" = 2 ] || show_fail "$label-ref" "$label: the uninterrupted run did not print its final line on both ranks"
 	# (b)
 	local dir=$work/$label-run
-	launch "$label-kill" "$dir" TRAIN_STEPS="$steps" TRAIN_STEP_SLEEP="$sleep"
+	launch "$label-kill" "$dir" TRAIN_STEPS="$steps" TRAIN_STEP_SLEEP="$sleep" "$@"
 	local i committed=
 	for i in $(seq 180); do
 		"$helper" --uid="$(id -u)" --gid="$(id -g)" request "$dir" time_limit >/dev/null 2>&1 ||
@@ -120,7 +122,10 @@ check_framework lightning "$src/examples/lightning/train.py" 60 0.3
 # Epochs of one batch: every save is at an epoch's last batch, and the
 # restart begins a new epoch (its loader must skip nothing).
 TRAIN_BATCHES_PER_EPOCH=1 check_framework lightning-epochs "$src/examples/lightning/train.py" 40 0.3
-check_framework hf "$src/examples/hf/train.py" 40 0.3
+# (b) with rank 1 late to write its RNG state into HF's checkpoint-N/
+# (tests/ckpt/late_rank): rank 0's on_save must leave the directory to it.
+check_framework hf "$src/examples/hf/train.py" 40 0.3 \
+	PYTHONPATH="$src/tests/ckpt/late_rank:$PYTHONPATH" LOOM_TEST_LATE_RANK=1
 check_framework accelerate "$src/examples/accelerate/train.py" 60 0.3
 echo "frameworks: Lightning, HF Trainer and Accelerate, 2 ranks each: a loom commit made on spank_ckpt's request" \
 	"mid-training survives SIGKILL, and the restart resumes from it bitwise identical to an uninterrupted run"

@@ -80,8 +80,9 @@ class FrameworkSave:
 
     def adopt_tree(self, root, keep=lambda rel: True):
         """adopt() every regular file below 'root' that keep(relative path)
-        accepts, under its relative path; then remove the directories that
-        are left empty (root included). Returns the names adopted."""
+        accepts, under its relative path. Returns the names adopted. The
+        directories stay: another rank may be about to write its own files
+        into them (remove_empty_dirs once every rank has adopted)."""
         names = []
         for top, _dirs, files in os.walk(root):
             for f in sorted(files):
@@ -89,7 +90,6 @@ class FrameworkSave:
                 if keep(rel) and os.path.isfile(os.path.join(top, f)):
                     self.adopt(os.path.join(top, f), rel)
                     names.append(rel)
-        remove_empty_dirs(root)
         return names
 
     def commit(self):

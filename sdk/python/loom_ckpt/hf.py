@@ -20,7 +20,9 @@ every rank) sets control.should_save; HF writes checkpoint-<step>/ in
 output_dir (weights, optimizer, scheduler, trainer state, each process's RNG
 state) and in on_save every rank moves its own files of it into loom's
 staging (rank 0 all but the other processes' rng_state_<i>.pth; rank i its
-rng_state_<i>.pth), and rank 0 commits. A move, not a copy, which is why
+rng_state_<i>.pth); once every rank has (a barrier: HF's ranks reach
+on_save each in its own time) rank 0 removes the emptied directory and
+commits. A move, not a copy, which is why
 output_dir and LOOM_CKPT_DIR should be on one file system (else the files are
 copied). Saves of HF's own schedule (save_strategy) are adopted alike; set
 save_strategy="no" to let loom alone decide.
@@ -102,6 +104,12 @@ class LoomCallback(TrainerCallback):
             raise RuntimeError("loom_ckpt.hf: on_save at step %d, and no %s to adopt" % (state.global_step, src))
         save = frameworks.FrameworkSave(self.ck, state.global_step, WRITER)
         save.adopt_tree(src, _owned_by(self.ck.rank))
+        # HF's ranks reach on_save without waiting for each other: a rank
+        # that has not yet written its rng_state_<i>.pth (its directory made,
+        # the file not yet opened) would lose it if the directory went now.
+        _barrier()
+        if self.ck.rank == 0:
+            frameworks.remove_empty_dirs(src)
         self.last_commit = save.commit() or self.last_commit
 
     def on_train_end(self, args, state, control, **kwargs):
