@@ -67,7 +67,7 @@ EXTRA_DIST += tests/ckpt/ranks_mpi.sh tests/ckpt/train_mpi.cpp
 # real, and what examples/ and doc/containers.md need in the tarball
 # (tests/cluster/scenarios/26_ckpt_examples.sh runs them on a cluster).
 TESTS += tests/ckpt/sdk_io.sh tests/ckpt/frameworks.sh
-EXTRA_DIST += tests/ckpt/sdk_io.sh tests/ckpt/test_sdk_io.py tests/ckpt/frameworks.sh scripts/frameworks-venv.sh \
+EXTRA_DIST += tests/ckpt/sdk_io.sh tests/ckpt/test_sdk_io.py tests/ckpt/frameworks.sh tests/ckpt/late_rank/sitecustomize.py tests/ckpt/free_port.py scripts/frameworks-venv.sh \
 	examples/plain/train.py examples/plain/job.sbatch examples/torchrun-dcp/train.py examples/torchrun-dcp/job.sbatch \
 	examples/lightning/train.py examples/lightning/job.sbatch examples/hf/train.py examples/hf/job.sbatch \
 	examples/accelerate/train.py examples/accelerate/job.sbatch \

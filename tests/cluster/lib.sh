@@ -32,18 +32,36 @@ job_field() {
 job_state() { job_field "$1" JobState; }
 
 # wait_state JOBID STATE [TIMEOUT_S]: wait until the job is in STATE (a |-separated
-# list is accepted: "COMPLETED|FAILED"). Fails on timeout, naming the state seen.
+# list is accepted: "COMPLETED|FAILED"). Fails on timeout, naming the state seen,
+# and early when the job has ended in another state: a final state that holds
+# for 30 s (a requeue passes through none of them for that long) fails at once,
+# with the end of the job's output.
 wait_state() {
-	local job=$1 want=$2 limit=${3:-60} deadline st
+	local job=$1 want=$2 limit=${3:-60} deadline st ended=0
 	deadline=$(( EPOCHSECONDS + limit ))
 	while :; do
 		st=$(job_state "$job")
 		if [ -n "$st" ] && [[ $st =~ ^($want)$ ]]; then
 			return 0
 		fi
+		case $st in
+		COMPLETED | FAILED | CANCELLED | TIMEOUT | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
+			[ "$ended" != 0 ] || ended=$EPOCHSECONDS
+			[ $(( EPOCHSECONDS - ended )) -lt 30 ] ||
+				fail "job $job: ended $st (reason $(job_field "$job" Reason), exit $(job_field "$job" ExitCode)), expected $want; its output ends: $(job_output_tail "$job")" ;;
+		*) ended=0 ;;
+		esac
 		[ "$EPOCHSECONDS" -lt "$deadline" ] || fail "job $job: state ${st:-unknown} (reason $(job_field "$job" Reason 2>/dev/null || echo ?)) after ${limit}s, expected $want"
 		nap 0.5
 	done
+}
+
+# job_output_tail JOBID [BYTES]: the end of the job's standard output, on one line.
+job_output_tail() {
+	local out
+	out=$(job_field "$1" StdOut)
+	[ -n "$out" ] && [ -r "$out" ] || { echo "(no output file: ${out:-unknown})"; return; }
+	tail -c "${2:-1500}" "$out" | tr '\n' ';'
 }
 
 # wait_file PATH [TIMEOUT_S]: wait until PATH exists and is not empty.

@@ -12,14 +12,15 @@
 # (the examples) may name the releases it runs on by default:
 #   # releases: 22.05.8
 # Named on the command line, it runs on any release.
-# On failure the daemon logs are printed and kept under DIR/failed/<scenario>/.
+# DIR defaults to /tmp/loom-cluster-VERSION. On failure the daemon logs are
+# printed and kept under DIR/failed/<scenario>/.
 # The last line reads "N passed, N failed".
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 builddir=${LOOM_BUILDDIR:-}
 slurm=${LOOM_SLURM:-}
-dir=${LOOM_CLUSTER_DIR:-/tmp/loom-cluster}
+dir=${LOOM_CLUSTER_DIR:-}
 keep=0
 scenarios=()
 while [ $# -gt 0 ]; do
@@ -33,6 +34,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$slurm" ] || slurm=$("$top/scripts/slurm.sh" default)
+# Each release its own directory (and so its own ports): two runs at once do
+# not stop each other's daemons.
+[ -n "$dir" ] || dir=/tmp/loom-cluster-$slurm
 slurm_prefix=$("$top/scripts/slurm.sh" prefix "$slurm") || exit 2
 [ -n "$builddir" ] || builddir=$("$top/scripts/slurm.sh" builddir "$slurm")
 case $builddir in /*) ;; *) builddir="$(pwd)/$builddir" ;; esac

@@ -21,8 +21,8 @@ prog=$LOOM_SRCDIR/tests/ckpt/train_ranks.py
 export TRAIN_COMM=gloo TRAIN_STEPS=450 TRAIN_STEP_SLEEP=0.15 TRAIN_EVERY=100 LOOM_CKPT_COMMIT_TIMEOUT=60
 # The nodes of this cluster share one host (with the clusters of the other
 # releases, whose job ids are the same): the ranks meet at 127.0.0.1, on a
-# port the batch script finds free.
-rendezvous="export MASTER_ADDR=127.0.0.1 MASTER_PORT=\$($py -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])')"
+# port the batch script finds free (tests/ckpt/free_port.py).
+rendezvous="export MASTER_ADDR=127.0.0.1 MASTER_PORT=\$($py $LOOM_SRCDIR/tests/ckpt/free_port.py)"
 ranks_srun() { # NAME SBATCH_ARGS...
 	local name=$1
 	shift
@@ -64,6 +64,17 @@ ckpt_wait_commit "$fault" 120
 node=$(expand_hosts "$(job_field "$fault" NodeList)" | tail -1)
 note "job $fault committed $(cat "$CK_ROOT/root/$fault/latest") on $(job_field "$fault" NodeList): setting $node down"
 scontrol update nodename="$node" state=down reason="loom test: node failure" || fail "cannot set $node down"
+# The first time limit is the one under test. The resumed run gets room to
+# finish: on a loaded host 4 ranks may not end in a minute, and another
+# requeue at its limit would only repeat what the first one showed.
+deadline=$(( EPOCHSECONDS + 300 ))
+until [ "$(job_field "$limit" Restarts)" -ge 1 ] 2>/dev/null; do
+	[ "$EPOCHSECONDS" -lt "$deadline" ] && [[ $(job_state "$limit") =~ ^(PENDING|RUNNING|REQUEUED|COMPLETING)$ ]] ||
+		fail "job $limit was not requeued before its time limit ($(job_state "$limit")): $(job_output_tail "$limit")"
+	nap 0.5
+done
+scontrol update jobid="$limit" timelimit=10 || fail "cannot raise job $limit's time limit"
+note "job $limit requeued at its first time limit: its resumed run may take 10 min"
 wait_state "$ref" COMPLETED 300
 wait_state "$fault" COMPLETED 420
 wait_state "$limit" COMPLETED 600

@@ -61,7 +61,7 @@ example() {
 
 # The nodes of this cluster share one host (with the other releases'
 # clusters): the ranks meet at 127.0.0.1, each job on a port found free.
-free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+free_port() { /usr/bin/python3 "$LOOM_SRCDIR/tests/ckpt/free_port.py"; }
 export LOOM_RDZV_HOST=127.0.0.1 LOOM_PYTHON=/usr/bin/python3  # Debian's PyTorch 1.13 (gloo)
 /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || fail "Debian's PyTorch is not importable by /usr/bin/python3"
 
