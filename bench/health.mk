@@ -9,13 +9,4 @@ bench_bench_health_predictor_LDADD = $(LOOM_LIBS)
 # Also `loom health`: tools/local.mk defines tools_loom_SOURCES after
 # lib/health/local.mk is read, so the subcommand's files are added here.
 tools_loom_SOURCES += tools/loom_health.cpp tools/loom_health_check.cpp tools/loom_health_classify.cpp \
-	tools/loom_health_netprobe.cpp lib/health/net_probe.hpp lib/health/net_probe.cpp
-
-if HAVE_CHECK
-check_PROGRAMS += tests/unit/test_net_probe
-TESTS += tests/unit/test_net_probe
-tests_unit_test_net_probe_SOURCES = tests/unit/test_net_probe.cpp tests/unit/check_main.hpp \
-	lib/health/net_probe.hpp lib/health/net_probe.cpp
-tests_unit_test_net_probe_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
-tests_unit_test_net_probe_LDADD = $(LOOM_LIBS) $(CHECK_LIBS)
-endif
+	tools/loom_health_netprobe.cpp

@@ -1,12 +1,12 @@
 // loom health probe --pairs | --serve | --measure | --judge: network probes
-// between nodes (lib/health/net_probe.hpp). On a cluster: --pairs plans the
+// between nodes (lib/topo/net_probe.hpp). On a cluster: --pairs plans the
 // pairs for the nodes of a job (each node once within its leaf, then across
 // leaves), every node runs --serve for the probe's length, each pair's
 // client runs --measure against its server, and --judge reads the result
 // lines and names the slow or lossy link.
 #include "tools/command.hpp"
 
-#include "lib/health/net_probe.hpp"
+#include "lib/topo/net_probe.hpp"
 #include "lib/topo/build.hpp"
 #include "lib/topo/formats.hpp"
 #include "lib/util/config.hpp"

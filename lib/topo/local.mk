@@ -9,10 +9,19 @@ lib_libloom_topo_la_SOURCES += \
 	lib/topo/nccl_env.hpp lib/topo/nccl_env.cpp \
 	lib/topo/discover.hpp lib/topo/discover.cpp lib/topo/discover_hwloc.cpp lib/topo/discover_nvml.cpp \
 	lib/topo/formats.hpp lib/topo/formats.cpp lib/topo/check.hpp lib/topo/check.cpp \
-	lib/topo/hwloc_xml.hpp lib/topo/hwloc_xml.cpp
+	lib/topo/hwloc_xml.hpp lib/topo/hwloc_xml.cpp \
+	lib/topo/net_probe.hpp lib/topo/net_probe.cpp
 
 # The `loom topo` sources are added in bench/topo.mk: lib/local.mk is included
 # before tools/local.mk defines tools_loom_SOURCES.
+
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_net_probe
+TESTS += tests/unit/test_net_probe
+tests_unit_test_net_probe_SOURCES = tests/unit/test_net_probe.cpp tests/unit/check_main.hpp
+tests_unit_test_net_probe_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_net_probe_LDADD = $(LOOM_TOPO_LIBS) $(CHECK_LIBS)
+endif
 
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_topo_model

@@ -3,7 +3,7 @@
 // a bad pattern points to, says when it cannot, and stays clean on a clean run.
 #include "tests/unit/check_main.hpp"
 
-#include "lib/health/net_probe.hpp"
+#include "lib/topo/net_probe.hpp"
 #include "lib/topo/build.hpp"
 #include "lib/topo/formats.hpp"
 

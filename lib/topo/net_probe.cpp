@@ -1,4 +1,4 @@
-#include "lib/health/net_probe.hpp"
+#include "lib/topo/net_probe.hpp"
 
 #include <algorithm>
 #include <arpa/inet.h>

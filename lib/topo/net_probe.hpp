@@ -1,4 +1,5 @@
-// Network probes between nodes (loom health probe --pairs): a plan of pairs
+// Network probes between nodes (loom health probe --pairs; in lib/topo: it
+// walks the fabric model and needs nothing of lib/health): a plan of pairs
 // that covers every node's link to its leaf and every leaf's uplinks with few
 // pairs, a UDP echo measurement of loss and round-trip time between two
 // nodes, and a verdict that locates the slow or lossy link by elimination.
