@@ -15,6 +15,10 @@
 #include <string>
 #include <vector>
 
+namespace loom::nvml {
+class Library; // lib/util/nvml_api.hpp
+}
+
 namespace loom::health {
 
 class NvmlSession {
@@ -35,12 +39,9 @@ public:
 
 	std::string driver_version() const { return driver_; }
 
-	struct Api;
-
 private:
 	NvmlSession() = default;
-	void *lib_ = nullptr;
-	std::unique_ptr<Api> api_;
+	std::unique_ptr<nvml::Library> lib_;
 	void *events_ = nullptr;
 	std::string driver_;
 };

@@ -1,59 +1,16 @@
-// Discovery, NVML part: loaded with dlopen so that loom never links
-// libnvidia-ml and runs on machines without NVIDIA drivers.
+// Discovery, NVML part, through lib/util/nvml_api (dlopen: loom never links
+// libnvidia-ml and runs on machines without NVIDIA drivers).
 #include "lib/topo/discover.hpp"
+#include "lib/util/nvml_api.hpp"
 
 #include <cstdio>
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <dlfcn.h>
 
 namespace loom::topo {
 
 namespace {
-
-// The few NVML types and calls we use, as the NVML header declares them.
-using nvmlDevice_t = struct nvmlDevice_st *;
-using nvmlReturn_t = int;
-struct nvmlPciInfo_t {
-	char busIdLegacy[16];
-	unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
-	char busId[32];
-};
-struct nvmlMemory_t {
-	unsigned long long total, free, used;
-};
-struct nvmlGpuFabricInfo_t {
-	unsigned char clusterUuid[16];
-	nvmlReturn_t status;
-	unsigned int cliqueId;
-	unsigned char state;
-};
-constexpr unsigned nvml_max_links = 18;
-
-struct Nvml {
-	void *h = nullptr;
-	nvmlReturn_t (*init)() = nullptr;
-	nvmlReturn_t (*shutdown)() = nullptr;
-	nvmlReturn_t (*count)(unsigned *) = nullptr;
-	nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t *) = nullptr;
-	nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned) = nullptr;
-	nvmlReturn_t (*pci)(nvmlDevice_t, nvmlPciInfo_t *) = nullptr;
-	nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t *) = nullptr;
-	nvmlReturn_t (*link_state)(nvmlDevice_t, unsigned, int *) = nullptr;
-	nvmlReturn_t (*link_remote)(nvmlDevice_t, unsigned, nvmlPciInfo_t *) = nullptr;
-	nvmlReturn_t (*fabric)(nvmlDevice_t, nvmlGpuFabricInfo_t *) = nullptr;
-	~Nvml()
-	{
-		if (h)
-			::dlclose(h);
-	}
-	template <typename F>
-	void sym(F &f, const char *n)
-	{
-		f = reinterpret_cast<F>(::dlsym(h, n));
-	}
-};
 
 std::string lower_busid(const char *b)
 {
@@ -70,24 +27,14 @@ std::string lower_busid(const char *b)
 
 void discover_nvml(Discovery &d)
 {
-	Nvml n;
-	n.h = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!n.h) {
+	auto lib = nvml::Library::open();
+	if (!lib) {
 		d.notes.push_back("nvml: libnvidia-ml.so.1 not found (no NVIDIA driver): GPUs from PCI only");
 		return;
 	}
-	n.sym(n.init, "nvmlInit_v2");
-	n.sym(n.shutdown, "nvmlShutdown");
-	n.sym(n.count, "nvmlDeviceGetCount_v2");
-	n.sym(n.by_index, "nvmlDeviceGetHandleByIndex_v2");
-	n.sym(n.name, "nvmlDeviceGetName");
-	n.sym(n.pci, "nvmlDeviceGetPciInfo_v3");
-	n.sym(n.memory, "nvmlDeviceGetMemoryInfo");
-	n.sym(n.link_state, "nvmlDeviceGetNvLinkState");
-	n.sym(n.link_remote, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
-	n.sym(n.fabric, "nvmlDeviceGetGpuFabricInfo");
+	const nvml::Api &n = (*lib)->api();
 	unsigned count = 0;
-	if (!n.init || !n.count || !n.by_index || n.init() != 0) {
+	if (!n.init || !n.count || !n.by_index || n.init() != nvml::success) {
 		d.notes.push_back("nvml: found but could not be initialised");
 		return;
 	}
@@ -97,7 +44,7 @@ void discover_nvml(Discovery &d)
 	std::vector<GpuSpec> gpus;
 	std::vector<std::vector<std::string>> remote(count);
 	for (unsigned i = 0; i < count && i < max_gpus_per_node; i++) {
-		nvmlDevice_t dev = nullptr;
+		nvml::Device dev = nullptr;
 		if (n.by_index(i, &dev) != 0)
 			continue;
 		GpuSpec g;
@@ -105,23 +52,23 @@ void discover_nvml(Discovery &d)
 		char buf[96] = {0};
 		if (n.name && n.name(dev, buf, sizeof(buf)) == 0)
 			g.model = buf;
-		nvmlPciInfo_t pci{};
+		nvml::PciInfo pci{};
 		if (n.pci && n.pci(dev, &pci) == 0)
 			g.pci_bus_id = lower_busid(pci.busId);
-		nvmlMemory_t mem{};
+		nvml::Memory mem{};
 		if (n.memory && n.memory(dev, &mem) == 0)
 			g.memory_mib = mem.total >> 20;
-		for (unsigned l = 0; n.link_state && l < nvml_max_links; l++) {
-			int active = 0;
-			if (n.link_state(dev, l, &active) != 0 || !active)
+		for (unsigned l = 0; n.nvlink_state && l < nvml::max_links; l++) {
+			nvml::EnableState active = 0;
+			if (n.nvlink_state(dev, l, &active) != 0 || !active)
 				continue;
 			g.nvlinks++;
-			nvmlPciInfo_t rp{};
-			if (n.link_remote && n.link_remote(dev, l, &rp) == 0)
+			nvml::PciInfo rp{};
+			if (n.nvlink_remote && n.nvlink_remote(dev, l, &rp) == 0)
 				remote[i].push_back(lower_busid(rp.busId));
 		}
 		g.nvlink_gbps = g.nvlinks * nvlink_link_gbps;
-		nvmlGpuFabricInfo_t fi{};
+		nvml::GpuFabricInfo fi{};
 		if (n.fabric && n.fabric(dev, &fi) == 0 && fi.status == 0) {
 			char uuid[64];
 			std::snprintf(uuid, sizeof(uuid), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x/%u",

@@ -9,6 +9,7 @@
 #include "lib/health/link_flaps.hpp"
 #include "lib/health/nvidia_smi.hpp"
 #include "lib/health/nvml.hpp"
+#include "lib/util/nvml_api.hpp"
 #include "lib/util/fs.hpp"
 
 #include <cstdlib>
@@ -365,6 +366,26 @@ START_TEST(nvml_absent_is_reported)
 }
 END_TEST
 
+START_TEST(nvml_without_its_calls_is_refused)
+{
+	// A library that loads but is not NVML (libc here; an old or stub
+	// libnvidia-ml alike): the session names the library and the calls it
+	// lacks, and nvml::Library says which of a list are absent.
+	auto s = NvmlSession::open("libc.so.6");
+	ck_assert(!s);
+	ck_assert_msg(s.error().str().find("libc.so.6 lacks nvmlInit_v2, nvmlShutdown, nvmlErrorString") !=
+			      std::string::npos,
+		      "%s", s.error().str().c_str());
+	auto lib = loom::nvml::Library::open("libc.so.6");
+	ck_assert(lib.has_value());
+	std::string lacks = (*lib)->lacking({"malloc", "nvmlDeviceGetUUID", "free", "nvmlEventSetWait_v2"});
+	ck_assert_str_eq(lacks.c_str(), "nvmlDeviceGetUUID, nvmlEventSetWait_v2");
+	ck_assert(!(*lib)->api().init && !(*lib)->api().nvlink_state);
+	std::string text = (*lib)->error(9);
+	ck_assert_str_eq(text.c_str(), "NVML error 9");
+}
+END_TEST
+
 START_TEST(gpu_probe_without_gpu_never_passes)
 {
 	// No CUDA runtime at all: not run, not passed, and it says why.
@@ -398,6 +419,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, hwmon_edac_net_trees);
 	tcase_add_test(tc, gather_recorded_root);
 	tcase_add_test(tc, nvml_absent_is_reported);
+	tcase_add_test(tc, nvml_without_its_calls_is_refused);
 	tcase_add_test(tc, gpu_probe_without_gpu_never_passes);
 	suite_add_tcase(s, tc);
 	return s;
