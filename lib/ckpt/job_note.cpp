@@ -1,5 +1,6 @@
 #include "lib/ckpt/job_note.hpp"
 
+#include "lib/util/admin_comment.hpp"
 #include "lib/util/log.hpp"
 
 #include <ctime>
@@ -10,25 +11,6 @@ namespace {
 
 constexpr std::string_view none_text = ": no checkpoint yet";
 constexpr std::string_view step_text = ": step ";
-
-std::vector<std::string_view> segments(std::string_view text)
-{
-	std::vector<std::string_view> out;
-	while (true) {
-		size_t at = text.find(job_note_separator);
-		out.push_back(text.substr(0, at));
-		if (at == std::string_view::npos)
-			return out;
-		text.remove_prefix(at + job_note_separator.size());
-	}
-}
-
-std::string_view trim_spaces(std::string_view s)
-{
-	while (!s.empty() && (s.front() == ' ' || s.back() == ' '))
-		s = s.front() == ' ' ? s.substr(1) : s.substr(0, s.size() - 1);
-	return s;
-}
 
 std::string local_time(double t)
 {
@@ -68,8 +50,7 @@ expected<std::string> format_job_note(const JobNote &n)
 
 expected<JobNote> parse_job_note(std::string_view admin_comment, const std::string &source)
 {
-	for (auto seg : segments(admin_comment)) {
-		seg = trim_spaces(seg);
+	for (auto seg : admin_comment_segments(admin_comment)) {
 		if (seg.substr(0, job_note_prefix.size()) != job_note_prefix)
 			continue;
 		seg.remove_prefix(job_note_prefix.size());
@@ -97,23 +78,7 @@ expected<JobNote> parse_job_note(std::string_view admin_comment, const std::stri
 
 std::string merge_job_note(std::string_view existing, std::string_view note)
 {
-	std::string out;
-	bool placed = false;
-	for (auto seg : segments(existing)) {
-		auto t = trim_spaces(seg);
-		if (t.empty())
-			continue;
-		bool ours = t.substr(0, job_note_prefix.size()) == job_note_prefix;
-		if (ours && placed)
-			continue;
-		if (!out.empty())
-			out += job_note_separator;
-		out += ours ? note : t;
-		placed |= ours;
-	}
-	if (!placed)
-		out += (out.empty() ? std::string() : std::string(job_note_separator)) + std::string(note);
-	return out;
+	return admin_comment_replace(existing, job_note_prefix, note);
 }
 
 } // namespace loom::ckpt

@@ -9,9 +9,11 @@
 //   loom ckpt: /scratch/ckpt/alice/123: no checkpoint yet
 //
 // Other notes (jobcomp/health's "loom: restarted on spares ...") share the
-// field: segments are separated by " | ", and only this one is replaced.
+// field: segments are separated by " | ", and only this one is replaced
+// (lib/util/admin_comment.hpp, the convention both writers follow).
 #pragma once
 
+#include "lib/util/admin_comment.hpp"
 #include "lib/util/expected.hpp"
 
 #include <cstdint>
@@ -20,8 +22,8 @@
 
 namespace loom::ckpt {
 
-inline constexpr std::string_view job_note_prefix = "loom ckpt: ";
-inline constexpr std::string_view job_note_separator = " | ";
+inline constexpr std::string_view job_note_prefix = admin_prefix_ckpt;
+inline constexpr std::string_view job_note_separator = admin_comment_separator;
 
 struct JobNote {
 	std::string dir;

@@ -121,6 +121,7 @@ Json job_record_object(const JobRecord &r)
 	o.set("placed_class", Json::string(r.placed.gpu_class));
 	o.set("tier", Json::string(r.placed.tier));
 	o.set("price_per_h", Json::number(r.placed.price_per_h));
+	o.set("admin_comment", Json::string(r.admin_comment));
 	return o;
 }
 
@@ -166,6 +167,7 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	auto pcls = r.str_or("placed_class", ""); // absent in older backlogs
 	auto ptier = r.str_or("tier", "");
 	auto pprice = r.number_or("price_per_h", -1);
+	auto admin = r.str_or("admin_comment", ""); // absent in older backlogs
 	for (const Error *err :
 	     {id ? nullptr : &id.error(), state ? nullptr : &state.error(), exit_code ? nullptr : &exit_code.error(),
 	      sig ? nullptr : &sig.error(), nodes ? nullptr : &nodes.error(), nstate ? nullptr : &nstate.error(),
@@ -176,7 +178,7 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	      aj ? nullptr : &aj.error(), at ? nullptr : &at.error(), gc ? nullptr : &gc.error(),
 	      ar ? nullptr : &ar.error(), cc ? nullptr : &cc.error(), old_comment ? nullptr : &old_comment.error(),
 	      tl ? nullptr : &tl.error(), pin ? nullptr : &pin.error(), pcls ? nullptr : &pcls.error(),
-	      ptier ? nullptr : &ptier.error(), pprice ? nullptr : &pprice.error()})
+	      ptier ? nullptr : &ptier.error(), pprice ? nullptr : &pprice.error(), admin ? nullptr : &admin.error()})
 		if (err)
 			return unexpected(*err);
 	if (auto fin = r.finish(); !fin)
@@ -212,6 +214,7 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	rec.ckpt_max_restarts = *cc;
 	rec.time_limit_s = *tl;
 	rec.pinned = *pin;
+	rec.admin_comment = *admin;
 	return rec;
 }
 

@@ -54,6 +54,7 @@ struct JobRecord {
 	int64_t time_limit_s = 0;       // 0: none (the partition's, or unlimited)
 	bool pinned = false;            // -w/--nodelist: the job names its nodes
 	JobNote placed;                 // select/topo's note in its SystemComment: class, tier, price
+	std::string admin_comment;      // its AdminComment when it ended (lib/util/admin_comment.hpp)
 };
 
 std::string job_record_json(const JobRecord &r);

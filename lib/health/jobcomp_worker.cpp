@@ -2,6 +2,7 @@
 
 #include "lib/health/job_log.hpp"
 #include "lib/health/spares.hpp"
+#include "lib/util/admin_comment.hpp"
 #include "lib/util/subprocess.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
@@ -136,7 +137,8 @@ bool requeue_on_spares(const JobRecord &rec, const JobcompOptions &opt, SlurmOps
 	}
 	std::string note = std::string(migration ? "loom: moved off suspect node(s) to spares " : "loom: restarted on spares ") +
 			   plan.summary() + " in reservation " + name;
-	auto up = slurm.update_job(e.job_id, {"ReservationName=" + name, "AdminComment=" + note});
+	auto up = slurm.update_job(e.job_id, {"ReservationName=" + name,
+					      "AdminComment=" + admin_comment_replace(rec.admin_comment, admin_prefix_health, note)});
 	if (held)
 		if (auto st = slurm.release(e.job_id); !st)
 			log_error("job %u: release after requeuehold failed, the job stays held: %s", e.job_id,
@@ -255,9 +257,10 @@ JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm,
 			if (!requeue_on_spares(rec, opt, slurm, out, suspects, true)) {
 				std::string why = out.no_spares.empty() ? "no spare pool" : out.no_spares;
 				std::string ex = join(suspects, ",");
-				auto up = slurm.update_job(e.job_id, {"ExcNodeList=" + ex,
-								      "AdminComment=loom: moved off suspect node(s) " + ex +
-									      " (no spares: " + why + ")"});
+				std::string note = "loom: moved off suspect node(s) " + ex + " (no spares: " + why + ")";
+				auto up = slurm.update_job(
+					e.job_id, {"ExcNodeList=" + ex, "AdminComment=" + admin_comment_replace(
+										rec.admin_comment, admin_prefix_health, note)});
 				log_info("job %u: loom: moved off suspect node(s) %s without spares (%s)%s", e.job_id, ex.c_str(),
 					 why.c_str(), up ? "" : (": excluding them failed: " + up.error().str()).c_str());
 			}

@@ -42,6 +42,7 @@ health::JobRecord to_job_record(const job_record_t *job)
 	e.end_time = static_cast<int64_t>(job->end_time);
 	r.uid = job->user_id;
 	r.job_name = str(job->name);
+	r.admin_comment = str(job->admin_comment);
 	if (job->time_limit != NO_VAL && job->time_limit != INFINITE)
 		r.time_limit_s = static_cast<int64_t>(job->time_limit) * 60;
 	// What sbatch --ckpt set in the job control environment (lib/ckpt/job_env.hpp).

@@ -61,3 +61,19 @@ ckpt_requeue() {
 	done
 	fail "scontrol requeue $1 refused"
 }
+
+# admin_note JOBID PREFIX: the segment of the job's AdminComment that starts
+# with PREFIX ("loom: " jobcomp/health's, "loom ckpt: " spank_ckpt's; the
+# segments are " | "-separated: lib/util/admin_comment.hpp), empty if none.
+admin_note() {
+	scontrol show job "$1" | sed -n 's/^ *AdminComment=//p' | sed 's/ *$//' |
+		awk -v p="$2" 'BEGIN { RS = " [|] " } index($0, p) == 1 { sub(/\n$/, ""); print; exit }'
+}
+# admin_notes_kept JOBID: fail unless the AdminComment holds both loom notes
+# (a restart note must not erase the checkpoint note, nor the reverse).
+admin_notes_kept() {
+	local all
+	all=$(scontrol show job "$1" | sed -n 's/^ *AdminComment=//p')
+	[ -n "$(admin_note "$1" "loom ckpt: ")" ] && [ -n "$(admin_note "$1" "loom: ")" ] ||
+		fail "job $1: AdminComment does not hold both loom's restart note and its checkpoint note: '$all'"
+}

@@ -326,12 +326,14 @@ START_TEST(ckpt_job_carries_its_budget)
 	ck_assert(!nr.requeued);
 	ck_assert(nr.decision.why.find("may not be requeued") != std::string::npos);
 	ck_assert_int_eq(slurm.requeued.size(), 2);
-	// The backlog keeps the budget.
+	// The backlog keeps the budget, and the AdminComment to merge into.
+	r.admin_comment = "loom ckpt: /ckpt/alice/501: step 7, 1.0 KiB, committed 2026-12-06T10:00:00";
 	auto parsed = json_parse(job_record_json(r), "t");
 	ck_assert(parsed.has_value());
 	auto back = job_record_from_json(parsed->get(), "t");
 	ck_assert(back.has_value());
 	ck_assert_int_eq(back->ckpt_max_restarts, 1);
+	ck_assert_str_eq(back->admin_comment.c_str(), r.admin_comment.c_str());
 }
 END_TEST
 
@@ -632,6 +634,9 @@ START_TEST(infrastructure_failure_restarts_on_a_spare_of_its_leaf)
 	JobRecord r = job(101, "gpu-ecc.out", {"n1", "n2", "n3"});
 	r.end.checkpointed = r.end.requeue_allowed = true;
 	r.time_limit_s = 3600;
+	// spank_ckpt's note and an older restart note: the first is kept, the second replaced.
+	r.admin_comment = "loom: restarted on spares n9 -> n8 (leaf leaf2) in reservation loom_spare_101_0 | "
+			  "loom ckpt: /ckpt/alice/101: step 7, 1.0 KiB, committed 2026-12-06T10:00:00";
 	JobOutcome out = handle_job(r, opt, slurm, lim, stats, 5000);
 	ck_assert(slurm.drained == std::vector<std::string>{"n3"});
 	ck_assert_int_eq(slurm.requeued.size(), 0);
@@ -642,7 +647,8 @@ START_TEST(infrastructure_failure_restarts_on_a_spare_of_its_leaf)
 	ck_assert_sstr_eq(slurm.calls[1].c_str(), "requeuehold 101");
 	ck_assert_sstr_eq(slurm.calls[2].c_str(),
 			  "update 101 ReservationName=loom_spare_101_1 AdminComment=loom: restarted on spares n3 -> n4 "
-			  "(leaf leaf1) in reservation loom_spare_101_1");
+			  "(leaf leaf1) in reservation loom_spare_101_1 | "
+			  "loom ckpt: /ckpt/alice/101: step 7, 1.0 KiB, committed 2026-12-06T10:00:00");
 	ck_assert_sstr_eq(slurm.calls[3].c_str(), "release 101");
 	// Slurm requeued it itself (a node set DOWN under a --requeue job): moved
 	// into the reservation, neither requeued again nor held.

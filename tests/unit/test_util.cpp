@@ -1,5 +1,6 @@
 // Unit tests for lib/util: config parsing, durations and sizes, JSON reading,
 // files, host lists, running commands.
+#include "lib/util/admin_comment.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/gres.hpp"
@@ -419,6 +420,32 @@ END_TEST
 
 // loom's note in a SystemComment: written next to what slurmctld wrote,
 // replaced (not repeated) on a requeue, read back field by field.
+START_TEST(admin_comment_segments_have_one_owner_each)
+{
+	// Each writer replaces its own segment and keeps the others', an
+	// admin's own text included; spaces around " | " are not part of one.
+	std::string ckpt = "loom ckpt: /ckpt/a/1: step 3, 1.0 KiB, committed 2026-12-06T10:00:00";
+	std::string both = loom::admin_comment_replace("ticket 42 | " + ckpt, loom::admin_prefix_health,
+						       "loom: restarted on spares n1 -> n2");
+	std::string want = "ticket 42 | " + ckpt + " | loom: restarted on spares n1 -> n2";
+	ck_assert_str_eq(both.c_str(), want.c_str());
+	std::string again = loom::admin_comment_replace(both, loom::admin_prefix_health, "loom: moved off n2");
+	want = "ticket 42 | " + ckpt + " | loom: moved off n2";
+	ck_assert_str_eq(again.c_str(), want.c_str());
+	std::string newer = loom::admin_comment_replace(again, loom::admin_prefix_ckpt, "loom ckpt: /ckpt/a/1: no checkpoint yet");
+	ck_assert_str_eq(newer.c_str(), "ticket 42 | loom ckpt: /ckpt/a/1: no checkpoint yet | loom: moved off n2");
+	std::string alone = loom::admin_comment_replace("", loom::admin_prefix_health, "loom: x");
+	ck_assert_str_eq(alone.c_str(), "loom: x");
+	auto segs = loom::admin_comment_segments("  a |  | loom: b | ");
+	ck_assert_int_eq(segs.size(), 2);
+	ck_assert(segs[0] == "a" && segs[1] == "loom: b");
+	// "loom ckpt: " is not a "loom: " segment, nor the reverse.
+	std::string apart = loom::admin_comment_replace(ckpt, loom::admin_prefix_health, "loom: y");
+	want = ckpt + " | loom: y";
+	ck_assert_str_eq(apart.c_str(), want.c_str());
+}
+END_TEST
+
 START_TEST(job_note_in_a_system_comment)
 {
 	JobNote n{"h100", "value", 28.8};
@@ -463,6 +490,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, subprocess_ends_and_descriptors);
 	tcase_add_test(tc, suspect_flag_carries_the_prediction);
 	tcase_add_test(tc, job_note_in_a_system_comment);
+	tcase_add_test(tc, admin_comment_segments_have_one_owner_each);
 	suite_add_tcase(s, tc);
 	return s;
 }

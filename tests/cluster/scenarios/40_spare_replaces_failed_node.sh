@@ -63,8 +63,10 @@ want=$(expand_hosts "$nodes" | grep -vx "$culprit"; echo "$spare")
 case $(sinfo -h -n "$culprit" -o %E) in "loom: jobcomp: gpu_fault: job $run: "*) ;; *) fail "$culprit: reason '$(sinfo -h -n "$culprit" -o %E)'" ;; esac
 resv=$(job_field "$run" Reservation)
 [ "$resv" = "loom_spare_${run}_1" ] || fail "job $run: Reservation=$resv, expected loom_spare_${run}_1"
-comment=$(scontrol show job "$run" | sed -n 's/.*AdminComment=//p')
-case $comment in "loom: restarted on spares $culprit -> $spare (leaf $leaf) in reservation $resv"*) ;; *) fail "job $run: AdminComment '$comment'" ;; esac
+comment=$(admin_note "$run" "loom: ")
+[ "$comment" = "loom: restarted on spares $culprit -> $spare (leaf $leaf) in reservation $resv" ] ||
+	fail "job $run: AdminComment's restart note '$comment' ($(job_field "$run" AdminComment))"
+admin_notes_kept "$run"
 note "fault on $culprit to running again on $again: $secs s (measured, not asserted); $comment"
 wait_log -F "job $run: loom: restarted on spares" "$LOOM_CLUSTER_DIR/log/slurmctld.log" 30
 wait_state "$ref" COMPLETED 240

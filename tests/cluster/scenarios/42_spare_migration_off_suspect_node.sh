@@ -42,9 +42,10 @@ secs=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN {printf "%.1f", a - b}')
 again=$(job_field "$run" NodeList)
 [ "$again" = "$spare" ] || fail "job $run moved to $again, expected $leaf's spare $spare"
 committed=$(cat "$CK_ROOT/root/$run/latest")
-comment=$(scontrol show job "$run" | sed -n 's/.*AdminComment=//p')
-case $comment in "loom: moved off suspect node(s) to spares $node -> $spare (leaf $leaf) in reservation loom_spare_${run}_1"*) ;;
-*) fail "job $run: AdminComment '$comment'" ;; esac
+comment=$(admin_note "$run" "loom: ")
+[ "$comment" = "loom: moved off suspect node(s) to spares $node -> $spare (leaf $leaf) in reservation loom_spare_${run}_1" ] ||
+	fail "job $run: AdminComment's restart note '$comment' ($(scontrol show job "$run" | sed -n 's/.*AdminComment=//p'))"
+admin_notes_kept "$run"
 note "suspect mark to running on $again: $secs s (checkpoint $committed taken at the mark); $comment"
 grep -F "requeued: checkpoint step" "$LOOM_CLUSTER_DIR/log/slurmd-$node.log" | tail -1 | sed 's/^/  | /' || true
 wait_state "$ref" COMPLETED 240
