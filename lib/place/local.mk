@@ -14,7 +14,8 @@ lib_libloom_place_la_SOURCES += \
 	lib/place/synthetic.hpp lib/place/synthetic.cpp \
 	lib/place/explain.hpp lib/place/explain.cpp \
 	lib/place/slurm_policy.hpp lib/place/slurm_policy.cpp \
-	lib/place/spares.hpp lib/place/spares.cpp \
+	lib/place/spare_spec.hpp lib/place/spare_spec.cpp lib/place/spares.hpp lib/place/spares.cpp \
+	lib/place/topo_conf.hpp lib/place/topo_conf.cpp lib/place/fabric.hpp lib/place/fabric.cpp \
 	lib/place/ranks.hpp lib/place/ranks.cpp \
 	lib/place/baseline.cpp
 
@@ -36,6 +37,28 @@ tests_unit_test_place_hints_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_place_hints_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
 endif
 EXTRA_DIST += tests/data/place
+
+# The fabric as select/topo and loom_fabric.so load it, and loom-topo.conf.
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_select_topo_fabric
+TESTS += tests/unit/test_select_topo_fabric
+tests_unit_test_select_topo_fabric_SOURCES = tests/unit/test_select_topo_fabric.cpp tests/unit/tree16.hpp
+tests_unit_test_select_topo_fabric_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_select_topo_fabric_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
+endif
+
+# Every reader of loom-topo.conf fed the same bad files: select/topo's, the
+# tiers of spank_place, `loom place` and `loom sim` (the loom binary itself),
+# loom_fabric.so's (through dlopen).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_topo_conf_readers
+TESTS += tests/unit/test_topo_conf_readers
+tests_unit_test_topo_conf_readers_SOURCES = tests/unit/test_topo_conf_readers.cpp tests/unit/check_main.hpp \
+	plugins/spank_place/fabric_module.hpp
+tests_unit_test_topo_conf_readers_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_topo_conf_readers_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
+EXTRA_tests_unit_test_topo_conf_readers_DEPENDENCIES = tools/loom$(EXEEXT) plugins/spank_place/loom_fabric.la
+endif
 
 # `loom place --explain`.
 tools_loom_SOURCES += tools/loom_place.cpp

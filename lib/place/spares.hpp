@@ -16,6 +16,7 @@
 // is not restricted further.
 #pragma once
 
+#include "lib/place/spare_spec.hpp"
 #include "lib/topo/model.hpp"
 #include "lib/util/expected.hpp"
 
@@ -25,23 +26,6 @@
 #include <vector>
 
 namespace loom::place {
-
-// One "kind:N" or "kind:P%" of the spares= list.
-struct SpareRule {
-	std::string kind;   // a domain kind of the fabric ("leaf", "pod") or "nvlink"
-	int count = 0;      // N spares per domain, or
-	double share = 0;   // this fraction of each domain's nodes, rounded up (0 < share <= 0.5)
-	int want(size_t domain_nodes) const;
-};
-struct SpareSpec {
-	std::vector<SpareRule> rules;
-	int64_t lend_max_s = 1800; // jobs with a time limit up to this may use spares; 0: none
-	bool empty() const { return rules.empty(); }
-};
-// "leaf:1,pod:5%" ("" or "none": no pool). Errors name the item and why.
-expected<SpareSpec> parse_spares(std::string_view text);
-// Every rule's kind exists on this fabric (kinds: topo::locality_kinds).
-status check_spare_kinds(const SpareSpec &spec, const std::vector<std::string> &kinds);
 
 // What the pool needs of a node.
 enum class SpareNodeState : uint8_t {
@@ -67,8 +51,5 @@ struct SparePool {
 // state: by model node. Rules are applied in order; a spare chosen by an
 // earlier rule counts towards a later rule's domains that hold it.
 SparePool choose_spares(const topo::Cluster &c, const SpareSpec &spec, const std::vector<SpareNodeState> &state);
-
-// May a job with this time limit (seconds; <= 0: none or unlimited) use spares?
-bool may_borrow_spares(const SpareSpec &spec, int64_t time_limit_s);
 
 } // namespace loom::place

@@ -1,13 +1,11 @@
 // loom placement: GPU classes, prices and tiers (tiers.hpp).
 #include "lib/place/tiers.hpp"
 
+#include "lib/place/topo_conf.hpp"
 #include "lib/util/log.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <unistd.h>
 
 namespace loom::place {
 
@@ -314,21 +312,10 @@ status check_tiers(TierTable &t, std::vector<std::string> &gpu_classes, const st
 
 expected<TierTable> read_tier_table(const std::string &path)
 {
-	TierTable t;
-	std::vector<std::string> classes;
-	if (::access(path.c_str(), F_OK) != 0) {
-		if (errno == ENOENT)
-			return t;
-		return unexpected(path, std::string("cannot read: ") + std::strerror(errno));
-	}
-	ConfigSchema schema;
-	schema.list("gpu_classes", &classes).ignore_unknown();
-	add_tier_keys(schema, &t);
-	if (auto st = schema.parse_file(path); !st)
-		return unexpected(st.error());
-	if (auto st = check_tiers(t, classes, path); !st)
-		return unexpected(st.error());
-	return t;
+	auto c = read_topo_conf(path);
+	if (!c)
+		return unexpected(c.error());
+	return std::move(c->tiers);
 }
 
 status check_need(const TierTable &t, const Need &n)

@@ -2,10 +2,10 @@
 // need ("the cheapest capacity that trains this", "the fastest free now")
 // instead of a model, and the engine picks the class.
 //
-// One table, read from loom-topo.conf by select/topo (placement), by
-// spank_place at submit (the names a job may give, refused otherwise with the
-// list, and shown in --help), by jobcomp/health (the price in the job's record)
-// and by `loom place` / `loom sim`:
+// One table, read from loom-topo.conf (topo_conf.hpp) by select/topo
+// (placement, and the price in the job's record), by spank_place at submit
+// (the names a job may give, refused otherwise with the list, and shown in
+// --help) and by `loom place` / `loom sim`:
 //
 //   gpu_classes=a100,h100,b200                 the node features naming classes, slowest first
 //   gpu_class.a100=throughput:1,mem:80G,price:1.10
@@ -105,10 +105,10 @@ void add_tier_keys(ConfigSchema &schema, TierTable *t);
 // set to the defined classes, slowest first). Errors name 'where' and the key.
 status check_tiers(TierTable &t, std::vector<std::string> &gpu_classes, const std::string &where);
 
-// The table alone from a loom-topo.conf (its gpu_classes, gpu_class.NAME,
-// gpu_tier.NAME and offpeak keys, checked as above; the other keys are
-// select/topo's, which checks the whole file): for spank_place at submit and
-// `loom place`. A missing file is an empty table.
+// The table of a loom-topo.conf, for spank_place at submit, `loom place` and
+// `loom sim`: the whole file read as select/topo reads it (read_topo_conf,
+// topo_conf.hpp), so a key that slurmctld refuses is refused here too, with
+// the same message. A missing file is an empty table.
 expected<TierTable> read_tier_table(const std::string &path);
 
 // What a job asked for instead of (or on top of) a model.

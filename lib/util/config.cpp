@@ -333,8 +333,6 @@ status ConfigSchema::apply(const std::vector<Word> &words) const
 				    w.key[p.prefix.size()] == '.')
 					family = &p;
 		if (it == keys_.end() && !family) {
-			if (ignore_unknown_)
-				continue;
 			std::string known;
 			for (const auto &k : order_)
 				known += (known.empty() ? "" : ", ") + k;

@@ -59,13 +59,6 @@ public:
 	// most once, as any other.
 	using NamedSetter = std::function<status(std::string_view name, std::string_view value)>;
 	ConfigSchema &prefix(std::string prefix, std::string help, NamedSetter setter);
-	// Keys this schema does not know are skipped instead of refused: for a
-	// reader that needs only part of a file another reader checks whole.
-	ConfigSchema &ignore_unknown()
-	{
-		ignore_unknown_ = true;
-		return *this;
-	}
 
 	// Plugin arguments as Slurm passes them (argv of "key=value" words).
 	status parse_args(int argc, char *const argv[], const std::string &where) const;
@@ -99,7 +92,6 @@ private:
 		NamedSetter setter;
 	};
 	std::vector<Prefix> prefixes_;
-	bool ignore_unknown_ = false;
 };
 
 } // namespace loom

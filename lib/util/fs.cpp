@@ -159,8 +159,14 @@ status make_dirs(const std::string &dir, unsigned mode)
 
 status write_file_atomic(const std::string &path, std::string_view text, unsigned mode)
 {
+	return write_file_atomic(path, text, AtomicWrite{.mode = mode});
+}
+
+status write_file_atomic(const std::string &path, std::string_view text, const AtomicWrite &how)
+{
 	std::string tmp = path + ".tmp." + std::to_string(::getpid());
-	int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (how.exclusive ? O_EXCL : O_TRUNC);
+	int fd = ::open(tmp.c_str(), flags, how.mode);
 	if (fd < 0)
 		return unexpected(tmp, std::string("cannot create: ") + std::strerror(errno));
 	const char *p = text.data();
@@ -178,7 +184,7 @@ status write_file_atomic(const std::string &path, std::string_view text, unsigne
 		p += w;
 		left -= static_cast<size_t>(w);
 	}
-	if (::fsync(fd) != 0) {
+	if (how.durable && ::fsync(fd) != 0) {
 		int e = errno;
 		::close(fd);
 		::unlink(tmp.c_str());
@@ -194,6 +200,8 @@ status write_file_atomic(const std::string &path, std::string_view text, unsigne
 		::unlink(tmp.c_str());
 		return unexpected(path, std::string("rename failed: ") + std::strerror(e));
 	}
+	if (!how.durable)
+		return ok();
 	size_t slash = path.find_last_of('/');
 	std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 	int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -59,6 +59,20 @@ expected<std::string> read_file(const std::string &path, uint64_t max_bytes = 25
 // an error naming it.
 status make_dirs(const std::string &dir, unsigned mode = 0755);
 status write_file_atomic(const std::string &path, std::string_view text, unsigned mode = 0644);
+// How write_file_atomic writes, where the defaults do not fit.
+struct AtomicWrite {
+	unsigned mode = 0644;
+	// The temporary file (the path, ".tmp.", the pid: a name others can
+	// guess) must be new (O_EXCL). In a directory others may write (/tmp),
+	// a file planted under that name is then refused, never written through
+	// and renamed into place as the writer's. Off, one left by a writer that
+	// died is reused.
+	bool exclusive = false;
+	// fsync of the file and its directory, so that the new content survives
+	// a crash; a scratch file that dies with its job does without.
+	bool durable = true;
+};
+status write_file_atomic(const std::string &path, std::string_view text, const AtomicWrite &how);
 // Join path pieces with single slashes.
 std::string path_join(std::string_view a, std::string_view b);
 // Names in a directory, sorted, without '.'-prefixed entries; empty when the

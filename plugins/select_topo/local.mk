@@ -12,8 +12,6 @@ plugins_select_topo_select_topo_la_SOURCES = \
 	plugins/select_topo/explain.hpp plugins/select_topo/explain.cpp \
 	plugins/select_topo/history.hpp plugins/select_topo/history.cpp \
 	plugins/select_topo/slurm_view.hpp plugins/select_topo/slurm_view.cpp \
-	plugins/select_topo/fabric.hpp plugins/select_topo/fabric.cpp \
-	plugins/select_topo/config.hpp plugins/select_topo/config.cpp \
 	plugins/common/place_hints.hpp plugins/common/place_hints.cpp \
 	plugins/common/slurm_log.hpp plugins/common/slurm_log.cpp
 # One adapter per family of Slurm's select interface (configure picks it).
@@ -46,14 +44,3 @@ endif
 EXTRA_DIST += plugins/select_topo/select_topo.map \
 	plugins/select_topo/select_api_v2205.cpp plugins/select_topo/select_api_v2411.cpp \
 	plugins/select_topo/select_api_v2505.cpp
-
-# The Slurm-free parts of select/topo, unit tested without Slurm.
-if HAVE_CHECK
-check_PROGRAMS += tests/unit/test_select_topo_fabric
-TESTS += tests/unit/test_select_topo_fabric
-tests_unit_test_select_topo_fabric_SOURCES = tests/unit/test_select_topo_fabric.cpp tests/unit/tree16.hpp \
-	plugins/select_topo/fabric.hpp plugins/select_topo/fabric.cpp \
-	plugins/select_topo/config.hpp plugins/select_topo/config.cpp
-tests_unit_test_select_topo_fabric_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
-tests_unit_test_select_topo_fabric_LDADD = lib/libloom_health.la $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
-endif

@@ -20,7 +20,7 @@ std::unique_ptr<Snapshot> g_cur;
 
 // jobcomp/health's statistics file, when that plugin is the JobCompType
 // (its state directory: JobCompLoc if absolute, else StateSaveLocation).
-std::string failure_stats_path(const Config &c)
+std::string failure_stats_path(const place::TopoConf &c)
 {
 	if (c.failure_stats == "none")
 		return {};

@@ -85,12 +85,12 @@ place::SpareNodeState spare_node_state(node_record_t *node)
 	return IS_NODE_IDLE(node) && !IS_NODE_COMPLETING(node) ? place::SpareNodeState::idle : place::SpareNodeState::busy;
 }
 
-std::vector<SlurmNodeInfo> slurm_nodes()
+std::vector<place::SlurmNodeInfo> slurm_nodes()
 {
-	std::vector<SlurmNodeInfo> out;
+	std::vector<place::SlurmNodeInfo> out;
 	node_record_t *node;
 	for (int i = 0; (node = next_node(&i)); i++) {
-		SlurmNodeInfo n;
+		place::SlurmNodeInfo n;
 		n.name = node->name;
 		n.gpus = node_gpus(node).total;
 		n.features = split_features(node->features);

@@ -2,9 +2,9 @@
 // Only this file and the plugin entry points touch Slurm's internal structs.
 #pragma once
 
+#include "lib/place/fabric.hpp"
 #include "lib/place/slurm_policy.hpp"
 #include "lib/place/spares.hpp"
-#include "plugins/select_topo/fabric.hpp"
 #include "plugins/common/slurm_internal.hpp"
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 namespace loom::select_topo {
 
 // Every configured node: name, GPUs, features.
-std::vector<SlurmNodeInfo> slurm_nodes();
+std::vector<place::SlurmNodeInfo> slurm_nodes();
 
 // GPUs configured on a node and GPUs not allocated to any job right now.
 struct NodeGpus {

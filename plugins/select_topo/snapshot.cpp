@@ -79,7 +79,7 @@ std::string topology_file()
 {
 	std::string file = conf_path("topology.conf");
 	std::string dir = file.substr(0, file.find_last_of('/') + 1);
-	return topology_file_in(dir, SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0));
+	return place::topology_file_in(dir, SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0));
 }
 
 void map_nodes(Snapshot &s)
@@ -121,7 +121,7 @@ std::string Snapshot::names(const std::vector<topo::Index> &nodes) const
 expected<std::unique_ptr<Snapshot>> load_snapshot()
 {
 	auto s = std::make_unique<Snapshot>();
-	auto cfg = read_config(conf_path("loom-topo.conf"));
+	auto cfg = place::read_topo_conf(conf_path("loom-topo.conf"));
 	if (!cfg)
 		return unexpected(cfg.error());
 	s->config = std::move(*cfg);
@@ -133,8 +133,8 @@ expected<std::unique_ptr<Snapshot>> load_snapshot()
 	}
 	if (!s->config.tiers.empty())
 		s->weights.tiers = std::make_shared<const place::TierTable>(s->config.tiers);
-	auto fabric = load_fabric(s->config.cluster_file, topology_file(), slurm_nodes(), s->config.gpu_classes,
-				  s->config.level_names);
+	auto fabric = place::load_fabric(s->config.cluster_file, topology_file(), slurm_nodes(), s->config.gpu_classes,
+					 s->config.level_names);
 	if (!fabric)
 		return unexpected(fabric.error());
 	s->fabric = std::move(*fabric);

@@ -7,12 +7,12 @@
 // job_test. Decisions are lib/place's; this file only converts.
 #pragma once
 
+#include "lib/place/fabric.hpp"
 #include "lib/place/spares.hpp"
 #include "lib/place/state.hpp"
+#include "lib/place/topo_conf.hpp"
 #include "lib/place/weights.hpp"
 #include "plugins/common/slurm_internal.hpp"
-#include "plugins/select_topo/config.hpp"
-#include "plugins/select_topo/fabric.hpp"
 
 #include <cstdint>
 #include <ctime>
@@ -23,8 +23,8 @@
 namespace loom::select_topo {
 
 struct Snapshot {
-	Config config;
-	Fabric fabric;
+	place::TopoConf config;
+	place::Fabric fabric;
 	std::unique_ptr<place::State> state;  // points into fabric.cluster: keep the Snapshot on the heap
 	place::Weights weights;
 	std::vector<topo::Index> model_of;    // Slurm node index -> model node

@@ -1,10 +1,11 @@
-// loom_fabric.so (fabric_module.hpp): select/topo's fabric loader and the
-// rank order, behind a C interface for spank_place in slurmstepd.
+// loom_fabric.so (fabric_module.hpp): select/topo's fabric loader
+// (lib/place/fabric.hpp) and the rank order, behind a C interface for
+// spank_place in slurmstepd.
 #include "plugins/spank_place/fabric_module.hpp"
 
+#include "lib/place/fabric.hpp"
 #include "lib/place/ranks.hpp"
 #include "lib/topo/nccl_env.hpp"
-#include "plugins/select_topo/fabric.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -51,7 +52,7 @@ extern "C" __attribute__((visibility("default"))) int loom_fabric_step_ranks(con
 	try {
 		if (!conf_dir || !nodelist || !node)
 			return failed(out, "no configuration directory, node list or node name");
-		auto fabric = loom::select_topo::load_fabric_in(conf_dir, yaml != 0);
+		auto fabric = loom::place::load_fabric_in(conf_dir, yaml != 0);
 		if (!fabric)
 			return failed(out, fabric.error().str());
 		std::string t = tasks ? tasks : "";
@@ -112,7 +113,7 @@ extern "C" __attribute__((visibility("default"))) int loom_fabric_nccl_env(const
 	try {
 		if (!conf_dir || !node)
 			return fail("no configuration directory or node name");
-		auto fabric = loom::select_topo::load_fabric_in(conf_dir, yaml != 0);
+		auto fabric = loom::place::load_fabric_in(conf_dir, yaml != 0);
 		if (!fabric)
 			return fail(fabric.error().str());
 		auto env = loom::topo::nccl_env(fabric->cluster, node);

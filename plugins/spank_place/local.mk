@@ -5,9 +5,14 @@
 slurmplugin_LTLIBRARIES += plugins/spank_place/spank_place.la
 plugins_spank_place_spank_place_la_SOURCES = \
 	plugins/spank_place/spank_place_plugin.cpp \
+	plugins/spank_place/step_env.hpp plugins/spank_place/step_env.cpp \
 	plugins/common/place_hints.hpp plugins/common/place_hints.cpp \
 	plugins/spank_place/fabric_module.hpp \
 	lib/place/hints.hpp lib/place/hints.cpp lib/place/tiers.hpp lib/place/tiers.cpp
+# loom-topo.conf's one reader (the tiers at submit): the whole file, as
+# slurmctld reads it, without the fabric model.
+plugins_spank_place_spank_place_la_SOURCES += lib/place/topo_conf.hpp lib/place/topo_conf.cpp \
+	lib/place/spare_spec.hpp lib/place/spare_spec.cpp
 # The few lib/util sources it needs, not libloom_util (which brings json-c).
 plugins_spank_place_spank_place_la_SOURCES += lib/util/config.hpp lib/util/config.cpp \
 	lib/util/fs.hpp lib/util/fs.cpp lib/util/log.hpp lib/util/log.cpp
@@ -20,9 +25,7 @@ EXTRA_DIST += plugins/spank_place/spank_place.map
 
 slurmplugin_LTLIBRARIES += plugins/spank_place/loom_fabric.la
 plugins_spank_place_loom_fabric_la_SOURCES = \
-	plugins/spank_place/fabric_module.hpp plugins/spank_place/fabric_module.cpp \
-	plugins/select_topo/fabric.hpp plugins/select_topo/fabric.cpp \
-	plugins/select_topo/config.hpp plugins/select_topo/config.cpp
+	plugins/spank_place/fabric_module.hpp plugins/spank_place/fabric_module.cpp
 plugins_spank_place_loom_fabric_la_LIBADD = $(LOOM_PLACE_LIBS)
 plugins_spank_place_loom_fabric_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)
 plugins_spank_place_loom_fabric_la_LDFLAGS = $(PLUGIN_LDFLAGS) \

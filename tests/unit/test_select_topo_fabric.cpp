@@ -1,11 +1,12 @@
-// select/topo's fabric loading: topology.conf + Slurm node records, nodes the
-// fabric lacks, and loom-topo.conf parsing.
+// The fabric as select/topo loads it (lib/place/fabric.hpp): topology.conf +
+// Slurm node records, nodes the fabric lacks, and loom-topo.conf parsing
+// (lib/place/topo_conf.hpp).
 #include "tests/unit/check_main.hpp"
 #include "tests/unit/tree16.hpp"
 
-#include "plugins/select_topo/config.hpp"
-#include "plugins/select_topo/fabric.hpp"
+#include "lib/place/fabric.hpp"
 #include "lib/place/ranks.hpp"
+#include "lib/place/topo_conf.hpp"
 #include "lib/topo/ibnetdiscover.hpp"
 #include "lib/topo/build.hpp"
 #include "lib/util/fs.hpp"
@@ -16,7 +17,7 @@
 #include <unistd.h>
 
 using namespace loom;
-using namespace loom::select_topo;
+using namespace loom::place;
 
 namespace {
 
@@ -138,34 +139,35 @@ START_TEST(config_file)
 {
 	std::string d = tmpdir();
 	std::string p = d + "/loom-topo.conf";
-	auto none = read_config(p);
+	auto none = read_topo_conf(p);
 	ck_assert(none.has_value());
 	ck_assert(none->path.empty());
 	ck_assert_int_eq(none->max_candidates, 3);
 	ck_assert(write_file_atomic(p, "# fabric\ncluster_file=/etc/slurm/c.json\ngpu_classes=a100,h100\n").has_value());
-	auto c = read_config(p);
+	auto c = read_topo_conf(p);
 	ck_assert(c.has_value());
 	ck_assert_sstr_eq(c->cluster_file, "/etc/slurm/c.json");
 	ck_assert_int_eq(c->gpu_classes.size(), 2);
 	ck_assert(write_file_atomic(p, "max_candidates=100\n").has_value());
-	auto bad = read_config(p);
+	auto bad = read_topo_conf(p);
 	ck_assert(!bad);
 	ck_assert_msg(bad.error().str().find("loom-topo.conf:1") != std::string::npos &&
 			      bad.error().str().find("max_candidates") != std::string::npos,
 		      "%s", bad.error().str().c_str());
 	ck_assert(write_file_atomic(p, "failure_stats=/var/spool/loom/loom-failure-stats.json\nfailure_stats_poll=2s\n")
 			  .has_value());
-	auto fs = read_config(p);
+	auto fs = read_topo_conf(p);
 	ck_assert(fs.has_value());
 	ck_assert_sstr_eq(fs->failure_stats, "/var/spool/loom/loom-failure-stats.json");
 	ck_assert_int_eq(fs->failure_stats_poll_s, 2);
 	ck_assert(write_file_atomic(p, "failure_stats=stats.json\n").has_value());
-	auto rel = read_config(p);
+	auto rel = read_topo_conf(p);
 	ck_assert(!rel);
-	ck_assert_msg(rel.error().str().find("failure_stats='stats.json'") != std::string::npos, "%s",
-		      rel.error().str().c_str());
+	ck_assert_msg(rel.error().str().find("loom-topo.conf:1: key 'failure_stats': bad value 'stats.json'") !=
+			      std::string::npos,
+		      "%s", rel.error().str().c_str());
 	ck_assert(write_file_atomic(p, "failure_stats=none\n").has_value());
-	ck_assert(read_config(p).has_value());
+	ck_assert(read_topo_conf(p).has_value());
 	unlink(p.c_str());
 	rmdir(d.c_str());
 }

@@ -238,6 +238,36 @@ START_TEST(files_atomic_write_and_read)
 }
 END_TEST
 
+// A temporary file already under the writer's name (planted in /tmp) is
+// refused when the write is exclusive: neither it nor the target is touched.
+START_TEST(files_atomic_write_exclusive)
+{
+	char tmpl[] = "/tmp/loom-test-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	std::string p = path_join(tmpl, "hosts");
+	std::string tmp = p + ".tmp." + std::to_string(getpid());
+	ck_assert(write_file_atomic(tmp, "planted\n").has_value());
+	auto st = write_file_atomic(p, "n1\n", AtomicWrite{.exclusive = true, .durable = false});
+	ck_assert(!st);
+	ck_assert_msg(st.error().str().find(tmp + ": cannot create: ") == 0, "%s", st.error().str().c_str());
+	ck_assert(access(p.c_str(), F_OK) != 0);
+	ck_assert_sstr_eq(*read_file(tmp), "planted\n");
+	// Not exclusive, the one left there is reused.
+	ck_assert(write_file_atomic(p, "n1\n").has_value());
+	ck_assert(access(tmp.c_str(), F_OK) != 0);
+	// Exclusive once the name is free, without fsync, in the mode asked for.
+	ck_assert(write_file_atomic(p, "n2\nn3\n", AtomicWrite{.mode = 0600, .exclusive = true, .durable = false})
+			  .has_value());
+	ck_assert_sstr_eq(*read_file(p), "n2\nn3\n");
+	struct stat sb;
+	ck_assert(stat(p.c_str(), &sb) == 0);
+	ck_assert_int_eq(sb.st_mode & 0777, 0600);
+	ck_assert(access(tmp.c_str(), F_OK) != 0);
+	unlink(p.c_str());
+	rmdir(tmpl);
+}
+END_TEST
+
 namespace {
 std::vector<std::pair<LogLevel, std::string>> g_logged;
 void capture(LogLevel l, const char *m) { g_logged.emplace_back(l, m); }
@@ -483,6 +513,7 @@ static Suite *make_suite()
 	tcase_add_test(tc, json_parse_errors_have_line_and_column);
 	tcase_add_test(tc, json_build_and_dump);
 	tcase_add_test(tc, files_atomic_write_and_read);
+	tcase_add_test(tc, files_atomic_write_exclusive);
 	tcase_add_test(tc, log_sink_routes_and_filters);
 	tcase_add_test(tc, hostlists);
 	tcase_add_test(tc, gres_gpu_request_forms);

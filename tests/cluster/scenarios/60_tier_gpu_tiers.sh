@@ -169,3 +169,19 @@ refused "--gpu-mixed" --gpu-mixed
 sbatch --help 2>&1 | grep -F -- "--gpu-tier=value|balanced|fast|bigmem" >/dev/null ||
 	fail "sbatch --help does not list the site's tier: $(sbatch --help 2>&1 | grep -F -- --gpu-tier)"
 note "sbatch --help: $(sbatch --help 2>&1 | grep -F -- --gpu-tier= | head -1 | sed 's/^ *//' | cut -c1-60)"
+
+# A typo in loom-topo.conf (what slurmctld refuses as fatal at its next
+# start): sbatch reads the file with the same reader and refuses a job that
+# needs the tiers with the same message, naming the file, line and key; a job
+# that gives no tier option (or an srun step of a running job) does not read
+# the file and is not refused for an admin's edit.
+topo_conf=$LOOM_CLUSTER_DIR/etc/loom-topo.conf
+cp "$topo_conf" "$topo_conf.good"
+echo "gpu_clases=a100" >>"$topo_conf"
+line=$(wc -l <"$topo_conf")
+refused "loom: cannot check --gpu-tier: $topo_conf:$line: unknown key 'gpu_clases'" --gpu-tier=value
+plain=$(sbatch --parsable -N1 -o /dev/null --wrap true 2>&1) ||
+	{ mv "$topo_conf.good" "$topo_conf"; fail "a job without tier options was refused for loom-topo.conf's typo: $plain"; }
+mv "$topo_conf.good" "$topo_conf"
+wait_state "${plain%%;*}" COMPLETED 60
+note "a job without tier options: accepted and ran (job ${plain%%;*})"

@@ -1,7 +1,7 @@
-#include "plugins/select_topo/fabric.hpp"
+// The fabric select/topo places on (fabric.hpp).
+#include "lib/place/fabric.hpp"
 
-#include "plugins/select_topo/config.hpp"
-
+#include "lib/place/topo_conf.hpp"
 #include "lib/topo/build.hpp"
 #include "lib/topo/formats.hpp"
 #include "lib/topo/slurm_conf.hpp"
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unordered_map>
 
-namespace loom::select_topo {
+namespace loom::place {
 namespace {
 
 bool exists(const std::string &path)
@@ -136,10 +136,10 @@ std::string topology_file_in(const std::string &dir, bool yaml)
 expected<Fabric> load_fabric_in(const std::string &dir, bool yaml)
 {
 	std::string base = dir.empty() || dir.back() == '/' ? dir : dir + "/";
-	auto cfg = read_config(base + "loom-topo.conf");
+	auto cfg = read_topo_conf(base + "loom-topo.conf");
 	if (!cfg)
 		return unexpected(cfg.error());
 	return load_fabric(cfg->cluster_file, topology_file_in(dir, yaml), {}, cfg->gpu_classes, cfg->level_names);
 }
 
-} // namespace loom::select_topo
+} // namespace loom::place

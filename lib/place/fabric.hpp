@@ -1,7 +1,8 @@
-// select/topo: the fabric slurmctld places on. Slurm-free, so it is unit tested
-// without a running Slurm.
+// The fabric slurmctld places on, as select/topo loads it (with Slurm's node
+// records) and loom_fabric.so for spank_place in slurmstepd (without them).
+// Slurm-free, so it is unit tested without a running Slurm.
 //
-// The fabric comes from the loom cluster file named in loom.conf (any format
+// The fabric comes from the loom cluster file named in loom-topo.conf (any format
 // `loom topo` reads), or, when none is named, from Slurm's own topology.conf.
 // Slurm's node records then fill in what a fabric file lacks (GPU counts and
 // features), and a Slurm node the fabric does not know is placed as if on a
@@ -14,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace loom::select_topo {
+namespace loom::place {
 
 struct SlurmNodeInfo {
 	std::string name;
@@ -46,8 +47,9 @@ std::string topology_file_in(const std::string &dir, bool yaml);
 
 // The fabric as select/topo loads it from 'dir', for readers outside
 // slurmctld, which have no node records (spank_place in slurmstepd):
-// loom-topo.conf's cluster_file, gpu_classes and level_names, else Slurm's
-// own fabric file. Errors name the file.
+// loom-topo.conf's cluster_file, gpu_classes and level_names (read whole by
+// read_topo_conf: a bad key fails here as in slurmctld), else Slurm's own
+// fabric file. Errors name the file.
 expected<Fabric> load_fabric_in(const std::string &dir, bool yaml);
 
-} // namespace loom::select_topo
+} // namespace loom::place

@@ -1,4 +1,9 @@
-// select/topo configuration: loom-topo.conf beside slurm.conf (optional).
+// loom-topo.conf beside slurm.conf (optional): the one reader of the file,
+// for every process that reads it: select/topo in slurmctld, spank_place in
+// sbatch, salloc and srun (the tiers, at submit) and, through loom_fabric.so,
+// in slurmstepd (the fabric: fabric.hpp), and `loom place` / `loom sim`
+// (--topo-conf). Each sees the whole file, so a typo is refused by all of
+// them with the same message, not accepted by some.
 //
 //   cluster_file=/etc/slurm/loom-cluster.json  fabric (any format `loom topo` reads);
 //                                              default: Slurm's topology.conf
@@ -7,7 +12,8 @@
 //   gpu_class.NAME=throughput:X,mem:SIZE,price:X,...
 //   gpu_tier.NAME=value|balanced|fast[,min_class:C][,mem:SIZE]
 //   offpeak=HH:MM-HH:MM                        performance classes, prices and tiers
-//                                              (lib/place/tiers.hpp)
+//                                              (tiers.hpp)
+//   level_names=leaf,su,spine                  the fabric's levels, for a file that names none
 //   max_candidates=3                           node sets tried with cons_tres per job
 //   placement=topo                             topo, or cons_tres: no placement of loom's,
 //                                              every job placed by cons_tres (timed, for
@@ -23,15 +29,19 @@
 //                                              for node health weights; default:
 //                                              its file when JobCompType=jobcomp/health
 //   failure_stats_poll=10s                     how often the file is checked
+//   node_sweep=10s, snapshot_check=no          select/topo's reads of the node table
 //   spares=leaf:1,pod:5%                       spare nodes kept per domain kind
-//                                              (lib/place/spares.hpp); default none
+//                                              (spare_spec.hpp); default none
 //   spare_lend=30min                           jobs with a time limit up to this may
 //                                              run on spares (0: none)
 //   spare_file=PATH                            where the pool is published; default
 //                                              StateSaveLocation/loom-spares.json
 //
-// Parsed fail-closed: an unknown key or a bad value is an error naming the
-// file, line, key and value.
+// Parsed fail-closed: an unknown or repeated key or a bad value is an error
+// naming the file, line, key and value; what only the whole file can tell
+// (a class missing from gpu_classes) names the file and the key. Slurm-free,
+// and free of the fabric model: spank_place compiles it in (with tiers.cpp,
+// spare_spec.cpp and lib/util's config, fs and log).
 #pragma once
 
 #include "lib/place/tiers.hpp"
@@ -41,13 +51,13 @@
 #include <string>
 #include <vector>
 
-namespace loom::select_topo {
+namespace loom::place {
 
-struct Config {
+struct TopoConf {
 	std::string path;                  // the file read ("" = none, defaults)
 	std::string cluster_file;
 	std::vector<std::string> gpu_classes;
-	place::TierTable tiers;            // gpu_class.NAME, gpu_tier.NAME, offpeak
+	TierTable tiers;                   // gpu_class.NAME, gpu_tier.NAME, offpeak
 	std::vector<std::string> level_names;  // kinds by height for a fabric that names none
 	int64_t max_candidates = 3;
 	std::string placement = "topo";
@@ -64,7 +74,8 @@ struct Config {
 	// Compare the engine's free GPUs with a full read of the node table at
 	// every job_test and log any difference (tests; costs the full read).
 	bool snapshot_check = false;
-	// The spare pool (lib/place/spares.hpp): spares per domain kind, the
+	// The spare pool (spares.hpp): spares per domain kind (checked by
+	// parse_spares here, against the fabric's kinds by select/topo), the
 	// longest job that may borrow a spare, and where the pool is published
 	// for jobcomp/health and `loom spares` ("" = StateSaveLocation/loom-spares.json).
 	std::string spares;
@@ -72,7 +83,8 @@ struct Config {
 	std::string spare_file;
 };
 
-// Reads 'path' if it exists; a missing file gives the defaults.
-expected<Config> read_config(const std::string &path);
+// Reads 'path' if it exists; a missing file gives the defaults, one that
+// exists and cannot be read is an error.
+expected<TopoConf> read_topo_conf(const std::string &path);
 
-} // namespace loom::select_topo
+} // namespace loom::place
