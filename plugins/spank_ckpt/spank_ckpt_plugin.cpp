@@ -6,6 +6,7 @@
 #include "lib/ckpt/options.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/log.hpp"
+#include "plugins/common/spank_guard.hpp"
 #include "plugins/common/slurm_log.hpp"
 #include "plugins/spank_ckpt/job.hpp"
 #include "plugins/spank_ckpt/slurm_api.hpp"
@@ -255,14 +256,7 @@ int remote_task_post_fork(spank_t sp)
 template <typename F>
 int guarded(const char *hook, F &&fn)
 {
-	try {
-		return fn();
-	} catch (const std::exception &e) {
-		slurm_error("%s: %s: %s", prefix, hook, e.what());
-	} catch (...) {
-		slurm_error("%s: %s: unexpected failure", prefix, hook);
-	}
-	return -1;
+	return loom::plugin::spank_guarded(prefix, hook, -1, std::forward<F>(fn));
 }
 
 } // namespace

@@ -6,7 +6,7 @@ slurmplugin_LTLIBRARIES += plugins/spank_place/spank_place.la
 plugins_spank_place_spank_place_la_SOURCES = \
 	plugins/spank_place/spank_place_plugin.cpp \
 	plugins/spank_place/step_env.hpp plugins/spank_place/step_env.cpp \
-	plugins/common/place_hints.hpp plugins/common/place_hints.cpp \
+	plugins/common/place_hints.hpp plugins/common/place_hints.cpp plugins/common/spank_guard.hpp \
 	plugins/spank_place/fabric_module.hpp \
 	lib/place/hints.hpp lib/place/hints.cpp lib/place/tiers.hpp lib/place/tiers.cpp
 # loom-topo.conf's one reader (the tiers at submit): the whole file, as

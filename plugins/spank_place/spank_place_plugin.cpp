@@ -41,6 +41,7 @@
 #include "lib/place/tiers.hpp"
 #include "lib/util/config.hpp"
 #include "plugins/common/place_hints.hpp"
+#include "plugins/common/spank_guard.hpp"
 #include "plugins/spank_place/step_env.hpp"
 
 #include <cstring>
@@ -189,20 +190,12 @@ void fill_registered()
 	}
 }
 
-// Every hook runs in here: no exception reaches Slurm. 'failed' is what Slurm
-// gets then: -1 where the job can still be refused, 0 in the task's hooks,
-// which never fail a task.
+// Every hook runs in here (plugins/common/spank_guard.hpp): -1 where the job
+// can still be refused, 0 in the task's hooks, which never fail a task.
 template <typename F>
 int guarded(const char *hook, int failed, F &&fn)
 {
-	try {
-		return fn();
-	} catch (const std::exception &e) {
-		slurm_error("%s: %s: %s", prefix, hook, e.what());
-	} catch (...) {
-		slurm_error("%s: %s: unexpected failure", prefix, hook);
-	}
-	return failed;
+	return loom::plugin::spank_guarded(prefix, hook, failed, std::forward<F>(fn));
 }
 
 // Its arguments, fail-closed: an unknown word (meant for another plugin?) is
