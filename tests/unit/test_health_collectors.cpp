@@ -368,7 +368,7 @@ END_TEST
 
 START_TEST(nvml_without_its_calls_is_refused)
 {
-	// A library that loads but is not NVML (libc here; an old or stub
+	// A library that loads but is not NVML (libc here; an old or partial
 	// libnvidia-ml alike): the session names the library and the calls it
 	// lacks, and nvml::Library says which of a list are absent.
 	auto s = NvmlSession::open("libc.so.6");
