@@ -3,7 +3,7 @@
 # and build loom against it in _build/ (or $LOOM_BUILDDIR). Extra arguments
 # go to configure.
 #
-#   scripts/build.sh [--slurm VERSION] [CONFIGURE-ARGS...]
+#   scripts/build.sh [--slurm VERSION] [--configure-only] [CONFIGURE-ARGS...]
 #
 # VERSION defaults to $LOOM_SLURM or the first supported release (22.05.8,
 # Debian's). Builds against another release go to _build-VERSION unless
@@ -16,6 +16,13 @@ slurm=${LOOM_SLURM:-$default}
 if [ "${1:-}" = --slurm ]; then
 	slurm=${2:?--slurm needs a version}
 	shift 2
+fi
+# --configure-only: a tree that only makes the tarball (make dist, distcheck,
+# the packages) needs configure and no build.
+configure_only=0
+if [ "${1:-}" = --configure-only ]; then
+	configure_only=1
+	shift
 fi
 builddir=${LOOM_BUILDDIR:-$("$top/scripts/slurm.sh" builddir "$slurm")} || exit 2
 jobs=${LOOM_JOBS:-$(nproc)}
@@ -47,6 +54,7 @@ if [ ! -f Makefile ] || [ "$(cat .loom-configure-args 2>/dev/null)" != "$stamp" 
 	echo "$stamp" >.loom-configure-args
 	sed -n '/^  loom /,$p' configure.out
 fi
+[ $configure_only = 0 ] || { echo "build: configured $builddir (no build)"; exit 0; }
 echo "build: make -j$jobs in $builddir"
 make -j"$jobs" >make.out 2>&1 || { grep -E -B2 -A6 "error|Error" make.out | tail -60 >&2; echo "build: make failed (log: $builddir/make.out)" >&2; exit 1; }
 echo "build: ok (Slurm $slurm)"

@@ -14,7 +14,7 @@
 # plain cons_tres against select/topo) and the consumers tier
 # (tests/consumers: the files loom writes, read by that release's slurmctld
 # and slurmd). After the first build the tiers run in lanes at once: one per
-# release for those that run daemons, one at lower priority for those that
+# release for those that run daemons, two at lower priority for those that
 # compute; the verdicts are printed in a fixed order at the end.
 # With --slurm VERSION: every tier, on that release only.
 # --quick skips the sanitizer build, distcheck and packages.
@@ -176,7 +176,10 @@ record() {
 }
 
 build() { LOOM_BUILDDIR=$(builddir_of "$1") "$top/scripts/build.sh" --slurm "$1"; }
-unit() { cd "$LOOM_BUILDDIR" && make -j2 check; }
+# The test programs compile at -O1 -g1, in half the time of -O2 -g: the
+# library they test is the build tier's, at -O2 -g; only the harness around
+# it is built lighter (warnings and -Werror as in every build).
+unit() { cd "$LOOM_BUILDDIR" && make -j2 check CXXFLAGS="-g1 -O1"; }
 # tests_of BUILDDIR: the build's TESTS (make print-tests), one per line.
 tests_of() { make -s --no-print-directory -C "$1" print-tests | tr ' ' '\n' | grep .; }
 # The sanitizers watch instrumented C++ only: the tests that run none (the
@@ -214,13 +217,19 @@ fuzz() {
 # twice already (unit, sanitizers). Optimisation and debug information add
 # nothing to that answer (the build tier has both), so -O1 -g0 (-Werror still).
 DIST_TESTS='/(replay_[a-z_]+\.sh|test_topo_formats|test_health_joblogs|test_health_collectors|conformance_cpp|conformance_py\.sh|sdk_wheel\.sh|man_pages\.sh|cli_walk\.sh|check_symbols\.sh|no_check\.sh)$'
+# The tarball is made in a tree of its own, configured and never built
+# (dist_tree), so that distcheck and the packages run beside the unit tier's
+# make check in the build tree.
+dist_builddir=$main_builddir-dist
+dist_tree() { LOOM_BUILDDIR=$dist_builddir "$top/scripts/build.sh" --slurm "$main" --configure-only; }
 distcheck() {
 	local cc=() list
 	[ -z "${CCACHE_DIR:-}" ] || cc=(CC="ccache gcc" CXX="ccache g++")
-	list=$(tests_of "$LOOM_BUILDDIR" | grep -E "$DIST_TESTS") && [ "$(echo "$list" | wc -l)" -ge 10 ] ||
+	dist_tree || return 1
+	list=$(tests_of "$dist_builddir" | grep -E "$DIST_TESTS") && [ "$(echo "$list" | wc -l)" -ge 10 ] ||
 		{ echo "test: FAIL: distcheck's tests not found in the build's TESTS: '$list'"; return 1; }
-	echo "test: distcheck runs $(echo "$list" | wc -l) of $(tests_of "$LOOM_BUILDDIR" | wc -l) tests: $(echo $list)"
-	cd "$LOOM_BUILDDIR" && env "${cc[@]}" make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="CXXFLAGS='-O1 -g0'" TESTS="$(echo $list)"
+	echo "test: distcheck runs $(echo "$list" | wc -l) of $(tests_of "$dist_builddir" | wc -l) tests: $(echo $list)"
+	cd "$dist_builddir" && env "${cc[@]}" make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="CXXFLAGS='-O1 -g0'" TESTS="$(echo $list)"
 }
 # The rpm and the deb compile the same tree with the same flags in the same
 # directory (packaging/local.mk): through ccache the deb reuses the rpm's
@@ -228,8 +237,9 @@ distcheck() {
 packages() {
 	local cc=(-u LC_ALL LANG=C)
 	[ -z "${CCACHE_DIR:-}" ] || cc+=(CC="ccache gcc" CXX="ccache g++")
-	cd "$LOOM_BUILDDIR" && env "${cc[@]}" make rpm && env "${cc[@]}" make deb &&
-		"$top/packaging/check-packages.sh" "$LOOM_BUILDDIR"
+	dist_tree || return 1
+	cd "$dist_builddir" && env "${cc[@]}" make rpm && env "${cc[@]}" make deb &&
+		"$top/packaging/check-packages.sh" "$dist_builddir"
 }
 
 
@@ -239,15 +249,17 @@ packages() {
 #  - a daemon lane per release: cluster, differential, consumers. They wait on
 #    Slurm's daemons far more than they compute, and each release's clusters
 #    have their own directories, ports and processes;
-#  - the CPU lane: unit tests, the sanitizer build and its tests, fuzzers,
-#    distcheck, packages;
+#  - two CPU lanes: unit tests then fuzzers; the sanitizer build and its
+#    tests, then distcheck and the packages (one lane ran them all, 65 of a
+#    70-minute run, its single-core stretches leaving a core idle);
 #  - the releases lane, when there are other releases: each one built from
-#    source once (minutes, at nice 10; from the start), then loom's
+#    source once (minutes, at nice 5; from the start), then loom's
 #    build against it and its plugin-load checks, then its daemon lane.
-# Whatever compiles runs at nice 10, the Slurm releases too, so that the
-# daemons are never starved by a compiler. (The releases ran at 19: on a
-# fresh machine their builds, one after another, were the run's critical
-# path, 39 of its 53 minutes, while the daemon lanes left cores idle.)
+# Whatever compiles runs niced, so that the daemons are never starved by a
+# compiler: the CPU lanes at 10, the releases at 5, since they gate their
+# daemon lanes. (The releases ran at 19: on a fresh machine their builds,
+# one after another, were the run's critical path, 39 of its 53 minutes,
+# while the daemon lanes left cores idle.)
 verdicts=$logdir/verdicts
 : >"$verdicts"
 # lane_tier NAME COMMAND...: one tier in a lane.
@@ -267,17 +279,24 @@ daemon_lane() {
 	lane_tier "differential-$1" differential "$1"
 	lane_tier "consumers-$1" consumers "$1"
 }
-# niced COMMAND...: COMMAND (a function too) at nice 10, in a subshell.
-niced() { (renice -n 10 -p "$BASHPID" >/dev/null && "$@"); }
-cpu_lane() {
+# niced COMMAND...: COMMAND (a function too) at nice 5, in a subshell.
+niced() { (renice -n 5 -p "$BASHPID" >/dev/null && "$@"); }
+# Two CPU lanes, of about equal time: each has stretches on one core
+# (configure, the fuzzers, rpmbuild and dpkg-buildpackage's steps, the slowest
+# tests) that the other fills. They share no build tree: the unit tier's is
+# the build's, the sanitizers' is _build-asan, the fuzzers' /tmp/loom-fuzz,
+# and distcheck and the packages make the tarball in $dist_builddir.
+cpu_lane_a() {
 	renice -n 10 -p "$BASHPID" >/dev/null
 	lane_tier "unit-$main" unit
-	[ $quick = 1 ] || lane_tier "unit-sanitizers-$main" unit_sanitizers
 	lane_tier fuzz fuzz
-	if [ $quick = 0 ]; then
-		lane_tier "distcheck-$main" distcheck
-		lane_tier "packages-$main" packages
-	fi
+}
+cpu_lane_b() {
+	renice -n 10 -p "$BASHPID" >/dev/null
+	[ $quick = 1 ] && return
+	lane_tier "unit-sanitizers-$main" unit_sanitizers
+	lane_tier "distcheck-$main" distcheck
+	lane_tier "packages-$main" packages
 }
 releases_lane() {
 	local v pids=()
@@ -315,7 +334,9 @@ touch "$logdir/main-build-done"
 if [ $main_rc = 0 ]; then
 	daemon_lane "$main" &
 	lanes+=($!)
-	cpu_lane &
+	cpu_lane_a &
+	lanes+=($!)
+	cpu_lane_b &
 	lanes+=($!)
 fi
 [ ${#lanes[@]} = 0 ] || wait "${lanes[@]}"
