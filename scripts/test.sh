@@ -178,8 +178,13 @@ record() {
 build() { LOOM_BUILDDIR=$(builddir_of "$1") "$top/scripts/build.sh" --slurm "$1"; }
 # The test programs compile at -O1 -g1, in half the time of -O2 -g: the
 # library they test is the build tier's, at -O2 -g; only the harness around
-# it is built lighter (warnings and -Werror as in every build).
-unit() { cd "$LOOM_BUILDDIR" && make -j2 check CXXFLAGS="-g1 -O1"; }
+# it is built lighter (configure's other flags, warnings and -Werror kept).
+unit() {
+	local flags
+	cd "$LOOM_BUILDDIR" && flags=$(sed -n 's/^CXXFLAGS = //p' Makefile) && [ -n "$flags" ] || return 1
+	flags=$(echo " $flags " | sed -e 's/ -O[0-9s]* / /g; s/ -g[0-9]* / /g')
+	make -j2 check CXXFLAGS="$flags -O1 -g1"
+}
 # tests_of BUILDDIR: the build's TESTS (make print-tests), one per line.
 tests_of() { make -s --no-print-directory -C "$1" print-tests | tr ' ' '\n' | grep .; }
 # The sanitizers watch instrumented C++ only: the tests that run none (the
