@@ -63,17 +63,20 @@ saved() { grep -c '^saved ' "$ldir/out.$1"; }
 last_saved() { awk '$1 == "saved" { s = $2 } END { print (s == "" ? -1 : s) }' "$ldir/out.$1"; }
 
 # The others than the victim: ranks above 0 finish; rank 0 finishes or names
-# the victim as the rank that did not finish its part.
+# the victim among the ranks that did not finish their part (a rank that
+# lives but is slow, on a loaded machine, may be named beside it: nothing is
+# committed either way).
 judge_others() {
-	local world=$1 victim=$2 r st
+	local world=$1 victim=$2 r st named
 	for ((r = 0; r < world; r++)); do
 		[ "$r" = "$victim" ] && continue
 		wait "${pids[$r]}"
 		st=$?
 		if [ "$r" = 0 ] && [ "$st" != 0 ]; then
-			grep -q "rank $victim of $world did not finish its part of step [0-9]* within 1 s" "$ldir/err.0" ||
+			named=$(sed -n "s/.*ranks\{0,1\} \([0-9, and]*\) of $world did not finish \(its\|their\) part of step [0-9]* within 1 s: nothing committed.*/\1/p" "$ldir/err.0" | head -1)
+			[[ " ${named//,/ } " == *" $victim "* ]] ||
 				{ why="rank 0 failed: $(cat "$ldir/err.0")"; return 1; }
-			note="$note, rank 0 gave up on rank $victim"
+			note="$note, rank 0 gave up on rank(s) $named"
 		elif [ "$st" != 0 ] || [ -s "$ldir/err.$r" ]; then
 			why="rank $r exited $st: $(cat "$ldir/err.$r")"
 			return 1
