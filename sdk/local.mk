@@ -24,7 +24,7 @@ tools_loom_SOURCES += tools/loom_ckpt.cpp
 # what the wheel is rebuilt after): name each new module here too.
 python_sdk_pkg_files = sdk/python/loom_ckpt/__init__.py sdk/python/loom_ckpt/__main__.py \
 	sdk/python/loom_ckpt/_version.py sdk/python/loom_ckpt/hashio.py sdk/python/loom_ckpt/dcp_io.py \
-	sdk/python/loom_ckpt/agree.py sdk/python/loom_ckpt/catalog.py sdk/python/loom_ckpt/checkpointer.py \
+	sdk/python/loom_ckpt/datafile.py sdk/python/loom_ckpt/agree.py sdk/python/loom_ckpt/catalog.py sdk/python/loom_ckpt/checkpointer.py \
 	sdk/python/loom_ckpt/cli.py sdk/python/loom_ckpt/launch.py sdk/python/loom_ckpt/protocol.py \
 	sdk/python/loom_ckpt/snapshot.py sdk/python/loom_ckpt/store.py sdk/python/loom_ckpt/torch_io.py \
 	sdk/python/loom_ckpt/lightning.py sdk/python/loom_ckpt/hf.py sdk/python/loom_ckpt/frameworks.py
@@ -81,7 +81,7 @@ tests_ckpt_crash_check_SOURCES = tests/ckpt/crash_check.cpp tests/ckpt/crash_pat
 tests_ckpt_crash_check_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 tests_ckpt_crash_check_LDADD = $(LOOM_CKPT_LIBS)
 TESTS += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/sdk_torch.sh tests/ckpt/ranks_python.sh
-EXTRA_DIST += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/test_sdk_python.py \
+EXTRA_DIST += tests/ckpt/crash_safety.sh tests/ckpt/sdk_python.sh tests/ckpt/test_sdk_python.py tests/ckpt/test_datafile.py \
 	tests/ckpt/train.py tests/ckpt/scenario_lib.sh tests/ckpt/sdk_torch.sh tests/ckpt/train_torch.py \
 	tests/ckpt/ranks_python.sh tests/ckpt/train_ranks.py tests/ckpt/train_fsdp.py tests/ckpt/ranks_check.py scripts/torch-venv.sh
 

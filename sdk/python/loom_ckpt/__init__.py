@@ -40,6 +40,13 @@ LOOM_CKPT_HUGE_PAGES=1 asks for transparent huge pages for it (fewer faults on
 bare metal; off by default because on a VM that returns free memory to its
 host each huge page is new host memory, many times slower to fault in).
 
+The background thread writes a file of 16 MiB or more from that memory with
+O_DIRECT: the disk reads the snapshot itself, with no copy into the page
+cache, so several ranks of a node leave their CPUs to the digests, and a
+large checkpoint does not push the training data out of the cache. The tail
+under a block, and file systems that refuse O_DIRECT, go through the page
+cache; LOOM_CKPT_DIRECT_IO=0 sends everything through it.
+
 PyTorch state dicts (model, optimizer, step) go through save_torch_async()
 and come back with load_torch(). With torch.distributed.checkpoint.async_save
 (PyTorch >= 2.3) that is DCP into the staging directory; with an older PyTorch

@@ -12,6 +12,7 @@ import stat
 import threading
 import time
 
+from .datafile import write_hashed
 from .protocol import (FORMAT, FORMAT_RANKS, LATEST, MANIFEST, MANIFEST_MAX_BYTES, MANIFEST_MISSING,
                        MANIFEST_REFUSED, MAX_STEP, NOT_DIRECTORY, FILE_MISSING, FILE_REFUSED, SIZE_MISMATCH,
                        HASH_MISMATCH, IO_ERROR, PARTS, STAGING, TRASH, CheckpointError, check_job,
@@ -109,31 +110,6 @@ def remove_tree(path):
 
 
 
-def _write_hashed(root, name, data):
-    """Write 'data' to root/name (created, never overwritten), hashing it
-    beside the write; fsync it. Returns its file object."""
-    check_relative_name(name)
-    path = os.path.join(root, name)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    view = memoryview(data).cast("B")
-    digest = {}
-    hasher = None
-    if len(view) >= (4 << 20):  # hash beside the write: hashlib releases the GIL
-        hasher = threading.Thread(target=lambda: digest.setdefault("h", hashlib.sha256(view).hexdigest()))
-        hasher.start()
-    else:
-        digest["h"] = hashlib.sha256(view).hexdigest()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        _write_all(fd, view)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-        if hasher:
-            hasher.join()
-    return {"path": name, "size": len(view), "sha256": digest["h"]}
-
-
 def _existing(root, name, digest=None, size=None):
     """The file object of root/name, already written. With 'digest' and 'size'
     (taken while it was written, e.g. by hashio.HashingWriter) it is not read
@@ -210,7 +186,7 @@ class Staging:
         self.done = False
 
     def write_file(self, name, data):
-        entry = _write_hashed(self.path, name, data)
+        entry = write_hashed(self.path, name, data)
         self.files.append(entry)
         return entry
 
@@ -264,7 +240,7 @@ class RankStaging:
         self.done = False
 
     def write_file(self, name, data):
-        entry = _write_hashed(self.path, self.prefix + name, data)
+        entry = write_hashed(self.path, self.prefix + name, data)
         self.files.append(entry)
         return entry
 
