@@ -2,15 +2,19 @@
 # each consumer links what it uses. Modules depend on each other in one
 # direction only:
 #
+#   util  <-  exchange               (the files and marks between loom's processes)
 #   util  <-  topo  <-  place        (select/topo, loom place/topo)
+#   exchange  <-  place, health      (place: the spare file of a pool)
 #   util  <-  health                 (jobcomp/health, loom health)
 #   util  <-  ckpt                   (the SDK, spank_ckpt, loom ckpt)
 #   place, ckpt, health  <-  sim     (loom sim: the engines themselves, not copies)
 #
+# A process that reads what another's module writes links exchange, not that
+# module: spank_ckpt (exchange, ckpt) and select/topo (place) link no health.
 # Only topo links hwloc, libyaml and libibverbs; the SDK (util + ckpt) and the
 # SPANK plugins that slurmstepd, sbatch and srun load do not pull them in.
 # Link order: a module before the ones it uses ($(LOOM_LIBS) is all of them).
-noinst_LTLIBRARIES += lib/libloom_util.la lib/libloom_topo.la lib/libloom_place.la \
+noinst_LTLIBRARIES += lib/libloom_util.la lib/libloom_exchange.la lib/libloom_topo.la lib/libloom_place.la \
 	lib/libloom_ckpt.la lib/libloom_health.la lib/libloom_sim.la
 LOOM_LIB_CXXFLAGS = $(AM_CXXFLAGS) $(LOOM_VISIBILITY_FLAGS)
 
@@ -18,6 +22,11 @@ lib_libloom_util_la_SOURCES =
 lib_libloom_util_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 lib_libloom_util_la_CXXFLAGS = $(LOOM_LIB_CXXFLAGS)
 lib_libloom_util_la_LIBADD = $(JSONC_LIBS)
+
+lib_libloom_exchange_la_SOURCES =
+lib_libloom_exchange_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+lib_libloom_exchange_la_CXXFLAGS = $(LOOM_LIB_CXXFLAGS)
+lib_libloom_exchange_la_LIBADD = $(JSONC_LIBS)
 
 lib_libloom_topo_la_SOURCES =
 lib_libloom_topo_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS) $(YAML_CFLAGS) $(IBVERBS_CFLAGS)
@@ -45,14 +54,18 @@ lib_libloom_sim_la_CXXFLAGS = $(LOOM_LIB_CXXFLAGS)
 lib_libloom_sim_la_LIBADD =
 
 LOOM_UTIL_LIBS = lib/libloom_util.la
+LOOM_EXCHANGE_LIBS = lib/libloom_exchange.la $(LOOM_UTIL_LIBS)
 LOOM_TOPO_LIBS = lib/libloom_topo.la $(LOOM_UTIL_LIBS)
-LOOM_PLACE_LIBS = lib/libloom_place.la $(LOOM_TOPO_LIBS)
+LOOM_PLACE_LIBS = lib/libloom_place.la lib/libloom_topo.la $(LOOM_EXCHANGE_LIBS)
 LOOM_CKPT_LIBS = lib/libloom_ckpt.la $(LOOM_UTIL_LIBS)
-LOOM_HEALTH_LIBS = lib/libloom_health.la $(LOOM_UTIL_LIBS)
-LOOM_SIM_LIBS = lib/libloom_sim.la lib/libloom_health.la lib/libloom_place.la lib/libloom_topo.la lib/libloom_ckpt.la $(LOOM_UTIL_LIBS)
-LOOM_LIBS = lib/libloom_sim.la lib/libloom_health.la lib/libloom_place.la lib/libloom_topo.la lib/libloom_ckpt.la $(LOOM_UTIL_LIBS)
+LOOM_HEALTH_LIBS = lib/libloom_health.la $(LOOM_EXCHANGE_LIBS)
+LOOM_SIM_LIBS = lib/libloom_sim.la lib/libloom_health.la lib/libloom_place.la lib/libloom_topo.la lib/libloom_ckpt.la \
+	$(LOOM_EXCHANGE_LIBS)
+LOOM_LIBS = lib/libloom_sim.la lib/libloom_health.la lib/libloom_place.la lib/libloom_topo.la lib/libloom_ckpt.la \
+	$(LOOM_EXCHANGE_LIBS)
 
 include lib/util/local.mk
+include lib/exchange/local.mk
 include lib/topo/local.mk
 include lib/place/local.mk
 include lib/ckpt/local.mk

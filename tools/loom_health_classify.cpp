@@ -4,9 +4,9 @@
 // the active GPU probes (memory bandwidth, NCCL all-reduce).
 #include "tools/command.hpp"
 
+#include "lib/exchange/failure_stats.hpp"
 #include "lib/health/classify.hpp"
 #include "lib/health/config.hpp"
-#include "lib/health/failure_stats.hpp"
 #include "lib/health/gpu_probe.hpp"
 #include "lib/health/job_log.hpp"
 #include "lib/util/config.hpp"
@@ -179,7 +179,7 @@ int loom_health_stats_main(int argc, char **argv)
 		std::fprintf(stderr, "loom health stats: %s: %s\n", argv[1], std::strerror(errno));
 		return tool::exit_problems;
 	}
-	auto s = load_failure_stats(argv[1]);
+	auto s = exchange::load_failure_stats(argv[1]);
 	if (!s) {
 		std::fprintf(stderr, "loom health stats: %s\n", s.error().str().c_str());
 		return tool::exit_problems;

@@ -103,7 +103,7 @@ int loom_health_netprobe_main(int argc, char **argv)
 		auto hosts = hostlist_expand(o.pos[1]);
 		if (!hosts)
 			return tool::bad_value(cmd, "NODELIST", o.pos[1], hosts.error().str());
-		auto plan = health::plan_pairs(*c, *hosts);
+		auto plan = topo::plan_pairs(*c, *hosts);
 		if (!plan) {
 			std::fprintf(stderr, "%s: --pairs: %s\n", cmd, plan.error().str().c_str());
 			return tool::exit_problems;
@@ -157,7 +157,7 @@ int loom_health_netprobe_main(int argc, char **argv)
 			return tool::bad_value(cmd, "--port", o.kv["--port"], "expected 1 to 65535");
 		if (!duration(o, "--for", 60, &for_s))
 			return tool::bad_value(cmd, "--for", o.kv["--for"], "expected a duration up to 1h");
-		if (auto st = health::serve_echo(o.kv["--bind"], static_cast<int>(port), static_cast<double>(for_s)); !st) {
+		if (auto st = topo::serve_echo(o.kv["--bind"], static_cast<int>(port), static_cast<double>(for_s)); !st) {
 			std::fprintf(stderr, "%s: --serve: %s\n", cmd, st.error().str().c_str());
 			return tool::exit_problems;
 		}
@@ -193,7 +193,7 @@ int loom_health_netprobe_main(int argc, char **argv)
 			(void)::gethostname(h, sizeof(h) - 1);
 			client = h;
 		}
-		auto r = health::measure_echo(o.pos[0], static_cast<int>(port), static_cast<int>(count),
+		auto r = topo::measure_echo(o.pos[0], static_cast<int>(port), static_cast<int>(count),
 					      static_cast<int>(payload), gap, static_cast<int>(timeout_s * 1000));
 		if (!r) {
 			std::fprintf(stderr, "%s: --measure: %s\n", cmd, r.error().str().c_str());
@@ -201,7 +201,7 @@ int loom_health_netprobe_main(int argc, char **argv)
 		}
 		r->client = client;
 		r->server = server;
-		std::printf("%s\n", health::format_result(*r).c_str());
+		std::printf("%s\n", topo::format_result(*r).c_str());
 		return tool::exit_ok;
 	}
 	if (mode == "--judge") {
@@ -210,7 +210,7 @@ int loom_health_netprobe_main(int argc, char **argv)
 			return usage_error(o.error);
 		if (o.pos.size() != 2)
 			return usage_error("--judge: expected FABRIC and RESULTS (a file, - for stdin)");
-		health::ProbeLimits lim;
+		topo::ProbeLimits lim;
 		if (!real(o, "--max-loss", lim.max_loss, 0, 1, &lim.max_loss))
 			return tool::bad_value(cmd, "--max-loss", o.kv["--max-loss"], "expected a share from 0 to 1");
 		if (!real(o, "--rtt-factor", lim.rtt_factor, 1, 1000, &lim.rtt_factor))
@@ -227,7 +227,7 @@ int loom_health_netprobe_main(int argc, char **argv)
 			std::fprintf(stderr, "%s: %s\n", cmd, text.error().str().c_str());
 			return tool::exit_problems;
 		}
-		auto results = health::parse_results(*text, o.pos[1] == "-" ? "stdin" : o.pos[1]);
+		auto results = topo::parse_results(*text, o.pos[1] == "-" ? "stdin" : o.pos[1]);
 		if (!results) {
 			std::fprintf(stderr, "%s: %s\n", cmd, results.error().str().c_str());
 			return tool::exit_problems;
@@ -236,7 +236,7 @@ int loom_health_netprobe_main(int argc, char **argv)
 			std::fprintf(stderr, "%s: --judge: %s holds no result: nothing to judge\n", cmd, o.pos[1].c_str());
 			return tool::exit_problems;
 		}
-		health::ProbeVerdict v = health::judge(*c, *results, lim);
+		topo::ProbeVerdict v = topo::judge(*c, *results, lim);
 		for (const std::string &b : v.bad_pairs)
 			std::printf("bad pair: %s\n", b.c_str());
 		std::printf("%s\n", v.why.c_str());

@@ -6,7 +6,7 @@
 //   loom place --spares [--spare-file FILE] [--json]
 #include "tools/command.hpp"
 
-#include "lib/health/spares.hpp"
+#include "lib/exchange/spare_file.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/hostlist.hpp"
 #include "lib/util/subprocess.hpp"
@@ -81,13 +81,13 @@ int spares_main(std::string file, bool json)
 		}
 		file = *f;
 	}
-	auto pool = health::read_spare_file(file);
+	auto pool = exchange::read_spare_file(file);
 	if (!pool) {
 		std::fprintf(stderr, "loom place --spares: %s\n", pool.error().str().c_str());
 		return tool::exit_problems;
 	}
 	if (json) {
-		std::fputs(health::spare_file_json(*pool).c_str(), stdout);
+		std::fputs(exchange::spare_file_json(*pool).c_str(), stdout);
 		return tool::exit_ok;
 	}
 	size_t want = 0, have = 0, w_kind = 4, w_name = 6;

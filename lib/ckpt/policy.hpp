@@ -6,7 +6,7 @@
 // failures. A job's MTBF over n nodes is 1 / sum(1/M_node).
 //
 // The job's MTBF comes from the failure statistics jobcomp/health writes:
-// health::job_mtbf (lib/health/failure_stats.hpp), the one reader of that file.
+// exchange::job_mtbf (lib/exchange/failure_stats.hpp), the one reader of that file.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 #include "lib/health/drain.hpp"
 
+#include "lib/exchange/suspect_mark.hpp"
 #include "lib/util/suspect_flag.hpp"
 
 #include "lib/util/fs.hpp"
@@ -121,7 +122,7 @@ NodePlan plan_node(const SlurmNode &node, const Verdict &v, HoldState &hold, int
 			p.why = std::string("drained by loom and not yet healthy (") + what + ")";
 			return p;
 		}
-		std::string mark = suspect_mark(w->check, w->evidence);
+		std::string mark = exchange::suspect_mark(w->check, w->evidence);
 		std::string field = mark_field(node);
 		if (field.empty()) {
 			p.why = std::string(what) + ", but Extra and Comment hold others' notes: not marked";

@@ -85,7 +85,7 @@ bool requeue_on_spares(const JobRecord &rec, const JobcompOptions &opt, SlurmOps
 		out.no_spares = "no culprit node named";
 		return false;
 	}
-	auto pool = read_spare_file(opt.spare_file);
+	auto pool = exchange::read_spare_file(opt.spare_file);
 	if (!pool) {
 		out.no_spares = "no spare pool: " + pool.error().str();
 		return false;
@@ -158,7 +158,7 @@ bool requeue_on_spares(const JobRecord &rec, const JobcompOptions &opt, SlurmOps
 } // namespace
 
 JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm, DrainLimiter &limiter,
-		      FailureStats &stats, int64_t now)
+		      exchange::FailureStats &stats, int64_t now)
 {
 	JobOutcome out;
 	JobEnd &e = rec.end;
@@ -280,7 +280,7 @@ JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm,
 	std::map<std::string, std::string> classes;
 	for (const auto &n : e.nodes)
 		classes[n] = cls;
-	stats.record(e, out.cls, classes, now);
+	record_job(stats, e, out.cls, classes, now);
 	return out;
 }
 
@@ -313,7 +313,7 @@ status JobcompWorker::preflight(const JobcompOptions &opt)
 		return unexpected(st.error());
 	if (auto b = load_backlog(backlog_file(opt.state_dir)); !b)
 		return unexpected(b.error());
-	if (auto s = load_failure_stats(stats_file(opt.state_dir)); !s)
+	if (auto s = exchange::load_failure_stats(stats_file(opt.state_dir)); !s)
 		return unexpected(s.error());
 	return ok();
 }
@@ -326,7 +326,7 @@ status JobcompWorker::start()
 	auto b = load_backlog(backlog_path());
 	if (!b)
 		return unexpected(b.error());
-	auto s = load_failure_stats(stats_path());
+	auto s = exchange::load_failure_stats(stats_path());
 	if (!s)
 		return unexpected(s.error());
 	{
@@ -405,10 +405,10 @@ void JobcompWorker::run()
 			}
 			if (abandoned_.load())
 				break;
-			if (auto st = save_failure_stats(stats_path(), stats_); !st)
+			if (auto st = exchange::save_failure_stats(stats_path(), stats_); !st)
 				log_error("failure statistics: %s", st.error().str().c_str());
 			if (!opt_.stats_publish.empty())
-				if (auto st = save_failure_stats(opt_.stats_publish, stats_); !st)
+				if (auto st = exchange::save_failure_stats(opt_.stats_publish, stats_); !st)
 					log_error("failure statistics (stats_publish): %s", st.error().str().c_str());
 		} catch (const std::exception &e) {
 			log_error("job %u: %s", rec.end.job_id, e.what());

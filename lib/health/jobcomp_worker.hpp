@@ -41,7 +41,8 @@ struct JobOutcome {
 // Handle one finished job; logs are read from the job's files. A job is
 // checkpointed when it carries LOOM_CKPT (lib/ckpt/job_env.hpp), and then its
 // restart budget is the one it carries; restart_budget is for the others.
-JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm, DrainLimiter &limiter, FailureStats &stats, int64_t now);
+JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm, DrainLimiter &limiter,
+		      exchange::FailureStats &stats, int64_t now);
 
 class JobcompWorker {
 public:
@@ -83,7 +84,7 @@ private:
 	JobcompOptions opt_;
 	std::unique_ptr<SlurmOps> slurm_;
 	DrainLimiter limiter_;
-	FailureStats stats_;
+	exchange::FailureStats stats_;
 	mutable std::mutex mu_;
 	mutable std::condition_variable cv_, idle_cv_;
 	std::deque<JobRecord> queue_;

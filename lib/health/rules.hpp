@@ -53,9 +53,9 @@ void judge_gpus(const NodeSample &s, const HealthConfig &c, std::vector<Finding>
 void judge_xids(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out, std::vector<std::string> &actions);
 void judge_network(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out);
 // The checks judge_network makes of a node's own fabric link (its ports'
-// state, rate, error counters, flaps): a suspect mark of one of them is what
+// state, rate, error counters, flaps) are exchange::is_link_check's
+// (lib/exchange/suspect_mark.hpp): a suspect mark of one of them is what
 // select/topo counts as a degraded link of the node's leaf.
-bool is_link_check(std::string_view check);
 void judge_host(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out);
 
 // All of them, and the verdict.

@@ -35,6 +35,7 @@ void judge_ib_hw_counters(const IbPort &p, const std::string &name, const Health
 
 } // namespace
 
+// Its check names are exchange::is_link_check's list (lib/exchange/suspect_mark.cpp).
 void judge_network(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out)
 {
 	if (c.ib_port_count > 0 && static_cast<int64_t>(s.ib_ports.size()) != c.ib_port_count)
@@ -123,15 +124,6 @@ void judge_host(const NodeSample &s, const HealthConfig &c, std::vector<Finding>
 		out.push_back({"edac", Outcome::drain, strprintf("%d uncorrected memory error lines in the kernel log", ue)});
 	if (oom)
 		out.push_back({"oom", Outcome::ok, strprintf("%d OOM kills in the kernel log (a job's, not the node's)", oom)});
-}
-
-bool is_link_check(std::string_view check)
-{
-	// Every check name judge_network above gives a finding.
-	for (const char *c : {"ib_hw_counter", "ib_port_count", "ib_port", "ib_rate", "ib_errors", "link_flaps"})
-		if (check == c)
-			return true;
-	return false;
 }
 
 } // namespace loom::health

@@ -1,6 +1,6 @@
 #include "lib/health/slurm_ops.hpp"
 
-#include "lib/health/rules.hpp"
+#include "lib/exchange/suspect_mark.hpp"
 
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
@@ -121,22 +121,11 @@ bool SlurmNode::may_drain_after_job_failure() const
 	return base != "FUTURE";
 }
 
-bool is_loom_suspect_mark(std::string_view text) { return text.rfind("loom:suspect", 0) == 0; }
-
-bool is_link_suspect_mark(std::string_view text)
-{
-	constexpr std::string_view head = "loom:suspect:";
-	if (text.rfind(head, 0) != 0)
-		return false;
-	std::string_view rest = text.substr(head.size());
-	return is_link_check(rest.substr(0, rest.find(':')));
-}
-
 std::string SlurmNode::suspect_field() const
 {
-	if (is_loom_suspect_mark(extra))
+	if (exchange::is_loom_suspect_mark(extra))
 		return "extra";
-	if (is_loom_suspect_mark(comment))
+	if (exchange::is_loom_suspect_mark(comment))
 		return "comment";
 	return {};
 }
@@ -145,18 +134,6 @@ std::string SlurmNode::suspect_mark() const
 {
 	std::string f = suspect_field();
 	return f == "extra" ? extra : f == "comment" ? comment : std::string();
-}
-
-std::string suspect_mark(std::string_view check, std::string_view evidence, size_t max_len)
-{
-	std::string m = "loom:suspect:" + std::string(check) + ":" + std::string(evidence);
-	// One line, no quotes: it travels on scontrol's command line and is shown by sinfo.
-	for (char &ch : m)
-		if (ch == '\n' || ch == '\r' || ch == '"' || ch == '\'' || static_cast<unsigned char>(ch) < 0x20)
-			ch = ' ';
-	if (m.size() > max_len)
-		m = m.substr(0, max_len - 3) + "...";
-	return m;
 }
 
 expected<std::map<std::string, SlurmNode>> parse_show_node(std::string_view text)

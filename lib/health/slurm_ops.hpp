@@ -18,7 +18,8 @@
 //     responding", "Kill task failed", ...) under the job is drained, so
 //     that it is not handed out again when its slurmd comes back;
 //   - loom marks a node suspect in its Extra field, "loom:suspect:<check>:
-//     <evidence>" (select/topo reads it), or in its Comment when Extra holds
+//     <evidence>" (select/topo reads it; the mark's text is
+//     lib/exchange/suspect_mark.hpp's), or in its Comment when Extra holds
 //     someone else's note; it never overwrites another's note and clears
 //     only a mark that it set.
 //
@@ -72,13 +73,6 @@ struct SlurmNode {
 expected<std::map<std::string, SlurmNode>> parse_show_node(std::string_view text);
 // The one node 'name' of that output.
 expected<SlurmNode> parse_show_node(std::string_view text, const std::string &name);
-
-// "loom:suspect:<check>:<evidence>", one line, at most max_len characters.
-std::string suspect_mark(std::string_view check, std::string_view evidence, size_t max_len = 200);
-bool is_loom_suspect_mark(std::string_view text);
-// A suspect mark whose check is one of the node's own fabric link
-// (is_link_check): "loom:suspect:ib_errors:...".
-bool is_link_suspect_mark(std::string_view text);
 
 // The operations. Every call has a deadline; while 'cancel' reads true calls
 // fail at once ("cancelled").

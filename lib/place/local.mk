@@ -63,7 +63,8 @@ endif
 # `loom place --explain`.
 tools_loom_SOURCES += tools/loom_place.cpp
 
-# The spare pool (lib/place/spares) and its file and replacement plan (lib/health/spares).
+# The spare pool (lib/place/spares), its file (lib/exchange/spare_file) and the
+# replacement plan (lib/health/spares).
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_spares
 TESTS += tests/unit/test_spares

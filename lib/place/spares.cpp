@@ -64,4 +64,21 @@ SparePool choose_spares(const topo::Cluster &c, const SpareSpec &spec, const std
 	return pool;
 }
 
+exchange::SpareFile spare_file_of(const topo::Cluster &c, const SparePool &pool, int64_t lend_max_s, int64_t now)
+{
+	exchange::SpareFile f;
+	f.written = now;
+	f.lend_max_s = lend_max_s;
+	for (const SpareDomain &d : pool.domains) {
+		exchange::SpareFile::Domain o{d.kind, d.name, {}, {}, d.want};
+		o.nodes.reserve(d.nodes.size());
+		for (topo::Index m : d.nodes)
+			o.nodes.push_back(c.nodes[static_cast<size_t>(m)].name);
+		for (topo::Index m : d.spares)
+			o.spares.push_back(c.nodes[static_cast<size_t>(m)].name);
+		f.domains.push_back(std::move(o));
+	}
+	return f;
+}
+
 } // namespace loom::place

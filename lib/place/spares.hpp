@@ -16,6 +16,7 @@
 // is not restricted further.
 #pragma once
 
+#include "lib/exchange/spare_file.hpp"
 #include "lib/place/spare_spec.hpp"
 #include "lib/topo/model.hpp"
 #include "lib/util/expected.hpp"
@@ -51,5 +52,7 @@ struct SparePool {
 // state: by model node. Rules are applied in order; a spare chosen by an
 // earlier rule counts towards a later rule's domains that hold it.
 SparePool choose_spares(const topo::Cluster &c, const SpareSpec &spec, const std::vector<SpareNodeState> &state);
+// The spare file (lib/exchange/spare_file.hpp) of a pool chosen at 'now' on this fabric.
+exchange::SpareFile spare_file_of(const topo::Cluster &c, const SparePool &pool, int64_t lend_max_s, int64_t now);
 
 } // namespace loom::place

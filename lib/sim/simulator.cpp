@@ -3,6 +3,8 @@
 
 #include "lib/ckpt/coordinator.hpp"
 #include "lib/ckpt/policy.hpp"
+#include "lib/exchange/failure_stats.hpp"
+#include "lib/exchange/spare_file.hpp"
 #include "lib/health/failure_stats.hpp"
 #include "lib/health/spares.hpp"
 #include "lib/place/request.hpp"
@@ -446,7 +448,7 @@ private:
 			if (cfg_.ckpt.interval_s > 0) {
 				l.interval_s = cfg_.ckpt.interval_s;
 			} else {
-				double m = health::job_mtbf(stats_, names(l.nodes), prior_mtbf_s_);
+				double m = exchange::job_mtbf(stats_, names(l.nodes), prior_mtbf_s_);
 				l.interval_s = ckpt::auto_interval(cfg_.ckpt.cost_s, m,
 								   {cfg_.ckpt.min_interval_s, cfg_.ckpt.max_interval_s});
 			}
@@ -498,7 +500,7 @@ private:
 		je.nodes = names(l.nodes);
 		je.start_time = l.start_s;
 		je.end_time = now_;
-		stats_.record(je, cls, class_of_, now_);
+		health::record_job(stats_, je, cls, class_of_, now_);
 		l.nodes.clear();
 		l.gpus.clear();
 		dirty_ = true;
@@ -706,7 +708,7 @@ private:
 		for (size_t n = 0; n < pool_.spare.size(); n++)
 			if (pool_.spare[n])
 				spare_list_.push_back(static_cast<topo::Index>(n));
-		pool_file_ = health::spare_file_of(c_, pool_, cfg_.spares.lend_max_s, now_);
+		pool_file_ = place::spare_file_of(c_, pool_, cfg_.spares.lend_max_s, now_);
 		for (topo::Index n : old)
 			sync(n);
 		for (topo::Index n : spare_list_)
@@ -832,7 +834,7 @@ private:
 
 	void refresh_health()
 	{
-		auto w = health::node_health_weights(stats_);
+		auto w = exchange::node_health_weights(stats_);
 		for (const auto &[name, weight] : w) {
 			topo::Index n = c_.find_node(name);
 			if (n != topo::none) {
@@ -1154,7 +1156,7 @@ private:
 	// The spare pool.
 	bool spares_on_ = false, spares_open_ = false, pool_dirty_ = true;
 	place::SparePool pool_;
-	health::SpareFile pool_file_;
+	exchange::SpareFile pool_file_;
 	std::vector<topo::Index> spare_list_;
 	std::vector<int32_t> held_by_; // by node: the hold holding it, -1: none
 	std::vector<uint16_t> resv_;   // by node: runs on it that started in a replacement's reservation
@@ -1166,7 +1168,7 @@ private:
 	std::vector<double> hist_; // failure-history health weight per node
 	std::vector<topo::Index> leaves_;
 	std::map<std::string, std::string> class_of_;
-	health::FailureStats stats_;
+	exchange::FailureStats stats_;
 	std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q_;
 	std::vector<Sample> timeline_;
 	std::string error_;

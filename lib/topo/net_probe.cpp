@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-namespace loom::health {
+namespace loom::topo {
 
 namespace {
 
@@ -326,4 +326,4 @@ expected<ProbeResult> measure_echo(const std::string &addr, int port, int count,
 	return r;
 }
 
-} // namespace loom::health
+} // namespace loom::topo

@@ -1,5 +1,6 @@
-// Network probes between nodes (loom health probe --pairs; in lib/topo: it
-// walks the fabric model and needs nothing of lib/health): a plan of pairs
+// Network probes between nodes (loom health probe --pairs; in lib/topo and
+// its namespace: it walks the fabric model and needs nothing of lib/health,
+// and every plugin that links lib/topo carries it): a plan of pairs
 // that covers every node's link to its leaf and every leaf's uplinks with few
 // pairs, a UDP echo measurement of loss and round-trip time between two
 // nodes, and a verdict that locates the slow or lossy link by elimination.
@@ -26,7 +27,7 @@
 #include <string>
 #include <vector>
 
-namespace loom::health {
+namespace loom::topo {
 
 struct ProbePair {
 	std::string client, server;
@@ -68,4 +69,4 @@ status serve_echo(const std::string &bind_addr, int port, double for_s);
 expected<ProbeResult> measure_echo(const std::string &addr, int port, int count, int payload, double gap_ms,
 				   int timeout_ms);
 
-} // namespace loom::health
+} // namespace loom::topo

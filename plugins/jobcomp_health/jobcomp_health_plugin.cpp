@@ -5,6 +5,7 @@
 // (lib/health/jobcomp_worker) started at set_location does the rest and is
 // joined in fini. Options come from JobCompParams (and JobCompLoc), see
 // jobcomp_health(8).
+#include "lib/exchange/suspect_mark.hpp"
 #include "lib/health/jobcomp_worker.hpp"
 #include "lib/util/log.hpp"
 #include "plugins/common/slurm_log.hpp"
@@ -154,10 +155,10 @@ int on_set_location(const char *location)
 	return rc;
 }
 
-// A node of the job carries loom's suspect mark (slurm_ops.hpp's vocabulary).
+// A node of the job carries loom's suspect mark (lib/exchange/suspect_mark.hpp).
 bool on_suspect_node(const job_record_t *job)
 {
-	auto has = [](const char *s) { return s && health::is_loom_suspect_mark(s); };
+	auto has = [](const char *s) { return s && exchange::is_loom_suspect_mark(s); };
 	if (!job->node_bitmap)
 		return false;
 	int64_t last = bit_fls(job->node_bitmap);

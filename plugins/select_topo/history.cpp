@@ -1,6 +1,6 @@
 #include "plugins/select_topo/history.hpp"
 
-#include "lib/health/failure_stats.hpp"
+#include "lib/exchange/failure_stats.hpp"
 #include "lib/util/log.hpp"
 
 #include <chrono>
@@ -54,9 +54,9 @@ void watch(std::string path, int64_t poll_s)
 			seen_size = st.st_size;
 			missing_told = false;
 			try {
-				auto s = health::load_failure_stats(path);
+				auto s = exchange::load_failure_stats(path);
 				if (s) {
-					auto w = health::node_health_weights(*s);
+					auto w = exchange::node_health_weights(*s);
 					size_t below = 0;
 					for (const auto &[n, v] : w)
 						below += v < 1.0;

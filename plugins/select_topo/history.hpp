@@ -3,7 +3,7 @@
 // A thread of its own polls the statistics file (loom-topo.conf
 // failure_stats=, every failure_stats_poll); a file whose modification time
 // or size changed is parsed there, never inside job_test, and the weights
-// are published as one immutable map (health::node_health_weights: 1 for a
+// are published as one immutable map (exchange::node_health_weights: 1 for a
 // node that fails no more often than the fleet, 1/(F+1) for F failures on a
 // node with little history). job_test takes the latest map in O(1) and
 // rereads the node table only when the map is new. A file that is missing

@@ -38,7 +38,8 @@ plugins_select_topo_select_topo_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_SRC_CPPFLAG
 plugins_select_topo_select_topo_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)
 plugins_select_topo_select_topo_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(srcdir)/plugins/select_topo/select_topo.map
-plugins_select_topo_select_topo_la_LIBADD = lib/libloom_health.la $(LOOM_PLACE_LIBS)
+# place, topo, exchange (failure statistics, suspect marks, the spare file), util: no health.
+plugins_select_topo_select_topo_la_LIBADD = $(LOOM_PLACE_LIBS)
 EXTRA_plugins_select_topo_select_topo_la_DEPENDENCIES = plugins/select_topo/select_topo.map
 endif
 EXTRA_DIST += plugins/select_topo/select_topo.map \

@@ -1,7 +1,6 @@
 #include "plugins/select_topo/slurm_view.hpp"
 
-#include "lib/health/slurm_ops.hpp"
-
+#include "lib/exchange/suspect_mark.hpp"
 #include "lib/place/gpu_class.hpp"
 
 #include <cstring>
@@ -64,7 +63,7 @@ NodeGpus node_gpus(node_record_t *node)
 // The node's loom:suspect mark: Extra first, then Comment; null without one.
 static const char *suspect_mark_of(node_record_t *node)
 {
-	auto is_mark = [](const char *s) { return s && health::is_loom_suspect_mark(s); };
+	auto is_mark = [](const char *s) { return s && exchange::is_loom_suspect_mark(s); };
 	return !node ? nullptr : is_mark(node->extra) ? node->extra : is_mark(node->comment) ? node->comment : nullptr;
 }
 
@@ -73,7 +72,7 @@ bool node_suspect(node_record_t *node) { return suspect_mark_of(node) != nullptr
 bool node_link_suspect(node_record_t *node)
 {
 	const char *m = suspect_mark_of(node);
-	return m && health::is_link_suspect_mark(m);
+	return m && exchange::is_link_suspect_mark(m);
 }
 
 place::SpareNodeState spare_node_state(node_record_t *node)

@@ -27,7 +27,7 @@ NodeGpus node_gpus(node_record_t *node);
 // field starts with "loom:suspect" (`scontrol update nodename=X
 // extra=loom:suspect:<why>`). Placement puts such nodes last.
 bool node_suspect(node_record_t *node);
-// Its suspect mark is of a link check (health::is_link_suspect_mark).
+// Its suspect mark is of a link check (exchange::is_link_suspect_mark).
 bool node_link_suspect(node_record_t *node);
 
 // What the spare pool needs of a node (lib/place/spares.hpp).

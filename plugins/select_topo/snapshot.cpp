@@ -1,6 +1,6 @@
 #include "plugins/select_topo/snapshot.hpp"
 
-#include "lib/health/spares.hpp"
+#include "lib/exchange/spare_file.hpp"
 #include "lib/util/hostlist.hpp"
 #include "lib/util/log.hpp"
 #include "plugins/select_topo/explain.hpp"
@@ -280,7 +280,7 @@ void refresh_spares(Snapshot &s)
 	s.pool_ready = true;
 	if (!changed)
 		return;
-	health::SpareFile f = health::spare_file_of(c, s.pool, s.spare_spec.lend_max_s, static_cast<int64_t>(now));
+	exchange::SpareFile f = place::spare_file_of(c, s.pool, s.spare_spec.lend_max_s, static_cast<int64_t>(now));
 	size_t want = 0, have = 0;
 	std::vector<std::string> short_of;
 	for (const place::SpareDomain &d : s.pool.domains) {
@@ -297,7 +297,7 @@ void refresh_spares(Snapshot &s)
 	info("select/topo: spare pool: %zu of %zu spares in %zu domains%s", have, want, s.pool.domains.size(),
 	     shortage.c_str());
 	if (!s.spare_file.empty())
-		write_async(s.spare_file, health::spare_file_json(f));
+		write_async(s.spare_file, exchange::spare_file_json(f));
 }
 
 bool recheck(Snapshot &s, const std::vector<topo::Index> &nodes)

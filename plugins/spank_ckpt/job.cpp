@@ -4,7 +4,7 @@
 #include "lib/ckpt/policy.hpp"
 #include "lib/ckpt/request.hpp"
 #include "lib/ckpt/task_env.hpp"
-#include "lib/health/failure_stats.hpp"
+#include "lib/exchange/failure_stats.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/hostlist.hpp"
@@ -65,18 +65,18 @@ double compute_mtbf(const ckpt::SiteConfig &site, const JobFacts &facts)
 		nodes = *h;
 	else
 		log_warning("job node list unreadable, the interval counts one node: %s", h.error().str().c_str());
-	health::FailureStats stats;
+	exchange::FailureStats stats;
 	if (!site.failure_stats.empty()) {
 		auto text = read_file(site.failure_stats, 64u << 20);
-		auto parsed = text ? health::parse_failure_stats(*text, site.failure_stats)
-				   : expected<health::FailureStats>(unexpected(text.error()));
+		auto parsed = text ? exchange::parse_failure_stats(*text, site.failure_stats)
+				   : expected<exchange::FailureStats>(unexpected(text.error()));
 		if (parsed)
 			stats = *parsed;
 		else
 			log_warning("failure statistics unusable, using node_mtbf=%llds: %s",
 				    static_cast<long long>(site.node_mtbf_s), parsed.error().str().c_str());
 	}
-	return health::job_mtbf(stats, nodes, static_cast<double>(site.node_mtbf_s));
+	return exchange::job_mtbf(stats, nodes, static_cast<double>(site.node_mtbf_s));
 }
 
 // The job's checkpoint note (lib/ckpt/job_note.hpp) in its AdminComment:

@@ -1,13 +1,19 @@
 #!/bin/bash
-# What each shared object loom installs loads with it (its NEEDED entries).
+# What each shared object loom installs loads with it (its NEEDED entries),
+# and which of loom's modules it carries (the namespaces its symbols name).
 # The SDK is linked into users' training programs, and slurmstepd, sbatch and
 # srun load the SPANK plugins: none of them may pull in hwloc, libyaml or
-# libibverbs (only the topology module, lib/topo, uses those). Each must
-# still load what it does use, so a broken readelf reading fails too.
+# libibverbs (only the topology module, lib/topo, uses those). A module is
+# linked whole into each plugin that links its convenience library, so a
+# reader of another process's file links lib/exchange (the format), never
+# the writer's module: spank_ckpt and select/topo carry no lib/health.
+# Each must still load and carry what it does use, so a broken readelf or nm
+# reading fails too.
 #   link_weight.sh [BUILDDIR]
 set -uo pipefail
 b=${1:-${LOOM_BUILDDIR:-.}}
 command -v readelf >/dev/null || { echo "link_weight: readelf not found (binutils)"; exit 1; }
+command -v nm >/dev/null || { echo "link_weight: nm not found (binutils)"; exit 1; }
 fail=0
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 # object | libraries it must need | libraries it must not need
@@ -33,19 +39,63 @@ check() {
 	done
 	echo "$1: $(echo $list)"
 }
+# The modules an object carries: every loom::<module>:: that a symbol names,
+# as its own namespace, a parameter's or a template argument's. The objects
+# are not stripped, so nm lists their local symbols (the hidden ones) too.
+modules="health place topo sim ckpt exchange"
+carried() {
+	local syms
+	syms=$(nm -C "$1") || return 1
+	{ grep -o "loom::\($(sed 's/ /\\|/g' <<<"$modules")\)::" <<<"$syms" || true; } |
+		sed 's/^loom::\(.*\)::$/\1/' | sort -u
+}
+# object | modules it must carry | modules it must not carry
+carry() {
+	local so=$b/$1 must=$2 mustnot=$3 list mod
+	[ -e "$so" ] || return # check() has said so
+	if ! list=$(carried "$so"); then
+		echo "FAIL: nm -C $1 failed"
+		fail=1
+		return
+	fi
+	for mod in $must; do
+		if ! grep -qx "$mod" <<<"$list"; then
+			echo "FAIL: $1 does not carry loom::$mod:: (carries: $(echo $list))"
+			fail=1
+		fi
+	done
+	for mod in $mustnot; do
+		if grep -qx "$mod" <<<"$list"; then
+			echo "FAIL: $1 carries loom::$mod:: (carries: $(echo $list)): $(nm -C "$so" | grep -m1 "loom::$mod::" | cut -c1-160)"
+			fail=1
+		fi
+	done
+	echo "$1: modules $(echo $list)"
+}
 heavy="libhwloc libyaml libibverbs"
 check sdk/.libs/libloom_ckpt.so "libc.so libcrypto libjson-c" "$heavy"
+carry sdk/.libs/libloom_ckpt.so "ckpt" "health place topo sim exchange"
+# spank_ckpt reads jobcomp/health's failure statistics through lib/exchange.
 check plugins/spank_ckpt/.libs/spank_ckpt.so "libc.so libcrypto libjson-c" "$heavy"
+carry plugins/spank_ckpt/.libs/spank_ckpt.so "ckpt exchange" "health place topo sim"
+# spank_place compiles in the few lib/place sources it needs (no library).
 check plugins/spank_place/.libs/spank_place.so "libc.so" "$heavy libcrypto libjson-c"
+carry plugins/spank_place/.libs/spank_place.so "place" "health topo sim ckpt exchange"
 # What spank_place opens in slurmstepd only (its rank order): the fabric
 # readers, so hwloc and json-c; never libslurm's clients' weight.
 check plugins/spank_place/.libs/loom_fabric.so "libc.so libhwloc libjson-c" "libcrypto"
+carry plugins/spank_place/.libs/loom_fabric.so "place topo" "health sim ckpt"
 # The daemons' plugins that need the fabric model do load hwloc (lib/topo);
 # jobcomp/health does not.
-# jobcomp/health is built wherever configure had a Slurm source tree: there
-# it must be checked too (check() fails when it is missing).
+# select/topo and jobcomp/health are built wherever configure had a Slurm
+# source tree: there they must be checked too (check() fails when one is
+# missing). select/topo reads the failure statistics, the suspect marks and
+# writes the spare file through lib/exchange: no lib/health.
 src=${SLURM_SRC_DIR:-$(sed -n 's/^SLURM_SRC_DIR = //p' "$b/Makefile" 2>/dev/null)}
 if [ -n "$src" ]; then
+	check plugins/select_topo/.libs/select_topo.so "libc.so libhwloc libjson-c" "libcrypto"
+	carry plugins/select_topo/.libs/select_topo.so "place topo exchange" "health sim ckpt"
 	check plugins/jobcomp_health/.libs/jobcomp_health.so "libc.so libjson-c libcrypto" "$heavy"
+	carry plugins/jobcomp_health/.libs/jobcomp_health.so "health exchange ckpt" "place topo sim"
 fi
 exit $fail

@@ -3,7 +3,7 @@
 // statistics, and the coordinator's decisions.
 #include "lib/ckpt/coordinator.hpp"
 #include "lib/ckpt/policy.hpp"
-#include "lib/health/failure_stats.hpp"
+#include "lib/exchange/failure_stats.hpp"
 
 #include <cmath>
 
@@ -45,15 +45,15 @@ START_TEST(time_limit_margin_from_measured_write)
 }
 END_TEST
 
-static double mtbf_of(const health::NodeStats &n, double prior)
+static double mtbf_of(const exchange::NodeStats &n, double prior)
 {
-	return health::mtbf_estimate(n.exposure_s, n.failures, prior);
+	return exchange::mtbf_estimate(n.exposure_s, n.failures, prior);
 }
 
 START_TEST(failure_stats_and_job_mtbf)
 {
 	// The file as jobcomp/health writes it.
-	health::FailureStats h;
+	exchange::FailureStats h;
 	h.updated = 1700000000;
 	h.nodes["n1"].exposure_s = 150000; // 2 failures: (150000 + 30000) / 3 = 60000
 	h.nodes["n1"].failures = 2;
@@ -63,24 +63,24 @@ START_TEST(failure_stats_and_job_mtbf)
 	h.nodes["n4"].failures = 1;        // a failure before any exposure: 30000 / 2 = 15000, never 0
 	h.gpu_classes["h100"].exposure_s = 240000;
 	h.gpu_classes["h100"].failures = 3;
-	auto s = health::parse_failure_stats(health::failure_stats_json(h), "stats.json");
+	auto s = exchange::parse_failure_stats(exchange::failure_stats_json(h), "stats.json");
 	ck_assert_msg(s.has_value(), "%s", s ? "" : s.error().str().c_str());
 	const double site = 30000;
 	ck_assert(std::fabs(mtbf_of(s->nodes.at("n1"), site) - 60000) < 1e-6);
 	ck_assert(std::fabs(mtbf_of(s->nodes.at("n2"), site) - 120000) < 1e-6);
 	ck_assert(std::fabs(mtbf_of(s->nodes.at("n4"), site) - 15000) < 1e-6);
 	// n1, n2, and n3 (no history: the site's 30000 s): 1 / (1/60000 + 1/120000 + 1/30000) = 17142.857 s.
-	ck_assert(std::fabs(health::job_mtbf(*s, {"n1", "n2", "n3"}, site) - 120000.0 / 7) < 1e-6);
-	health::FailureStats empty;
-	ck_assert(std::fabs(health::job_mtbf(empty, {"a", "b", "c", "d"}, 86400) - 21600) < 1e-6);
-	ck_assert(std::fabs(health::job_mtbf(empty, {}, 86400) - 86400) < 1e-6);
+	ck_assert(std::fabs(exchange::job_mtbf(*s, {"n1", "n2", "n3"}, site) - 120000.0 / 7) < 1e-6);
+	exchange::FailureStats empty;
+	ck_assert(std::fabs(exchange::job_mtbf(empty, {"a", "b", "c", "d"}, 86400) - 21600) < 1e-6);
+	ck_assert(std::fabs(exchange::job_mtbf(empty, {}, 86400) - 86400) < 1e-6);
 	// Another shape or version is refused, naming the file and the field.
-	auto bad = health::parse_failure_stats(R"({"version":1,"updated":0,"nodes":{"n1":{"failures":-1}},"gpu_classes":{}})",
+	auto bad = exchange::parse_failure_stats(R"({"version":1,"updated":0,"nodes":{"n1":{"failures":-1}},"gpu_classes":{}})",
 				       "f.json");
 	ck_assert(!bad.has_value());
 	ck_assert_msg(bad.error().str().find("f.json") != std::string::npos, "%s", bad.error().str().c_str());
-	ck_assert(!health::parse_failure_stats(R"({"version":2,"updated":0,"nodes":{},"gpu_classes":{}})", "f").has_value());
-	ck_assert(!health::parse_failure_stats(R"({"format":"loom-failure-stats/1","nodes":{}})", "f").has_value());
+	ck_assert(!exchange::parse_failure_stats(R"({"version":2,"updated":0,"nodes":{},"gpu_classes":{}})", "f").has_value());
+	ck_assert(!exchange::parse_failure_stats(R"({"format":"loom-failure-stats/1","nodes":{}})", "f").has_value());
 }
 END_TEST
 

@@ -2,6 +2,7 @@
 // decision (drain/requeue with a restart budget), output path expansion and
 // the failure statistics (MTBF) file. Job logs: tests/health/joblogs (see the
 // README there); counts in comments are grep -c on those files.
+#include "lib/exchange/failure_stats.hpp"
 #include "lib/health/classify.hpp"
 #include "lib/health/failure_stats.hpp"
 #include "lib/health/job_log.hpp"
@@ -15,6 +16,7 @@
 
 using namespace loom;
 using namespace loom::health;
+using namespace loom::exchange;
 
 namespace {
 
@@ -195,14 +197,14 @@ START_TEST(failure_stats_mtbf)
 	Classification g;
 	g.cls = FailureClass::gpu_fault;
 	g.culprits = {"n2"};
-	s.record(j, g, cls, 5000);
+	record_job(s, j, g, cls, 5000);
 	JobEnd k = failed_job({"n1", "n2", "n3"});
 	k.state = "COMPLETED";
 	k.exit_code = 0;
-	s.record(k, Classification{}, cls, 9000);
+	record_job(s, k, Classification{}, cls, 9000);
 	Classification t;
 	t.cls = FailureClass::nccl_timeout; // no culprit: counted against the class
-	s.record(failed_job({"n3"}), t, cls, 9500);
+	record_job(s, failed_job({"n3"}), t, cls, 9500);
 	ck_assert(s.nodes["n1"].exposure_s == 7200 && s.nodes["n1"].failures == 0 && s.nodes["n1"].mtbf_s() < 0);
 	ck_assert(s.nodes["n2"].failures == 1 && s.nodes["n2"].mtbf_s() == 7200);
 	ck_assert(s.gpu_classes["h100"].exposure_s == 14400 && s.gpu_classes["h100"].failures == 1);

@@ -3,6 +3,7 @@
 // resume, mark and clear suspect) with its hold-down and ownership rules, the
 // hold-down state file, the suspect flag, the time-limited helper runner and
 // the JSON/Prometheus reports.
+#include "lib/exchange/suspect_mark.hpp"
 #include "lib/health/drain.hpp"
 #include "lib/health/report.hpp"
 #include "lib/health/slurm_ops.hpp"
@@ -22,6 +23,7 @@
 
 using namespace loom;
 using namespace loom::health;
+using namespace loom::exchange;
 
 namespace {
 

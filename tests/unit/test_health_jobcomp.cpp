@@ -1,6 +1,7 @@
 // Unit tests for jobcomp/health's worker without Slurm: a fake Slurm records
 // drains and requeues. Job logs from tests/health/joblogs.
 #include "lib/ckpt/job_env.hpp"
+#include "lib/exchange/failure_stats.hpp"
 #include "lib/health/jobcomp.hpp"
 #include "lib/health/jobcomp_worker.hpp"
 #include "lib/util/fs.hpp"
@@ -21,6 +22,7 @@
 
 using namespace loom;
 using namespace loom::health;
+using namespace loom::exchange;
 
 namespace {
 

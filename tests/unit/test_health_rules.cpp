@@ -1,5 +1,6 @@
 // Unit tests for the health config (fail-closed) and the rules, on recorded
 // machines where there is one and on small hand-made samples otherwise.
+#include "lib/exchange/suspect_mark.hpp"
 #include "lib/health/config.hpp"
 #include "lib/health/infiniband.hpp"
 #include "lib/health/kernel_log.hpp"
@@ -17,6 +18,7 @@
 
 using namespace loom;
 using namespace loom::health;
+using namespace loom::exchange;
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <set>
 
 using namespace loom;
-using namespace loom::health;
+using namespace loom::topo;
 
 namespace {
 

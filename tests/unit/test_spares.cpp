@@ -1,7 +1,9 @@
 // The spare pool: which nodes are spares (lib/place/spares.hpp), the pool
-// file select/topo publishes, and the replacement plan jobcomp/health makes
-// from it (lib/health/spares.hpp). Clusters are topology.conf text, so what
-// a test asserts can be read off the text.
+// file select/topo publishes (lib/exchange/spare_file.hpp), and the
+// replacement plan jobcomp/health makes from it (lib/health/spares.hpp).
+// Clusters are topology.conf text, so what a test asserts can be read off the
+// text.
+#include "lib/exchange/spare_file.hpp"
 #include "lib/health/spares.hpp"
 #include "lib/place/spares.hpp"
 #include "lib/topo/build.hpp"
@@ -67,9 +69,9 @@ health::SlurmNode node(const std::string &name, const std::string &state)
 }
 
 // leaf:1 then pod:1 on the tree above, as select/topo would publish it.
-health::SpareFile pool_file()
+exchange::SpareFile pool_file()
 {
-	health::SpareFile f;
+	exchange::SpareFile f;
 	f.written = 1764800000;
 	f.lend_max_s = 1800;
 	f.domains = {{"leaf", "leaf1", {"n1", "n2", "n3", "n4"}, {"n4"}, 1},
@@ -162,13 +164,13 @@ END_TEST
 
 START_TEST(pool_file_round_trips_and_is_strict)
 {
-	health::SpareFile f = pool_file();
+	exchange::SpareFile f = pool_file();
 	f.domains.push_back({"leaf", "leaf3", {"n9", "n10", "n11", "n12"}, {}, 1}); // none left
-	std::string text = health::spare_file_json(f);
+	std::string text = exchange::spare_file_json(f);
 	ck_assert_msg(text.find("\"nodes\":\"n[1-4]\"") != std::string::npos ||
 			      text.find("\"nodes\": \"n[1-4]\"") != std::string::npos,
 		      "%s", text.c_str());
-	auto back = health::parse_spare_file(text, "loom-spares.json");
+	auto back = exchange::parse_spare_file(text, "loom-spares.json");
 	ck_assert_msg(back.has_value(), "%s", back ? "" : back.error().str().c_str());
 	ck_assert_int_eq(back->domains.size(), 4);
 	ck_assert(back->domains[2].spares == (Names{"n4", "n8"}));
@@ -186,7 +188,7 @@ START_TEST(pool_file_round_trips_and_is_strict)
 		     {"{\"format\":\"loom-spares/1\",\"written\":1,\"lend_max_s\":0,\"domains\":[{\"kind\":\"leaf\","
 		      "\"name\":\"leaf1\",\"nodes\":\"n[1-\",\"want\":1,\"spares\":\"\"}]}",
 		      "$.domains[0].nodes"}}) {
-		auto r = health::parse_spare_file(b.text, "f.json");
+		auto r = exchange::parse_spare_file(b.text, "f.json");
 		ck_assert_msg(!r.has_value(), "accepted: %s", b.text.c_str());
 		ck_assert_msg(r.error().str().find(b.says) != std::string::npos, "%s", r.error().str().c_str());
 		ck_assert_msg(r.error().str().find("f.json") != std::string::npos, "%s", r.error().str().c_str());
@@ -196,7 +198,7 @@ END_TEST
 
 START_TEST(culprits_are_replaced_from_their_own_domain_first)
 {
-	health::SpareFile f = pool_file();
+	exchange::SpareFile f = pool_file();
 	std::map<std::string, health::SlurmNode> st{{"n4", node("n4", "IDLE")}, {"n8", node("n8", "IDLE")}};
 	// n3 of leaf1 fails under a job on n[1-3]: leaf1's spare n4.
 	auto r = health::plan_replacement(f, {"n1", "n2", "n3"}, {"n3"}, st);
@@ -237,7 +239,7 @@ END_TEST
 // for days; an unknown end is not waited for either.
 START_TEST(a_busy_spare_is_waited_for_only_when_a_borrower_holds_it)
 {
-	health::SpareFile f = pool_file(); // lend_max_s 1800
+	exchange::SpareFile f = pool_file(); // lend_max_s 1800
 	const int64_t now = 1764800000;
 	std::map<std::string, health::SlurmNode> st{{"n4", node("n4", "ALLOCATED")}, {"n8", node("n8", "MIXED")}};
 	auto r = health::plan_replacement(f, {"n1", "n2", "n3"}, {"n3"}, st);
