@@ -4,8 +4,8 @@
 #   scripts/test.sh [--quick] [--slurm VERSION]
 #
 # With no --slurm: every tier on the default Slurm release (Debian's 22.05.8):
-# build (-Werror), unit tests (Check, make check), unit tests under
-# ASan/UBSan, plugin load + cluster scenarios on a real Slurm test cluster,
+# build (-Werror), the unit tests, each once (make check: those of the C++
+# code under ASan/UBSan, the others on the build), plugin load + cluster scenarios on a real Slurm test cluster,
 # fuzzers (bounded time), make distcheck, rpm and deb packages; and on every
 # other supported release (scripts/slurm.sh supported) the tiers that depend
 # on Slurm: the release itself (built from shared/vendor once, in the
@@ -177,15 +177,6 @@ record() {
 }
 
 build() { LOOM_BUILDDIR=$(builddir_of "$1") "$top/scripts/build.sh" --slurm "$1"; }
-# The test programs compile at -O1 -g1, in half the time of -O2 -g: the
-# library they test is the build tier's, at -O2 -g; only the harness around
-# it is built lighter (configure's other flags, warnings and -Werror kept).
-unit() {
-	local flags
-	cd "$LOOM_BUILDDIR" && flags=$(sed -n 's/^CXXFLAGS = //p' Makefile) && [ -n "$flags" ] || return 1
-	flags=$(echo " $flags " | sed -e 's/ -O[0-9s]* / /g; s/ -g[0-9]* / /g')
-	make -j2 check CXXFLAGS="$flags -O1 -g1"
-}
 # tests_of BUILDDIR: the build's TESTS (make print-tests), one per line.
 tests_of() { make -s --no-print-directory -C "$1" print-tests | tr ' ' '\n' | grep .; }
 # The sanitizers watch instrumented C++ only: the tests that run none (the
@@ -194,6 +185,23 @@ tests_of() { make -s --no-print-directory -C "$1" print-tests | tr ' ' '\n' | gr
 SAN_SKIP='/(sdk_python|sdk_torch|sdk_io|sdk_wheel|frameworks|ranks_python|ranks_mpi|conformance_py|man_pages|completion|check_symbols|link_weight|slurm_fetch|module_graph)\.sh$'
 # -O1 and line tables only (-g1): reports keep their file:line frames, and the
 # compile takes about two thirds of -O2 -g's time.
+# Each test runs once: the unit tier runs those that execute no instrumented
+# C++ (SAN_SKIP), in the build tree; the sanitizer tier every other one, its
+# C++ built with ASan/UBSan. (The unit tier compiled every test program
+# again without sanitizers, 26 of its 39 minutes in a run of 51.) With
+# --quick, which has no sanitizer tier, the unit tier runs them all.
+unit() {
+	local list logs
+	cd "$LOOM_BUILDDIR" || return 1
+	[ $quick = 0 ] || { make -j2 check; return; }
+	list=$(tests_of . | grep -E "$SAN_SKIP") && [ -n "$list" ] || { echo "test: FAIL: no tests for the unit tier"; return 1; }
+	echo "test: unit: $(echo "$list" | wc -l) of $(tests_of . | wc -l) tests (the others run under the sanitizers)"
+	# test-suite.log, not check-TESTS: that one builds every test program first.
+	logs=$(echo "$list" | sed 's/\.sh$/.log/')
+	# shellcheck disable=SC2086
+	rm -f test-suite.log $logs ${logs//.log/.trs}
+	make -j2 test-suite.log TESTS="$(echo $list)"
+}
 unit_sanitizers() {
 	local b=$top/_build-asan list
 	CXXFLAGS="-g1 -O1" LOOM_BUILDDIR=$b "$top/scripts/build.sh" --slurm "$main" --enable-sanitizers || return 1
@@ -223,19 +231,20 @@ fuzz() {
 # twice already (unit, sanitizers). Optimisation and debug information add
 # nothing to that answer (the build tier has both), so -O1 -g0 (-Werror still).
 DIST_TESTS='/(replay_[a-z_]+\.sh|test_topo_formats|test_health_joblogs|test_health_collectors|conformance_cpp|conformance_py\.sh|sdk_wheel\.sh|man_pages\.sh|cli_walk\.sh|module_graph\.sh|check_symbols\.sh|no_check\.sh)$'
-# The tarball is made in a tree of its own, configured and never built
-# (dist_tree), so that distcheck and the packages run beside the unit tier's
-# make check in the build tree.
+# distcheck and the packages each make the tarball in a tree of their own,
+# configured and never built (dist_tree DIR), so that they run beside each
+# other and beside the unit tier in the build tree.
+distcheck_builddir=$main_builddir-distcheck
 dist_builddir=$main_builddir-dist
-dist_tree() { LOOM_BUILDDIR=$dist_builddir "$top/scripts/build.sh" --slurm "$main" --configure-only; }
+dist_tree() { LOOM_BUILDDIR=$1 "$top/scripts/build.sh" --slurm "$main" --configure-only; }
 distcheck() {
 	local cc=() list
 	[ -z "${CCACHE_DIR:-}" ] || cc=(CC="ccache gcc" CXX="ccache g++")
-	dist_tree || return 1
-	list=$(tests_of "$dist_builddir" | grep -E "$DIST_TESTS") && [ "$(echo "$list" | wc -l)" -ge 10 ] ||
+	dist_tree "$distcheck_builddir" || return 1
+	list=$(tests_of "$distcheck_builddir" | grep -E "$DIST_TESTS") && [ "$(echo "$list" | wc -l)" -ge 10 ] ||
 		{ echo "test: FAIL: distcheck's tests not found in the build's TESTS: '$list'"; return 1; }
-	echo "test: distcheck runs $(echo "$list" | wc -l) of $(tests_of "$dist_builddir" | wc -l) tests: $(echo $list)"
-	cd "$dist_builddir" && env "${cc[@]}" make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="CXXFLAGS='-O1 -g0'" TESTS="$(echo $list)"
+	echo "test: distcheck runs $(echo "$list" | wc -l) of $(tests_of "$distcheck_builddir" | wc -l) tests: $(echo $list)"
+	cd "$distcheck_builddir" && env "${cc[@]}" make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="CXXFLAGS='-O1 -g0'" TESTS="$(echo $list)"
 }
 # The rpm and the deb compile the same tree with the same flags in the same
 # directory (packaging/local.mk): through ccache the deb reuses the rpm's
@@ -243,7 +252,7 @@ distcheck() {
 packages() {
 	local cc=(-u LC_ALL LANG=C)
 	[ -z "${CCACHE_DIR:-}" ] || cc+=(CC="ccache gcc" CXX="ccache g++")
-	dist_tree || return 1
+	dist_tree "$dist_builddir" || return 1
 	cd "$dist_builddir" && env "${cc[@]}" make rpm && env "${cc[@]}" make deb &&
 		"$top/packaging/check-packages.sh" "$dist_builddir"
 }
@@ -255,8 +264,8 @@ packages() {
 #  - a daemon lane per release: cluster, differential, consumers. They wait on
 #    Slurm's daemons far more than they compute, and each release's clusters
 #    have their own directories, ports and processes;
-#  - two CPU lanes: the unit tests; the sanitizer build and its tests, then
-#    distcheck and the packages (one lane ran them all, 65 of a 70-minute
+#  - two CPU lanes: the unit tests, then distcheck; the sanitizer build and
+#    its tests, then the packages (one lane ran them all, 65 of a 70-minute
 #    run, its single-core stretches leaving a core idle). The fuzzers follow
 #    the main release's daemon tiers, which end before the CPU lanes;
 #  - the releases lane, when there are other releases: each one built from
@@ -290,18 +299,18 @@ daemon_lane() {
 niced() { (renice -n 5 -p "$BASHPID" >/dev/null && "$@"); }
 # Two CPU lanes, of about equal time: each has stretches on one core
 # (configure, rpmbuild and dpkg-buildpackage's steps, the slowest tests) that
-# the other fills. They share no build tree: the unit tier's is
-# the build's, the sanitizers' is _build-asan, the fuzzers' /tmp/loom-fuzz,
-# and distcheck and the packages make the tarball in $dist_builddir.
+# the other fills. They share no build tree: the unit tier's is the build's,
+# the sanitizers' _build-asan, the fuzzers' /tmp/loom-fuzz, distcheck's
+# $distcheck_builddir and the packages' $dist_builddir.
 cpu_lane_a() {
 	renice -n 10 -p "$BASHPID" >/dev/null
 	lane_tier "unit-$main" unit
+	[ $quick = 1 ] || lane_tier "distcheck-$main" distcheck
 }
 cpu_lane_b() {
 	renice -n 10 -p "$BASHPID" >/dev/null
 	[ $quick = 1 ] && return
 	lane_tier "unit-sanitizers-$main" unit_sanitizers
-	lane_tier "distcheck-$main" distcheck
 	lane_tier "packages-$main" packages
 }
 releases_lane() {
