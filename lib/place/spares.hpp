@@ -6,7 +6,7 @@
 // not drained or down, not marked suspect, and in no Slurm reservation (a
 // node reserved for a replacement, or by an admin, is nobody's spare). So the
 // pool is a function of the node table alone: the same in select/topo,
-// `loom spares` and after a slurmctld restart; it refills as drained nodes
+// `loom place --spares` and after a slurmctld restart; it refills as drained nodes
 // return; a spare taken by a replacement leaves the pool for as long as its
 // reservation lasts.
 //

@@ -77,7 +77,7 @@ struct TopoConf {
 	// The spare pool (spares.hpp): spares per domain kind (checked by
 	// parse_spares here, against the fabric's kinds by select/topo), the
 	// longest job that may borrow a spare, and where the pool is published
-	// for jobcomp/health and `loom spares` ("" = StateSaveLocation/loom-spares.json).
+	// for jobcomp/health and `loom place --spares` ("" = StateSaveLocation/loom-spares.json).
 	std::string spares;
 	int64_t spare_lend_s = 1800;
 	std::string spare_file;
