@@ -17,26 +17,28 @@ command -v nm >/dev/null || { echo "link_weight: nm not found (binutils)"; exit 
 fail=0
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 # object | libraries it must need | libraries it must not need
+# expect OBJ LIST HOW VERB VERBS MUST MUSTNOT: every name of MUST found in
+# LIST, none of MUSTNOT (HOW: -x, the whole line; ^, a line's start).
+expect() {
+	local obj=$1 list=$2 how=$3 verb=$4 verbs=$5 must=$6 mustnot=$7 x
+	found() { if [ "$how" = -x ]; then grep -qx "$1" <<<"$list"; else grep -q "^$1" <<<"$list"; fi; }
+	for x in $must; do
+		found "$x" || { echo "FAIL: $obj does not $verb $x ($verbs: $(echo $list))"; fail=1; }
+	done
+	for x in $mustnot; do
+		! found "$x" || { echo "FAIL: $obj $verbs $x ($verbs: $(echo $list))"; fail=1; }
+	done
+}
+# object | libraries it must need | libraries it must not need
 check() {
-	local so=$b/$1 must=$2 mustnot=$3 list lib
-	if [ ! -e "$so" ]; then
+	local list
+	if [ ! -e "$b/$1" ]; then
 		echo "FAIL: $1 not built"
 		fail=1
 		return
 	fi
-	list=$(needed "$so")
-	for lib in $must; do
-		if ! grep -q "^$lib" <<<"$list"; then
-			echo "FAIL: $1 does not load $lib (NEEDED: $(echo $list))"
-			fail=1
-		fi
-	done
-	for lib in $mustnot; do
-		if grep -q "^$lib" <<<"$list"; then
-			echo "FAIL: $1 loads $lib (NEEDED: $(echo $list))"
-			fail=1
-		fi
-	done
+	list=$(needed "$b/$1")
+	expect "$1" "$list" ^ load loads "$2" "$3"
 	echo "$1: $(echo $list)"
 }
 # The modules an object carries: every loom::<module>:: that a symbol names,
@@ -51,25 +53,14 @@ carried() {
 }
 # object | modules it must carry | modules it must not carry
 carry() {
-	local so=$b/$1 must=$2 mustnot=$3 list mod
-	[ -e "$so" ] || return # check() has said so
-	if ! list=$(carried "$so"); then
+	local list
+	[ -e "$b/$1" ] || return # check() has said so
+	if ! list=$(carried "$b/$1"); then
 		echo "FAIL: nm -C $1 failed"
 		fail=1
 		return
 	fi
-	for mod in $must; do
-		if ! grep -qx "$mod" <<<"$list"; then
-			echo "FAIL: $1 does not carry loom::$mod:: (carries: $(echo $list))"
-			fail=1
-		fi
-	done
-	for mod in $mustnot; do
-		if grep -qx "$mod" <<<"$list"; then
-			echo "FAIL: $1 carries loom::$mod:: (carries: $(echo $list)): $(nm -C "$so" | grep -m1 "loom::$mod::" | cut -c1-160)"
-			fail=1
-		fi
-	done
+	expect "$1" "$list" -x carry carries "$2" "$3"
 	echo "$1: modules $(echo $list)"
 }
 heavy="libhwloc libyaml libibverbs"
