@@ -11,6 +11,7 @@ alignment) go through the page cache. LOOM_CKPT_DIRECT_IO=0 turns it off.
 
 import ctypes
 import errno
+import fcntl
 import hashlib
 import os
 import threading
@@ -38,7 +39,6 @@ def _address(view):
 
 def _set_direct(fd, on):
     """Turn O_DIRECT on or off on fd; False where the file system refuses it."""
-    import fcntl
     flags = fcntl.fcntl(fd, fcntl.F_GETFL)
     try:
         fcntl.fcntl(fd, fcntl.F_SETFL, (flags | os.O_DIRECT) if on else (flags & ~os.O_DIRECT))
