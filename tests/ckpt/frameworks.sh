@@ -11,7 +11,9 @@
 #       (for HF with one rank late to write its file: tests/ckpt/late_rank);
 #   (c) a restart in the same directory, which must resume from that commit
 #       (step > 0) and end with final weights bitwise identical (sha256) to
-#       (a) on every rank.
+#       (a) on every rank;
+#   (d) HF only: a new job whose output_dir holds a checkpoint-N no loom
+#       commit covers starts from step 0 and sets that directory aside.
 # Needs the venv of scripts/frameworks-venv.sh (made on first use, from
 # PyPI): without it this test fails, it does not skip.
 set -u
@@ -126,6 +128,26 @@ TRAIN_BATCHES_PER_EPOCH=1 check_framework lightning-epochs "$src/examples/lightn
 # (tests/ckpt/late_rank): rank 0's on_save must leave the directory to it.
 check_framework hf "$src/examples/hf/train.py" 40 0.3 \
 	PYTHONPATH="$src/tests/ckpt/late_rank:$PYTHONPATH" LOOM_TEST_LATE_RANK=1
+# (d) HF, a new job whose output_dir holds an HF checkpoint no loom commit
+# of its own covers (the restarted run's, its marker removed: as a run cut
+# short mid-save or another job leaves one): it is moved aside, and the
+# run starts from step 0 and ends as the uninterrupted run, not resuming it.
+stale_hf_checkpoint() {
+	local out=$work/hf-stale.hf-output stale
+	cp -a "$work/hf-run.hf-output" "$out"
+	stale=$(cd "$out" && ls -d checkpoint-* | head -1)
+	[ -n "$stale" ] || fail "hf: the restarted run left no checkpoint-N in its output_dir to reuse"
+	rm -f "$out/$stale/.loom-placed"
+	launch hf-stale "$work/hf-stale" TRAIN_STEPS=40
+	wait "$runner" || show_fail hf-stale "hf: the run beside a stale $stale failed"
+	runner=
+	ls -d "$out/.loom-unadopted/$stale".* >/dev/null 2>&1 && [ ! -e "$out/$stale" ] ||
+		show_fail hf-stale "hf: the stale $out/$stale was not moved to .loom-unadopted/"
+	[ "$(finals hf-stale)" = "$(finals hf-ref)" ] ||
+		show_fail hf-stale "hf: a fresh run beside a stale $stale ends unlike the uninterrupted run"
+	echo "  hf: a new job's output_dir held $stale (no loom commit): moved to .loom-unadopted/, the run began at step 0"
+}
+stale_hf_checkpoint
 check_framework accelerate "$src/examples/accelerate/train.py" 60 0.3
 echo "frameworks: Lightning, HF Trainer and Accelerate, 2 ranks each: a loom commit made on spank_ckpt's request" \
 	"mid-training survives SIGKILL, and the restart resumes from it bitwise identical to an uninterrupted run"

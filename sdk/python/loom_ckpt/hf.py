@@ -12,8 +12,10 @@ once a checkpoint exists. At on_init_end (every rank, the process group up)
 the ranks agree on the newest verified loom checkpoint and it is placed
 where get_last_checkpoint finds it: <output_dir>/checkpoint-<step>/ (hard
 links, no copy of the bytes). Other checkpoint-N directories in output_dir
-that no loom commit covers (a save cut short) are moved aside to
-<output_dir>/.loom-unadopted/ so that HF does not pick a torn one.
+that no loom commit covers (a save cut short, or another job's left in a
+shared output_dir) are moved aside to <output_dir>/.loom-unadopted/ so that
+HF does not pick a torn or foreign one; with no loom checkpoint to resume,
+all of them are, and the run starts from step 0.
 
 Saving: at every step end should_checkpoint(global_step) (the same answer on
 every rank) sets control.should_save; HF writes checkpoint-<step>/ in
@@ -40,6 +42,7 @@ from .store import remove_tree
 
 WRITER = "loom-hf"
 PLACED = ".loom-placed"  # in a checkpoint-N directory placed from a loom commit
+UNADOPTED = ".loom-unadopted"  # where HF checkpoints no loom commit covers are moved
 _RNG = re.compile(r"^rng_state_(\d+)\.pth$")
 _CKPT_DIR = re.compile(r"^" + PREFIX_CHECKPOINT_DIR + r"-(\d+)$")
 
@@ -90,6 +93,12 @@ class LoomCallback(TrainerCallback):
                 if self.ck.rank == 0:
                     sys.stderr.write("loom_ckpt: %s placed at %s for resume_from_checkpoint\n" %
                                      (c.path, resume_dir(args.output_dir, c.step)))
+            elif self.ck.rank == 0:
+                moved = set_aside_unadopted(args.output_dir)
+                if moved:
+                    sys.stderr.write("loom_ckpt: no loom checkpoint to resume from; %s held %s, not committed by "
+                                     "this job's loom checkpoints: moved to %s, the run starts from step 0\n" %
+                                     (args.output_dir, ", ".join(moved), os.path.join(args.output_dir, UNADOPTED)))
             _barrier()  # every rank placed (and rank 0 set aside) before any looks
 
     def on_step_end(self, args, state, control, **kwargs):
@@ -125,26 +134,46 @@ def resume_dir(output_dir, step):
 def place_for_resume(c, output_dir, set_aside=True):
     """Place a restored loom checkpoint's files (every rank's) as HF's
     checkpoint directory of its step in output_dir, hard-linked; with
-    'set_aside', move other checkpoint-N directories (never committed by
-    loom) to output_dir/.loom-unadopted/ and remove those placed before
-    (marked PLACED). Returns the directory."""
+    'set_aside', first set_aside_unadopted(output_dir, keep=that directory).
+    Returns the directory."""
     target = resume_dir(output_dir, c.step)
-    if set_aside and os.path.isdir(output_dir):
-        aside = os.path.join(output_dir, ".loom-unadopted")
-        for n in os.listdir(output_dir):
-            path = os.path.join(output_dir, n)
-            if not _CKPT_DIR.match(n) or path == target:
-                continue
-            if os.path.exists(os.path.join(path, PLACED)):  # links to a loom commit: nothing lost
-                remove_tree(path)
-            else:
-                os.makedirs(aside, exist_ok=True)
-                os.rename(path, os.path.join(aside, "%s.%d" % (n, os.getpid())))
+    if set_aside:
+        set_aside_unadopted(output_dir, keep=target)
     for _rank, name, path in frameworks.part_files(c):
         frameworks.link_or_copy(path, os.path.join(target, name))
     with open(os.path.join(target, PLACED), "w") as f:
         f.write("%s\n" % c.path)
     return target
+
+
+def set_aside_unadopted(output_dir, keep=None):
+    """Clear output_dir's checkpoint-N directories (but 'keep') from HF's
+    view: one placed from a loom commit that still exists (marked PLACED) is
+    removed (its files are links to the commit), any other moved to
+    output_dir/.loom-unadopted/. Nothing is lost. Returns the names moved."""
+    moved = []
+    if not os.path.isdir(output_dir):
+        return moved
+    aside = os.path.join(output_dir, UNADOPTED)
+    for n in sorted(os.listdir(output_dir)):
+        path = os.path.join(output_dir, n)
+        if not _CKPT_DIR.match(n) or path == keep or not os.path.isdir(path):
+            continue
+        if _placed_from_existing_commit(path):
+            remove_tree(path)
+            continue
+        os.makedirs(aside, exist_ok=True)
+        os.rename(path, os.path.join(aside, "%s.%d" % (n, os.getpid())))
+        moved.append(n)
+    return moved
+
+
+def _placed_from_existing_commit(path):
+    try:
+        with open(os.path.join(path, PLACED)) as f:
+            return os.path.isdir(f.read().strip())
+    except OSError:
+        return False
 
 
 def accelerate_save(accelerator, ck, step):
