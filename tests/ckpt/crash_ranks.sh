@@ -65,23 +65,36 @@ last_saved() { awk '$1 == "saved" { s = $2 } END { print (s == "" ? -1 : s) }' "
 # The others than the victim: ranks above 0 finish; rank 0 finishes or names
 # the victim among the ranks that did not finish their part (a rank that
 # lives but is slow, on a loaded machine, may be named beside it: nothing is
-# committed either way).
+# committed either way). On a loaded machine rank 0 may also give up on a
+# step before the victim's kill, naming only ranks that were late, not lost:
+# accepted (as "slow") only when every rank's part of that step is staged in
+# the end and the named ranks finished; at most one round in 20.
 judge_others() {
-	local world=$1 victim=$2 r st named
+	local world=$1 victim=$2 r line named step
+	local -a status=()
 	for ((r = 0; r < world; r++)); do
 		[ "$r" = "$victim" ] && continue
 		wait "${pids[$r]}"
-		st=$?
-		if [ "$r" = 0 ] && [ "$st" != 0 ]; then
-			named=$(sed -n "s/.*ranks\{0,1\} \([0-9, and]*\) of $world did not finish \(its\|their\) part of step [0-9]* within 1 s: nothing committed.*/\1/p" "$ldir/err.0" | head -1)
-			[[ " ${named//,/ } " == *" $victim "* ]] ||
-				{ why="rank 0 failed: $(cat "$ldir/err.0")"; return 1; }
-			note="$note, rank 0 gave up on rank(s) $named"
-		elif [ "$st" != 0 ] || [ -s "$ldir/err.$r" ]; then
-			why="rank $r exited $st: $(cat "$ldir/err.$r")"
-			return 1
-		fi
+		status[$r]=$?
+		[ "$r" = 0 ] || { [ "${status[$r]}" = 0 ] && [ ! -s "$ldir/err.$r" ]; } ||
+			{ why="rank $r exited ${status[$r]}: $(cat "$ldir/err.$r")"; return 1; }
 	done
+	[ "$victim" = 0 ] || [ "${status[0]}" = 0 ] && return 0
+	line=$(grep -m1 -o "ranks\? [0-9, and]* of $world did not finish \(its\|their\) part of step [0-9]* within 1 s" "$ldir/err.0")
+	named=$(echo "$line" | sed 's/^ranks\? \([0-9, and]*\) of .*/\1/; s/,//g; s/ and / /g')
+	step=$(echo "$line" | sed -n 's/.* part of step \([0-9]*\) within.*/\1/p')
+	[ -n "$step" ] || { why="rank 0 failed: $(cat "$ldir/err.0")"; return 1; }
+	if [[ " $named " == *" $victim "* ]]; then
+		note="$note, rank 0 gave up on rank(s) $named"
+		return 0
+	fi
+	for ((r = 0; r < world; r++)); do
+		ls "$dir/.staging/$(printf 'step-%012d' "$step")".*/.parts/"$(printf 'rank-%05d' "$r")".json >/dev/null 2>&1 ||
+			{ why="rank 0 gave up on rank(s) $named at step $step, not on the victim, rank $victim, and rank $r's part of it never came: $(cat "$ldir/err.0")"; return 1; }
+	done
+	slow=$((slow + 1)) note="$note, rank 0 gave up on slow rank(s) $named at step $step (every part came later)"
+	[ "$((slow * 20 * lanes))" -le "$rounds" ] ||
+		{ why="rank 0 gave up on live ranks in $slow rounds of this lane: more than one in 20"; return 1; }
 }
 
 # start WORLD ROUND FIRST LAST [VAR=VALUE...]: every rank, in pids[]; waits
@@ -181,7 +194,7 @@ committer_round() {
 lane() {
 	local l=$1 round world first last got rseed
 	ldir=$tmp/lane$l dir=$tmp/lane$l/ckpt job=$((700 + l)) window=20
-	early=0 mid=0 late=0 committer=0 pids=()
+	early=0 mid=0 late=0 committer=0 slow=0 pids=()
 	trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done' EXIT
 	trap 'exit 1' TERM
 	mkdir -p "$dir"
