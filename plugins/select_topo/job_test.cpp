@@ -11,6 +11,7 @@
 #include "plugins/common/place_hints.hpp"
 #include "plugins/select_topo/explain.hpp"
 #include "plugins/select_topo/slurm_view.hpp"
+#include "plugins/select_topo/value_wait.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -247,32 +248,6 @@ void note_accounting(job_record_t *job, const place::Request &req, const place::
 	std::string text = put_job_note(job->system_comment ? job->system_comment : "", n);
 	xfree(job->system_comment);
 	job->system_comment = xstrdup(text.c_str());
-}
-
-// A value tier that may wait asks whether its cheapest class could hold it
-// once its nodes free. Backfill offers only the nodes free at the time it
-// tries (a busy class's nodes are not in the bitmap), so the nodes of the
-// job's partition that cannot take it now (too few free GPUs) are added to
-// what the engine sees: they count for that question and cannot be chosen.
-// Nodes free now that Slurm did not offer (reserved by backfill for another
-// job, excluded) stay out.
-void add_busy_partition_nodes(const Snapshot &s, const job_record_t *job, const place::Request &req,
-			      place::Allowed &allowed)
-{
-	if (!job->part_ptr || !job->part_ptr->node_bitmap)
-		return;
-	const place::State &st = *s.state;
-	int need = req.gpus_per_node > 0 ? req.gpus_per_node : 1;
-	bitstr_t *part = job->part_ptr->node_bitmap;
-	for (int64_t i = 0; i < bit_size(part); i++) {
-		if (!bit_test(part, i))
-			continue;
-		topo::Index m = s.model(i);
-		if (m == topo::none || allowed.test(m) || !st.available(m))
-			continue;
-		if (st.free_gpus(m) < need || (req.whole_node && !st.idle(m)))
-			allowed.set(m);
-	}
 }
 
 // A tier when Slurm chooses the nodes (--contiguous, --spread-job, LLN,
@@ -530,14 +505,18 @@ int topo_job_test(Snapshot &s, job_record_t *job, bitstr_t *bitmap, uint32_t min
 	cons.target_nodes = static_cast<int>(req_nodes);
 	cons.use_min_nodes = ask.use_min_nodes;
 	place::Request req = make_request(s, ask, hints, c, offered.count);
+	// A value tier that may wait asks whether its cheapest class could
+	// hold it once its nodes free: they count, and cannot be chosen now.
+	std::unique_ptr<place::State> wait_view;
 	if (req.may_wait_s > 0)
-		add_busy_partition_nodes(s, job, req, offered.allowed);
+		wait_view = add_waitable_nodes(s, job, req, offered.allowed);
 	if (mode == SELECT_MODE_WILL_RUN) {
 		// Waiting by choice (for its cheapest class, or off-peak hours) it
 		// has no plan: backfill reserves nothing for it, and the nodes it
 		// leaves idle are for the jobs behind it. RUN_NOW places it once
 		// its class frees or its time to wait is spent.
 		if (req.may_wait_s > 0) {
+			StateView view(s, std::move(wait_view));
 			auto now = place::place_within(*s.state, req, offered.allowed, cons, s.weights, 1);
 			if (now && !now->decision.placed() && !now->decision.waiting.empty()) {
 				if (debug_on())
@@ -550,6 +529,7 @@ int topo_job_test(Snapshot &s, job_record_t *job, bitstr_t *bitmap, uint32_t min
 			return test_only(s, c, hints);
 		return plan_will_run(s, c, req, offered.allowed, cons);
 	}
+	StateView view(s, std::move(wait_view));
 	return place_now(s, c, req, offered.allowed, cons, t);
 }
 

@@ -12,6 +12,7 @@ plugins_select_topo_select_topo_la_SOURCES = \
 	plugins/select_topo/explain.hpp plugins/select_topo/explain.cpp \
 	plugins/select_topo/history.hpp plugins/select_topo/history.cpp \
 	plugins/select_topo/slurm_view.hpp plugins/select_topo/slurm_view.cpp \
+	plugins/select_topo/value_wait.hpp plugins/select_topo/value_wait.cpp \
 	plugins/common/place_hints.hpp plugins/common/place_hints.cpp \
 	plugins/common/slurm_log.hpp plugins/common/slurm_log.cpp
 # One adapter per family of Slurm's select interface (configure picks it).

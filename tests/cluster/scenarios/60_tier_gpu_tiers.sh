@@ -1,4 +1,4 @@
-# cluster: --nodes 12 --gpus-per-node 8 --select topo --classes a100:4,h100:4,b200:4 --topo-line gpu_class.a100=throughput:1,mem:80G,price:1.20 --topo-line gpu_class.h100=throughput:2,mem:80G,price:1.80 --topo-line gpu_class.b200=throughput:3,mem:192G,price:4.20 --topo-line gpu_tier.bigmem=value,mem:150G --conf-line DebugFlags=SelectType
+# cluster: --nodes 12 --gpus-per-node 8 --select topo --classes a100:4,h100:4,b200:4 --topo-line gpu_class.a100=throughput:1,mem:80G,price:1.20 --topo-line gpu_class.h100=throughput:2,mem:80G,price:1.80 --topo-line gpu_class.b200=throughput:3,mem:192G,price:4.20 --topo-line gpu_tier.bigmem=value,mem:150G --conf-line DebugFlags=SelectType --conf-line Epilog=$dir/etc/epilog.sh
 # GPU tiers: a job asks for a need, not a model. Three classes by node
 # features (n1-n4 a100, n5-n8 h100, n9-n12 b200), 1x 2x 3x, priced 1.20,
 # 1.80 and 4.20 per GPU-hour: per unit of work 1.20, 0.90 and 1.40.
@@ -12,13 +12,22 @@
 #    still chooses the class;
 #  - a value job with a time limit may wait for its cheapest class (a
 #    quarter of its limit, value_wait): with h100 full it waits, and runs on
-#    h100 once it frees; past its budget it takes a100;
+#    h100 once it frees, also while h100's nodes are still completing
+#    (their epilog runs) when the scheduler looks; past its budget it takes
+#    a100;
 #  - a gang no one class holds runs across classes only with --gpu-mixed;
 #    --gpu-mixed without a tier or bounds is refused at submit;
 #  - bad names are refused at submit with the names the site has, bounds no
 #    class meets too; --help lists the site's tier;
 #  - the class, tier and price per hour are in the job's SystemComment and in
 #    jobcomp/health's record of it.
+# The Epilog (slurm.conf, above) holds a job's nodes COMPLETING while
+# etc/epilog-hold.<job id> exists, 60 s at most.
+cat >"$LOOM_CLUSTER_DIR/etc/epilog.sh" <<EOF
+#!/bin/bash
+for ((i = 0; i < 600; i++)); do [ -e "$LOOM_CLUSTER_DIR/etc/epilog-hold.\$SLURM_JOB_ID" ] || exit 0; sleep 0.1; done
+EOF
+chmod 755 "$LOOM_CLUSTER_DIR/etc/epilog.sh"
 class_of() { local n=${1#n}; if [ "$n" -le 4 ]; then echo a100; elif [ "$n" -le 8 ]; then echo h100; else echo b200; fi; }
 classes_of() { local h; for h in $(expand_hosts "$1"); do class_of "$h"; done | sort -u | tr '\n' ' '; }
 gang() { # OPTIONS...: "JOBID NODELIST" of a 2-node gang once it runs
@@ -83,11 +92,12 @@ read -r jb nodes < <(gang --gpu-tier=balanced)
 expect_class "$jb" "$nodes" b200 "h100 full: --gpu-tier=balanced"
 stop "$jv" "$jb" "$full"
 
-# A value job that may wait: 4 minutes of limit, so up to 60 s for h100.
+# A value job that may wait: 20 minutes of limit, so up to 5 min for h100
+# (what follows waits for up to 4 min of log lines on a loaded machine).
 log=$LOOM_CLUSTER_DIR/log/slurmctld.log
 full=$(submit -N4 --gres=gpu:8 --constraint=h100 -o /dev/null --wrap 'sleep 600')
 wait_state "$full" RUNNING 30 || fail "the h100 filler is $(job_state "$full")"
-jw=$(submit -N2 --gres=gpu:8 --gpu-tier=value -t 4 -o /dev/null --wrap 'sleep 600')
+jw=$(submit -N2 --gres=gpu:8 --gpu-tier=value -t 20 -o /dev/null --wrap 'sleep 600')
 # select/topo's decisions, each saying it waits for h100: backfill's (no
 # backfill plan) and the main scheduler's (cannot fit now), in two of its
 # passes.
@@ -96,7 +106,7 @@ plans="JobId=$jw: no backfill plan: .*waiting for h100"
 wait_log "$plans" "$log" 60
 wait_log "$fits" "$log" 60 2
 line=$(grep -oE "$fits.*" "$log" | head -1)
-note "h100 full, --gpu-tier=value -t 4: ${line#*: }"
+note "h100 full, --gpu-tier=value -t 20: ${line#*: }"
 [ "$(job_state "$jw")" = PENDING ] || fail "job $jw did not wait for h100: $(job_state "$jw") on $(job_field "$jw" NodeList)"
 # Waiting by choice holds nothing: a later job takes every a100 node meanwhile.
 ja=$(submit -N4 --gres=gpu:8 --constraint=a100 -o /dev/null --wrap 'sleep 600')
@@ -115,9 +125,26 @@ wait_log "$fits" "$log" 60 $((nfits + 2))
 [ "$(job_state "$jw")" = PENDING ] ||
 	fail "job $jw took $(job_field "$jw" NodeList) once a100 freed, within its wait for h100 ($(grep -oE "JobId=$jw placed.*" "$log" | head -1))"
 note "a100 free, h100 full: job $jw still waits for h100 (since: backfill's pass, $(( $(log_count "$fits" "$log") - nfits )) of the main scheduler's)"
-stop "$full"
+# The h100 job ends; its nodes stay COMPLETING (the Epilog held) while the
+# scheduler looks twice: Slurm offers them to no one, and the job still
+# waits for them rather than take a100.
+hold=$LOOM_CLUSTER_DIR/etc/epilog-hold.$full
+touch "$hold"
+nfits=$(log_count "$fits" "$log")
+scancel "$full"
+wait_state "$full" COMPLETING 30
+deadline=$(( EPOCHSECONDS + 90 ))
+while [ "$(log_count "$fits" "$log")" -lt $((nfits + 2)) ] && [ "$(job_state "$jw")" = PENDING ]; do
+	[ "$EPOCHSECONDS" -lt "$deadline" ] || { rm -f "$hold"; fail "no two scheduler passes over job $jw in 90 s while h100 completes"; }
+	nap 0.3
+done
+[ "$(job_state "$jw")" = PENDING ] ||
+	{ rm -f "$hold"; fail "job $jw took $(job_field "$jw" NodeList) while h100's nodes were completing, within its wait for h100"; }
+note "h100's nodes completing (epilog held): job $jw still waits for h100 ($(sinfo -h -n "$(job_field "$full" NodeList)" -o '%T' | sort -u | tr '\n' ' '))"
+rm -f "$hold"
+wait_state "$full" "CANCELLED|COMPLETED" 90
 wait_state "$jw" RUNNING 30 || fail "job $jw is $(job_state "$jw") once h100 is free: $(job_field "$jw" Reason)"
-expect_class "$jw" "$(job_field "$jw" NodeList)" h100 "h100 freed within its wait: --gpu-tier=value -t 4"
+expect_class "$jw" "$(job_field "$jw" NodeList)" h100 "h100 freed within its wait: --gpu-tier=value -t 20"
 stop "$jw"
 # Its budget spent (1 minute of limit: 15 s), it takes the next class.
 full=$(submit -N4 --gres=gpu:8 --constraint=h100 -o /dev/null --wrap 'sleep 600')
