@@ -181,7 +181,7 @@ tests_of() { make -s --no-print-directory -C "$1" print-tests | tr ' ' '\n' | gr
 # The sanitizers watch instrumented C++ only: the tests that run none (the
 # Python SDK's, the man pages, bash completion, the ELF checks of the
 # plugins, the fetch of Slurm archives) are the unit tier's alone.
-SAN_SKIP='/(sdk_python|sdk_torch|sdk_io|sdk_wheel|frameworks|ranks_python|ranks_mpi|conformance_py|man_pages|completion|check_symbols|link_weight|slurm_fetch|module_graph)\.sh$'
+SAN_SKIP='/(sdk_python|sdk_torch|sdk_io|sdk_wheel|frameworks|ranks_python|ranks_mpi|conformance_py|man_pages|man_keys|completion|check_symbols|link_weight|slurm_fetch|module_graph)\.sh$'
 # -O1 and line tables only (-g1): reports keep their file:line frames, and the
 # compile takes about two thirds of -O2 -g's time.
 # Each test runs once: the unit tier runs those that execute no instrumented
@@ -232,7 +232,7 @@ fuzz() {
 # man pages, the plugins against Slurm's loaders); the whole suite has run
 # twice already (unit, sanitizers). Optimisation and debug information add
 # nothing to that answer (the build tier has both), so -O1 -g0 (-Werror still).
-DIST_TESTS='/(replay_[a-z_]+\.sh|test_topo_formats|test_health_joblogs|test_health_collectors|conformance_cpp|conformance_py\.sh|sdk_wheel\.sh|man_pages\.sh|cli_walk\.sh|module_graph\.sh|check_symbols\.sh|no_check\.sh)$'
+DIST_TESTS='/(replay_[a-z_]+\.sh|test_topo_formats|test_health_joblogs|test_health_collectors|conformance_cpp|conformance_py\.sh|sdk_wheel\.sh|man_pages\.sh|man_keys\.sh|cli_walk\.sh|module_graph\.sh|check_symbols\.sh|no_check\.sh)$'
 # distcheck and the packages each make the tarball in a tree of their own,
 # configured and never built (dist_tree DIR), so that they run beside each
 # other and beside the unit tier in the build tree.
