@@ -80,7 +80,24 @@ def known_from_error(cmd):
 
 def main():
     loom, src = sys.argv[1], sys.argv[2]
-    tmp = tempfile.mkdtemp(prefix="loom-man-keys.")
+    with tempfile.TemporaryDirectory(prefix="loom-man-keys.") as tmp:
+        return check(loom, src, tmp)
+
+
+def examples(page):
+    """The lines of the page's example blocks (.EX ... .EE)."""
+    out, inside = [], False
+    for line in open(page).read().split("\n"):
+        if line.startswith(".EX"):
+            inside = True
+        elif line.startswith(".EE"):
+            inside = False
+        elif inside:
+            out.append(line.replace("\\-", "-"))
+    return out
+
+
+def check(loom, src, tmp):
     bogus = os.path.join(tmp, "bogus.conf")
     with open(bogus, "w") as f:
         f.write("loom_man_keys_bogus=1\n")
@@ -109,6 +126,17 @@ def main():
             if not has_default(head, para):
                 problems.append("%s %s: key %s has no default" % (page, section, k))
         print("man_keys: %s %s: %d keys registered (%s), %d listed" % (page, section, len(known), source, len(listed)))
+    # The health page's example lines, loaded by the reader they are for.
+    sample = os.path.join(tmp, "examples.conf")
+    lines = examples(os.path.join(src, "doc", "loom-health.conf.5"))
+    with open(sample, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    r = subprocess.run([loom, "health", "config", sample], capture_output=True, text=True, timeout=60)
+    if not lines or r.returncode != 0:
+        problems.append("loom-health.conf.5: its example lines (%d) are refused by loom health config: %s" %
+                        (len(lines), (r.stderr + r.stdout).strip()[:400]))
+    else:
+        print("man_keys: loom-health.conf.5: %d example line(s) loaded by loom health config" % len(lines))
     for p in problems:
         print("man_keys: FAIL: " + p)
     return 1 if problems else 0
