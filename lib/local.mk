@@ -6,11 +6,12 @@
 #   util  <-  topo  <-  place        (select/topo, loom place/topo)
 #   exchange  <-  place, health      (place: the spare file of a pool)
 #   util  <-  health                 (jobcomp/health, loom health)
-#   util  <-  ckpt                   (the SDK, spank_ckpt, loom ckpt)
+#   exchange  <-  ckpt               (the SDK, spank_ckpt, loom ckpt: the task environment)
 #   place, ckpt, health  <-  sim     (loom sim: the engines themselves, not copies)
 #
 # A process that reads what another's module writes links exchange, not that
-# module: spank_ckpt (exchange, ckpt) and select/topo (place) link no health.
+# module: spank_ckpt (exchange, ckpt) and select/topo (place) link no health,
+# jobcomp/health (health) no ckpt.
 # Only topo links hwloc, libyaml and libibverbs; the SDK (util + ckpt) and the
 # SPANK plugins that slurmstepd, sbatch and srun load do not pull them in.
 # Link order: a module before the ones it uses ($(LOOM_LIBS) is all of them).
@@ -57,7 +58,7 @@ LOOM_UTIL_LIBS = lib/libloom_util.la
 LOOM_EXCHANGE_LIBS = lib/libloom_exchange.la $(LOOM_UTIL_LIBS)
 LOOM_TOPO_LIBS = lib/libloom_topo.la $(LOOM_UTIL_LIBS)
 LOOM_PLACE_LIBS = lib/libloom_place.la lib/libloom_topo.la $(LOOM_EXCHANGE_LIBS)
-LOOM_CKPT_LIBS = lib/libloom_ckpt.la $(LOOM_UTIL_LIBS)
+LOOM_CKPT_LIBS = lib/libloom_ckpt.la $(LOOM_EXCHANGE_LIBS)
 LOOM_HEALTH_LIBS = lib/libloom_health.la $(LOOM_EXCHANGE_LIBS)
 LOOM_SIM_LIBS = lib/libloom_sim.la lib/libloom_health.la lib/libloom_place.la lib/libloom_topo.la lib/libloom_ckpt.la \
 	$(LOOM_EXCHANGE_LIBS)

@@ -12,7 +12,6 @@ lib_libloom_ckpt_la_SOURCES += \
 	lib/ckpt/catalog.hpp lib/ckpt/catalog.cpp lib/ckpt/catalog_ranks.cpp \
 	lib/ckpt/policy.hpp lib/ckpt/policy.cpp \
 	lib/ckpt/options.hpp lib/ckpt/options.cpp \
-	lib/ckpt/job_env.hpp lib/ckpt/job_env.cpp \
 	lib/ckpt/safe_dir.hpp lib/ckpt/safe_dir.cpp \
 	lib/ckpt/restart.hpp lib/ckpt/restart.cpp \
 	lib/ckpt/coordinator.hpp lib/ckpt/coordinator.cpp \
@@ -24,7 +23,6 @@ lib_libloom_ckpt_la_SOURCES += lib/ckpt/agree.hpp lib/ckpt/agree.cpp
 # The job's checkpoint note in its AdminComment (spank_ckpt writes, loom ckpt reads).
 lib_libloom_ckpt_la_SOURCES += lib/ckpt/job_note.hpp lib/ckpt/job_note.cpp
 # The environment of a --ckpt job's tasks (spank_ckpt writes, the SDKs read).
-lib_libloom_ckpt_la_SOURCES += lib/ckpt/task_env.hpp lib/ckpt/task_env.cpp
 
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_ckpt_protocol tests/unit/test_ckpt_policy tests/unit/test_ckpt_options
@@ -41,11 +39,6 @@ tests_unit_test_ckpt_options_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 endif
 
 if HAVE_CHECK
-check_PROGRAMS += tests/unit/test_ckpt_task_env
-TESTS += tests/unit/test_ckpt_task_env
-tests_unit_test_ckpt_task_env_SOURCES = tests/unit/test_ckpt_task_env.cpp tests/unit/check_main.hpp
-tests_unit_test_ckpt_task_env_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
-tests_unit_test_ckpt_task_env_LDADD = $(LOOM_CKPT_LIBS) $(JSONC_LIBS) $(CHECK_LIBS)
 check_PROGRAMS += tests/unit/test_ckpt_job_note
 TESTS += tests/unit/test_ckpt_job_note
 tests_unit_test_ckpt_job_note_SOURCES = tests/unit/test_ckpt_job_note.cpp tests/unit/check_main.hpp
@@ -64,5 +57,3 @@ tests_fuzz_replay_ckpt_manifest_SOURCES = tests/fuzz/fuzz_ckpt_manifest.cpp test
 tests_fuzz_replay_ckpt_manifest_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 tests_fuzz_replay_ckpt_manifest_LDADD = $(LOOM_CKPT_LIBS)
 TESTS += tests/fuzz/replay_ckpt_manifest.sh
-# The task environment's cases, run by test_ckpt_task_env and the Python SDK.
-EXTRA_DIST += tests/ckpt/task-env-cases.json

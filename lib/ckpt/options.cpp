@@ -1,5 +1,7 @@
 #include "lib/ckpt/options.hpp"
 
+#include "lib/exchange/ckpt_task_env.hpp"
+
 #include "lib/util/log.hpp"
 
 #include <csignal>
@@ -7,15 +9,6 @@
 
 namespace loom::ckpt {
 namespace {
-
-struct SignalName {
-	const char *name;
-	int number;
-};
-constexpr SignalName signal_names[] = {{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT},
-				       {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM},
-				       {"TERM", SIGTERM}, {"CONT", SIGCONT}, {"URG", SIGURG},
-				       {"WINCH", SIGWINCH}, {"PWR", SIGPWR}, {"KILL", SIGKILL}, {"STOP", SIGSTOP}};
 
 Error option_error(std::string_view name, const char *value, const std::string &why)
 {
@@ -33,34 +26,6 @@ std::string fixed_prefix(const std::string &pattern)
 }
 
 } // namespace
-
-expected<int> parse_signal(std::string_view text)
-{
-	std::string_view s = text;
-	if (s.substr(0, 3) == "SIG")
-		s.remove_prefix(3);
-	int sig = 0;
-	for (const auto &n : signal_names)
-		if (s == n.name)
-			sig = n.number;
-	if (sig == 0) {
-		auto num = parse_int(s, 1, SIGRTMAX);
-		if (!num)
-			return unexpected("expected a signal name such as USR2 or a number");
-		sig = static_cast<int>(*num);
-	}
-	if (sig == SIGKILL || sig == SIGSTOP)
-		return unexpected("KILL and STOP cannot be caught: a checkpoint signal must be");
-	return sig;
-}
-
-std::string signal_name(int sig)
-{
-	for (const auto &n : signal_names)
-		if (n.number == sig)
-			return n.name;
-	return std::to_string(sig);
-}
 
 expected<std::string> expand_pattern(std::string_view pattern, const PatternVars &v)
 {
@@ -187,7 +152,7 @@ expected<SiteConfig> SiteConfig::from_args(int argc, char *const argv[], const s
 		if (*d < c.bounds.min_s || *d > c.bounds.max_s)
 			return bad("interval", c.interval, "is outside interval_min..interval_max");
 	}
-	if (auto s = parse_signal(c.signal); !s)
+	if (auto s = exchange::parse_signal(c.signal); !s)
 		return bad("signal", c.signal, s.error().message);
 	if (c.keep > c.keep_max)
 		return bad("keep", std::to_string(c.keep), "is above keep_max");
@@ -253,11 +218,11 @@ status apply_option(JobOptions &o, const SiteConfig &site, std::string_view name
 			o.interval_s = *d;
 		}
 	} else if (name == "ckpt-signal") {
-		auto s = parse_signal(v);
+		auto s = exchange::parse_signal(v);
 		if (!s)
 			return unexpected(option_error(name, value, s.error().message));
 		o.signal = *s;
-		o.signal_name = signal_name(*s);
+		o.signal_name = exchange::signal_name(*s);
 	} else if (name == "ckpt-keep") {
 		auto k = parse_int(v, 1, site.keep_max);
 		if (!k)
@@ -276,16 +241,21 @@ status apply_option(JobOptions &o, const SiteConfig &site, std::string_view name
 	return ok();
 }
 
+exchange::CkptRequest job_request(const JobOptions &o)
+{
+	return {o.enabled && !o.off, o.max_restarts};
+}
+
 status finalize(JobOptions &o, const SiteConfig &site)
 {
 	if (o.dir.empty())
 		o.dir = site.dir;
 	if (o.signal == 0) {
-		auto s = parse_signal(site.signal);
+		auto s = exchange::parse_signal(site.signal);
 		if (!s)
 			return unexpected(s.error());
 		o.signal = *s;
-		o.signal_name = signal_name(*s);
+		o.signal_name = exchange::signal_name(*s);
 	}
 	if (o.keep == 0)
 		o.keep = site.keep;

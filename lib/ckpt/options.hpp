@@ -7,6 +7,7 @@
 #pragma once
 
 #include "lib/ckpt/policy.hpp"
+#include "lib/exchange/ckpt_job_env.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/expected.hpp"
 
@@ -61,10 +62,10 @@ status apply_option(JobOptions &o, const SiteConfig &site, std::string_view name
 // Fill in site defaults and check the options together (directory under the
 // roots, interval within the bounds).
 status finalize(JobOptions &o, const SiteConfig &site);
+// What a finalized request carries to slurmctld with the job, for
+// jobcomp/health (lib/exchange/ckpt_job_env.hpp): nothing when --ckpt is off.
+exchange::CkptRequest job_request(const JobOptions &o);
 
-// "USR2", "SIGUSR2" or a number -> signal number; KILL and STOP are refused.
-expected<int> parse_signal(std::string_view text);
-std::string signal_name(int sig);
 
 struct PatternVars {
 	std::string user, uid, job_id, node;

@@ -1,7 +1,7 @@
 #include "lib/health/drain.hpp"
 
+#include "lib/exchange/suspect_flag.hpp"
 #include "lib/exchange/suspect_mark.hpp"
-#include "lib/util/suspect_flag.hpp"
 
 #include "lib/util/fs.hpp"
 #include "lib/util/json.hpp"
@@ -190,7 +190,7 @@ status update_suspect_flag(const std::string &state_dir, const Verdict &v)
 			return unexpected(path, std::string("cannot remove: ") + std::strerror(errno));
 		return ok();
 	}
-	return write_file_atomic(path, suspect_flag_text({v.reason(), v.eta_s()}));
+	return write_file_atomic(path, exchange::suspect_flag_text({v.reason(), v.eta_s()}));
 }
 
 } // namespace loom::health

@@ -3,10 +3,10 @@
 // JobRecord from Slurm's job_record_t).
 #pragma once
 
+#include "lib/exchange/job_note.hpp"
 #include "lib/health/classify.hpp"
 #include "lib/health/xid_table.hpp"
 #include "lib/util/expected.hpp"
-#include "lib/util/job_note.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -53,7 +53,7 @@ struct JobRecord {
 	int64_t ckpt_max_restarts = -1; // LOOM_CKPT_MAX_RESTARTS of a --ckpt job (-1: none)
 	int64_t time_limit_s = 0;       // 0: none (the partition's, or unlimited)
 	bool pinned = false;            // -w/--nodelist: the job names its nodes
-	JobNote placed;                 // select/topo's note in its SystemComment: class, tier, price
+	exchange::JobNote placed;                 // select/topo's note in its SystemComment: class, tier, price
 	std::string admin_comment;      // its AdminComment when it ended (lib/util/admin_comment.hpp)
 };
 

@@ -272,7 +272,7 @@ JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm,
 			 e.checkpointed ? " (--ckpt)" : "", failure_class_name(out.cls.cls), out.cls.evidence.c_str(),
 			 out.drained.size(), out.capped.size(), out.requeued ? "requeued: " : "", out.decision.why.c_str(),
 			 rec.placed.gpu_class.empty() && rec.placed.price_per_h < 0 ? "" : "; ",
-			 rec.placed.gpu_class.empty() && rec.placed.price_per_h < 0 ? "" : format_job_note(rec.placed).c_str());
+			 rec.placed.gpu_class.empty() && rec.placed.price_per_h < 0 ? "" : exchange::format_job_note(rec.placed).c_str());
 	// The class a job ran on: what it asked for, else what select/topo placed it as (a tier).
 	std::string cls = rec.gpu_class;
 	if ((cls.empty() || cls == "gpu") && !rec.placed.gpu_class.empty())

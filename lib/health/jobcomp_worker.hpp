@@ -39,7 +39,7 @@ struct JobOutcome {
 };
 
 // Handle one finished job; logs are read from the job's files. A job is
-// checkpointed when it carries LOOM_CKPT (lib/ckpt/job_env.hpp), and then its
+// checkpointed when it carries LOOM_CKPT (lib/exchange/ckpt_job_env.hpp), and then its
 // restart budget is the one it carries; restart_budget is for the others.
 JobOutcome handle_job(JobRecord rec, const JobcompOptions &opt, SlurmOps &slurm, DrainLimiter &limiter,
 		      exchange::FailureStats &stats, int64_t now);

@@ -78,7 +78,7 @@ check_PROGRAMS += tests/unit/test_health_jobcomp
 TESTS += tests/unit/test_health_jobcomp
 tests_unit_test_health_jobcomp_SOURCES = tests/unit/test_health_jobcomp.cpp tests/unit/check_main.hpp
 tests_unit_test_health_jobcomp_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
-tests_unit_test_health_jobcomp_LDADD = lib/libloom_health.la lib/libloom_exchange.la $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
+tests_unit_test_health_jobcomp_LDADD = lib/libloom_health.la $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 
 # The GPU probes against stand-ins for the CUDA runtime and NCCL (shared
 # modules the test loads with dlopen, never installed), and against the real

@@ -7,8 +7,6 @@ lib_libloom_util_la_SOURCES += \
 	lib/util/hostlist.hpp lib/util/hostlist.cpp \
 	lib/util/subprocess.hpp lib/util/subprocess.cpp \
 	lib/util/gres.hpp lib/util/gres.cpp \
-	lib/util/suspect_flag.hpp lib/util/suspect_flag.cpp \
-	lib/util/job_note.hpp lib/util/job_note.cpp \
 	lib/util/nvml_api.hpp lib/util/nvml_api.cpp \
 	lib/util/admin_comment.hpp lib/util/admin_comment.cpp
 

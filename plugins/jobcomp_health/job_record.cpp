@@ -1,6 +1,7 @@
 #include "plugins/jobcomp_health/job_record.hpp"
 
-#include "lib/ckpt/job_env.hpp"
+#include "lib/exchange/ckpt_job_env.hpp"
+#include "lib/exchange/job_note.hpp"
 #include "plugins/common/slurm_internal.hpp"
 
 #include <string>
@@ -45,16 +46,16 @@ health::JobRecord to_job_record(const job_record_t *job)
 	r.admin_comment = str(job->admin_comment);
 	if (job->time_limit != NO_VAL && job->time_limit != INFINITE)
 		r.time_limit_s = static_cast<int64_t>(job->time_limit) * 60;
-	// What sbatch --ckpt set in the job control environment (lib/ckpt/job_env.hpp).
+	// What sbatch --ckpt set in the job control environment (lib/exchange/ckpt_job_env.hpp).
 	std::vector<std::string> env;
 	for (uint32_t i = 0; job->spank_job_env && i < job->spank_job_env_size; i++)
 		if (job->spank_job_env[i])
 			env.emplace_back(job->spank_job_env[i]);
-	ckpt::CkptRequest ck = ckpt::ckpt_request_from_env(env);
+	exchange::CkptRequest ck = exchange::ckpt_request_from_env(env);
 	e.checkpointed = ck.enabled;
 	r.ckpt_max_restarts = ck.max_restarts;
 	r.gpu_class = health::gpu_class_of_request(str(job->tres_per_node));
-	if (auto note = find_job_note(str(job->system_comment)))
+	if (auto note = exchange::find_job_note(str(job->system_comment)))
 		r.placed = *note;
 	if (job->array_task_id != NO_VAL) {
 		r.array_job_id = job->array_job_id;

@@ -22,7 +22,7 @@ plugins_jobcomp_health_jobcomp_health_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_SRC_C
 plugins_jobcomp_health_jobcomp_health_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)
 plugins_jobcomp_health_jobcomp_health_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(srcdir)/plugins/jobcomp_health/jobcomp_health.map
-plugins_jobcomp_health_jobcomp_health_la_LIBADD = lib/libloom_health.la lib/libloom_exchange.la $(LOOM_CKPT_LIBS)
+plugins_jobcomp_health_jobcomp_health_la_LIBADD = $(LOOM_HEALTH_LIBS)
 EXTRA_plugins_jobcomp_health_jobcomp_health_la_DEPENDENCIES = plugins/jobcomp_health/jobcomp_health.map
 endif
 EXTRA_DIST += plugins/jobcomp_health/jobcomp_health.map \

@@ -6,7 +6,7 @@
 #include "lib/place/slurm_policy.hpp"
 #include "lib/place/state_file.hpp"
 #include "lib/util/hostlist.hpp"
-#include "lib/util/job_note.hpp"
+#include "lib/exchange/job_note.hpp"
 #include "lib/util/log.hpp"
 #include "plugins/common/place_hints.hpp"
 #include "plugins/select_topo/explain.hpp"
@@ -235,17 +235,17 @@ int plan_will_run(Snapshot &s, const Call &c, const place::Request &req, const p
 
 // What a site bills and reports by: the class a tier chose (or the one the
 // job named), its tier and the price per hour of its GPUs, in the job's
-// SystemComment (lib/util/job_note.hpp; scontrol show job, sacct,
+// SystemComment (lib/exchange/job_note.hpp; scontrol show job, sacct,
 // jobcomp/health's records).
 void note_accounting(job_record_t *job, const place::Request &req, const place::Decision &d, const place::Candidate &k)
 {
-	JobNote n;
+	exchange::JobNote n;
 	n.gpu_class = !d.gpu_class.empty() ? d.gpu_class : req.gpu_class;
 	n.tier = req.need.tier;
 	n.price_per_h = k.price_per_h;
 	if (n.gpu_class.empty() && n.price_per_h < 0)
 		return;
-	std::string text = put_job_note(job->system_comment ? job->system_comment : "", n);
+	std::string text = exchange::put_job_note(job->system_comment ? job->system_comment : "", n);
 	xfree(job->system_comment);
 	job->system_comment = xstrdup(text.c_str());
 }

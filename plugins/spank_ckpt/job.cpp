@@ -3,14 +3,14 @@
 #include "lib/ckpt/job_note.hpp"
 #include "lib/ckpt/policy.hpp"
 #include "lib/ckpt/request.hpp"
-#include "lib/ckpt/task_env.hpp"
+#include "lib/exchange/ckpt_task_env.hpp"
 #include "lib/exchange/failure_stats.hpp"
+#include "lib/exchange/suspect_flag.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/hostlist.hpp"
 #include "lib/util/json.hpp"
 #include "lib/util/log.hpp"
-#include "lib/util/suspect_flag.hpp"
 #include "plugins/spank_ckpt/signal_tasks.hpp"
 #include "plugins/spank_ckpt/slurm_api.hpp"
 
@@ -166,8 +166,8 @@ expected<JobSetup> prepare_job(const ckpt::SiteConfig &site, const ckpt::JobOpti
 	s.mtbf_s = compute_mtbf(site, facts);
 	double cost = n->write_s > 0 ? n->write_s : static_cast<double>(site.ckpt_cost_s);
 	s.interval_s = opts.interval_auto ? ckpt::auto_interval(cost, s.mtbf_s, site.bounds) : opts.interval_s;
-	ckpt::TaskEnv task{s.dir, s.latest, 0, s.interval_s, static_cast<int>(opts.keep), facts.restart_count};
-	for (auto &[k, v] : ckpt::task_env_vars(task, opts.signal_name))
+	exchange::TaskEnv task{s.dir, s.latest, 0, s.interval_s, static_cast<int>(opts.keep), facts.restart_count};
+	for (auto &[k, v] : exchange::task_env_vars(task, opts.signal_name))
 		s.env[k] = v;
 	return s;
 }
@@ -208,7 +208,7 @@ std::vector<LogLine> ask_log(uint32_t job_id, ckpt::Ask ask, const std::string &
 {
 	std::string job = "job " + std::to_string(job_id) + ": ";
 	std::string asked = std::string(ckpt::ask_name(ask)) + ": " + why;
-	std::string name = "SIG" + ckpt::signal_name(sig);
+	std::string name = "SIG" + exchange::signal_name(sig);
 	std::string srun = o.signalled.srun_skipped == 0 ? ""
 		: "; srun not signalled (" + std::to_string(o.signalled.srun_skipped) +
 			  ": it would forward " + name + " to every task of its step, its ranks read the request file)";
@@ -308,7 +308,7 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 			if (mtime != flag->mtime) {
 				flag->mtime = mtime;
 				auto text = read_file(suspect, 4096);
-				flag->eta_s = text ? parse_suspect_flag(*text).eta_s : 0;
+				flag->eta_s = text ? exchange::parse_suspect_flag(*text).eta_s : 0;
 				auto m = ckpt::run_helper(helper, cred, {"migrated", dir}, 60);
 				auto t = m ? parse_int(trim(*m), 0, INT64_MAX) : expected<int64_t>(unexpected("no answer"));
 				flag->last_migration = t ? static_cast<double>(*t) : 0;

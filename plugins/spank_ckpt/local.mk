@@ -14,7 +14,7 @@ plugins_spank_ckpt_spank_ckpt_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)
 plugins_spank_ckpt_spank_ckpt_la_LDFLAGS = $(PLUGIN_LDFLAGS) \
 	-Wl,--version-script=$(srcdir)/plugins/spank_ckpt/spank_ckpt.map
 # exchange: the failure statistics (interval=auto), not the health module that writes them.
-plugins_spank_ckpt_spank_ckpt_la_LIBADD = lib/libloom_exchange.la $(LOOM_CKPT_LIBS)
+plugins_spank_ckpt_spank_ckpt_la_LIBADD = $(LOOM_CKPT_LIBS)
 EXTRA_plugins_spank_ckpt_spank_ckpt_la_DEPENDENCIES = plugins/spank_ckpt/spank_ckpt.map
 EXTRA_DIST += plugins/spank_ckpt/spank_ckpt.map
 
@@ -37,7 +37,7 @@ tests_unit_test_ckpt_helper_SOURCES = tests/unit/test_ckpt_helper.cpp tests/unit
 	plugins/spank_ckpt/slurm_api.hpp plugins/spank_ckpt/slurm_api.cpp
 tests_unit_test_ckpt_helper_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(SLURM_CPPFLAGS) $(JSONC_CFLAGS) \
 	$(SPANK_CKPT_HELPER_CPPFLAGS)
-tests_unit_test_ckpt_helper_LDADD = lib/libloom_exchange.la $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
+tests_unit_test_ckpt_helper_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 endif
 
 # How the coordinator asks for a checkpoint: the request file through the
@@ -51,5 +51,5 @@ tests_unit_test_spank_ckpt_ask_SOURCES = tests/unit/test_spank_ckpt_ask.cpp test
 	plugins/spank_ckpt/slurm_api.hpp plugins/spank_ckpt/slurm_api.cpp
 tests_unit_test_spank_ckpt_ask_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(SLURM_CPPFLAGS) $(JSONC_CFLAGS) \
 	$(SPANK_CKPT_HELPER_CPPFLAGS)
-tests_unit_test_spank_ckpt_ask_LDADD = lib/libloom_exchange.la $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
+tests_unit_test_spank_ckpt_ask_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 endif

@@ -2,7 +2,7 @@
 // by context. Option values and plugin arguments go to lib/ckpt to be
 // judged; the remote side (slurmstepd) goes to job.cpp. Every hook catches
 // everything: no exception reaches Slurm.
-#include "lib/ckpt/job_env.hpp"
+#include "lib/exchange/ckpt_job_env.hpp"
 #include "lib/ckpt/options.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/log.hpp"
@@ -311,10 +311,10 @@ int slurm_spank_init_post_opt(spank_t sp, int, char **)
 			return -1;
 		}
 		// sbatch/salloc/srun creating the job: the resolved request travels
-		// with the job (lib/ckpt/job_env.hpp), for jobcomp/health.
+		// with the job (lib/exchange/ckpt_job_env.hpp), for jobcomp/health.
 		spank_context_t ctx = spank_context();
 		if (ctx == S_CTX_ALLOCATOR || (ctx == S_CTX_LOCAL && !std::getenv("SLURM_JOB_ID")))
-			for (const auto &[k, v] : ckpt::job_control_env(g.opts))
+			for (const auto &[k, v] : exchange::job_control_env(ckpt::job_request(g.opts)))
 				if (spank_job_control_setenv(sp, k.c_str(), v.c_str(), 1) != ESPANK_SUCCESS)
 					slurm_error("%s: cannot set %s for the job", prefix, k.c_str());
 		// slurmstepd runs this as root before it drops privileges: the

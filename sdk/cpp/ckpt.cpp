@@ -7,7 +7,7 @@
 #include "lib/ckpt/layout.hpp"
 #include "lib/ckpt/options.hpp"
 #include "lib/ckpt/ranks.hpp"
-#include "lib/ckpt/task_env.hpp"
+#include "lib/exchange/ckpt_task_env.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
@@ -64,8 +64,8 @@ void env_seconds(const char *name, double *out, Config *c)
 Config Config::from_env()
 {
 	Config c;
-	// spank_ckpt's variables, read as lib/ckpt/task_env.hpp (and the Python SDK) does.
-	if (auto t = ckpt::read_task_env([](const char *name) { return env(name); }); t) {
+	// spank_ckpt's variables, read as lib/exchange/ckpt_task_env.hpp (and the Python SDK) does.
+	if (auto t = exchange::read_task_env([](const char *name) { return env(name); }); t) {
 		c.dir = t->dir;
 		c.signal = t->signal;
 		c.interval_s = t->interval_s;

@@ -258,7 +258,7 @@ class RanksTest(unittest.TestCase):
         self.assertEqual(rid({}), "")
 
     def test_task_env_cases(self):
-        """tests/ckpt/task-env-cases.json, which lib/ckpt/task_env.cpp runs too."""
+        """tests/ckpt/task-env-cases.json, which lib/exchange/ckpt_task_env.cpp runs too."""
         with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "task-env-cases.json")) as f:
             cases = json.load(f)["cases"]
         self.assertGreaterEqual(len(cases), 20)

@@ -65,7 +65,8 @@ carry() {
 }
 heavy="libhwloc libyaml libibverbs"
 check sdk/.libs/libloom_ckpt.so "libc.so libcrypto libjson-c" "$heavy"
-carry sdk/.libs/libloom_ckpt.so "ckpt" "health place topo sim exchange"
+# The SDK reads its tasks' LOOM_CKPT_* environment through lib/exchange.
+carry sdk/.libs/libloom_ckpt.so "ckpt exchange" "health place topo sim"
 # spank_ckpt reads jobcomp/health's failure statistics through lib/exchange.
 check plugins/spank_ckpt/.libs/spank_ckpt.so "libc.so libcrypto libjson-c" "$heavy"
 carry plugins/spank_ckpt/.libs/spank_ckpt.so "ckpt exchange" "health place topo sim"
@@ -81,12 +82,13 @@ carry plugins/spank_place/.libs/loom_fabric.so "place topo" "health sim ckpt"
 # select/topo and jobcomp/health are built wherever configure had a Slurm
 # source tree: there they must be checked too (check() fails when one is
 # missing). select/topo reads the failure statistics, the suspect marks and
-# writes the spare file through lib/exchange: no lib/health.
+# writes the spare file through lib/exchange: no lib/health. jobcomp/health
+# reads what a --ckpt job carries (LOOM_CKPT*) through lib/exchange: no lib/ckpt.
 src=${SLURM_SRC_DIR:-$(sed -n 's/^SLURM_SRC_DIR = //p' "$b/Makefile" 2>/dev/null)}
 if [ -n "$src" ]; then
 	check plugins/select_topo/.libs/select_topo.so "libc.so libhwloc libjson-c" "libcrypto"
 	carry plugins/select_topo/.libs/select_topo.so "place topo exchange" "health sim ckpt"
-	check plugins/jobcomp_health/.libs/jobcomp_health.so "libc.so libjson-c libcrypto" "$heavy"
-	carry plugins/jobcomp_health/.libs/jobcomp_health.so "health exchange ckpt" "place topo sim"
+	check plugins/jobcomp_health/.libs/jobcomp_health.so "libc.so libjson-c" "$heavy libcrypto"
+	carry plugins/jobcomp_health/.libs/jobcomp_health.so "health exchange" "place topo sim ckpt"
 fi
 exit $fail

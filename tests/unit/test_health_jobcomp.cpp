@@ -1,6 +1,7 @@
 // Unit tests for jobcomp/health's worker without Slurm: a fake Slurm records
 // drains and requeues. Job logs from tests/health/joblogs.
-#include "lib/ckpt/job_env.hpp"
+#include "lib/ckpt/options.hpp"
+#include "lib/exchange/ckpt_job_env.hpp"
 #include "lib/exchange/failure_stats.hpp"
 #include "lib/health/jobcomp.hpp"
 #include "lib/health/jobcomp_worker.hpp"
@@ -285,15 +286,15 @@ START_TEST(ckpt_job_carries_its_budget)
 	o.enabled = true;
 	o.max_restarts = 1;
 	std::vector<std::string> env = {"SLURM_SPANK_x=y"};
-	for (const auto &[k, v] : ckpt::job_control_env(o))
+	for (const auto &[k, v] : exchange::job_control_env(ckpt::job_request(o)))
 		env.push_back(k + "=" + v);
-	ckpt::CkptRequest req = ckpt::ckpt_request_from_env(env);
+	exchange::CkptRequest req = exchange::ckpt_request_from_env(env);
 	ck_assert(req.enabled);
 	ck_assert_int_eq(req.max_restarts, 1);
-	ck_assert(!ckpt::ckpt_request_from_env({"LOOM_CKPT=0", "LOOM_CKPT_MAX_RESTARTS=x9"}).enabled);
-	ck_assert_int_eq(ckpt::ckpt_request_from_env({"LOOM_CKPT_MAX_RESTARTS=x9"}).max_restarts, -1);
+	ck_assert(!exchange::ckpt_request_from_env({"LOOM_CKPT=0", "LOOM_CKPT_MAX_RESTARTS=x9"}).enabled);
+	ck_assert_int_eq(exchange::ckpt_request_from_env({"LOOM_CKPT_MAX_RESTARTS=x9"}).max_restarts, -1);
 	ckpt::JobOptions off;
-	ck_assert(ckpt::job_control_env(off).empty());
+	ck_assert(exchange::job_control_env(ckpt::job_request(off)).empty());
 	// A --ckpt job with --ckpt-max-restarts=1, jobcomp's restart_budget 3:
 	// requeued once, on the job's budget, then not.
 	FakeSlurm slurm;

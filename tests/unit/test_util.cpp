@@ -5,7 +5,6 @@
 #include "lib/util/fs.hpp"
 #include "lib/util/gres.hpp"
 #include "lib/util/hostlist.hpp"
-#include "lib/util/job_note.hpp"
 #include "lib/util/json.hpp"
 #include "lib/util/log.hpp"
 #include "lib/util/subprocess.hpp"
@@ -18,7 +17,6 @@
 #include <json-c/json.h>
 #include <string>
 #include <sys/stat.h>
-#include "lib/util/suspect_flag.hpp"
 
 #include <unistd.h>
 #include <vector>
@@ -433,23 +431,6 @@ START_TEST(gres_gpu_request_forms)
 }
 END_TEST
 
-START_TEST(suspect_flag_carries_the_prediction)
-{
-	std::string t = suspect_flag_text({"loom: predict: ib0 symbol errors\nrising", 29.2});
-	ck_assert_sstr_eq(t.c_str(), "loom: predict: ib0 symbol errors rising\neta_s=30\n");
-	SuspectFlag f = parse_suspect_flag(t);
-	ck_assert_sstr_eq(f.reason.c_str(), "loom: predict: ib0 symbol errors rising");
-	ck_assert(f.eta_s == 30);
-	// A flag from before predictions, or written by hand: no eta.
-	ck_assert(parse_suspect_flag("loom: gpu_ecc: 3 DBE\n").eta_s == 0);
-	ck_assert(parse_suspect_flag("bad\neta_s=soon\n").eta_s == 0);
-	ck_assert(parse_suspect_flag("").reason.empty());
-	ck_assert_sstr_eq(suspect_flag_text({"x", 0}).c_str(), "x\n");
-}
-END_TEST
-
-// loom's note in a SystemComment: written next to what slurmctld wrote,
-// replaced (not repeated) on a requeue, read back field by field.
 START_TEST(admin_comment_segments_have_one_owner_each)
 {
 	// Each writer replaces its own segment and keeps the others', an
@@ -476,30 +457,6 @@ START_TEST(admin_comment_segments_have_one_owner_each)
 }
 END_TEST
 
-START_TEST(job_note_in_a_system_comment)
-{
-	JobNote n{"h100", "value", 28.8};
-	ck_assert_sstr_eq(format_job_note(n), "loom: class=h100 tier=value price_per_h=28.80");
-	ck_assert_sstr_eq(put_job_note("", n), "loom: class=h100 tier=value price_per_h=28.80");
-	std::string c = put_job_note("burst buffer stage-in failed", n);
-	ck_assert_sstr_eq(c, "burst buffer stage-in failed; loom: class=h100 tier=value price_per_h=28.80");
-	JobNote m{"b200", "", -1};
-	ck_assert_sstr_eq(put_job_note(c, m), "burst buffer stage-in failed; loom: class=b200");
-	ck_assert_sstr_eq(put_job_note("loom: class=a100; other", m), "other; loom: class=b200");
-	auto back = find_job_note(c);
-	ck_assert(back.has_value());
-	ck_assert_sstr_eq(back->gpu_class, "h100");
-	ck_assert_sstr_eq(back->tier, "value");
-	ck_assert(std::abs(back->price_per_h - 28.8) < 1e-9);
-	auto bare = find_job_note("loom: class=b200");
-	ck_assert(bare.has_value() && bare->price_per_h < 0 && bare->tier.empty());
-	ck_assert(!find_job_note("nothing of ours").has_value());
-	ck_assert(!find_job_note("xloom: class=h100").has_value());
-	ck_assert(!find_job_note("loom: class=h100 price_per_h=cheap").has_value());
-	ck_assert(!find_job_note("loom: colour=blue").has_value());
-}
-END_TEST
-
 static Suite *make_suite()
 {
 	Suite *s = suite_create("util");
@@ -519,8 +476,6 @@ static Suite *make_suite()
 	tcase_add_test(tc, gres_gpu_request_forms);
 	tcase_add_test(tc, make_dirs_like_mkdir_p);
 	tcase_add_test(tc, subprocess_ends_and_descriptors);
-	tcase_add_test(tc, suspect_flag_carries_the_prediction);
-	tcase_add_test(tc, job_note_in_a_system_comment);
 	tcase_add_test(tc, admin_comment_segments_have_one_owner_each);
 	suite_add_tcase(s, tc);
 	return s;

@@ -20,7 +20,7 @@ REQUEST_MAX_BYTES = 4096
 STAMP_PREFIX = ".loom-save-at."
 
 # The environment spank_ckpt gives each task (spank_ckpt(8), TASK
-# ENVIRONMENT), read with lib/ckpt/task_env.cpp's rules; both SDKs run the
+# ENVIRONMENT), read with lib/exchange/ckpt_task_env.cpp's rules; both SDKs run the
 # cases of tests/ckpt/conformance/task-env.json.
 TASK_ENV_DEFAULT_KEEP = 3
 TASK_ENV_MAX_KEEP = 1000

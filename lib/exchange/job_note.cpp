@@ -1,12 +1,12 @@
 // loom's note in a job's SystemComment (job_note.hpp).
-#include "lib/util/job_note.hpp"
+#include "lib/exchange/job_note.hpp"
 
 #include "lib/util/config.hpp"
 #include "lib/util/log.hpp"
 
 #include <sstream>
 
-namespace loom {
+namespace loom::exchange {
 
 namespace {
 
@@ -90,4 +90,4 @@ std::optional<JobNote> find_job_note(std::string_view comment)
 	return n;
 }
 
-} // namespace loom
+} // namespace loom::exchange

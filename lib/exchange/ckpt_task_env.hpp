@@ -1,4 +1,4 @@
-// loom ckpt: the environment spank_ckpt gives each task of a --ckpt job, and
+// loom exchange: the environment spank_ckpt gives each task of a --ckpt job, and
 // the one reading of it (spank_ckpt(8), TASK ENVIRONMENT).
 //
 //   LOOM_CKPT_DIR       the checkpoint directory (unset or empty: no checkpoints)
@@ -10,7 +10,7 @@
 //
 // spank_ckpt writes them (task_env_vars); the C++ SDK reads them here, the
 // Python SDK with the same rules (loom_ckpt/launch.py), and both run the
-// cases of tests/ckpt/conformance/task-env.json. A value that does not read
+// cases of tests/ckpt/task-env-cases.json. A value that does not read
 // is an error naming the variable and the value, never a silent default.
 #pragma once
 
@@ -19,10 +19,11 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
-namespace loom::ckpt {
+namespace loom::exchange {
 
 inline constexpr int task_env_default_keep = 3;
 inline constexpr int task_env_max_keep = 1000;
@@ -36,9 +37,16 @@ struct TaskEnv {
 };
 
 // The variables, in the order above (what spank_ckpt exports).
-std::vector<std::pair<std::string, std::string>> task_env_vars(const TaskEnv &e, const std::string &signal_name);
+std::vector<std::pair<std::string, std::string>> task_env_vars(const TaskEnv &e, const std::string &signal);
 // 'get' returns a variable's value, empty when unset. On a value that does
 // not read: the first such variable, "LOOM_CKPT_KEEP='0': ...".
 expected<TaskEnv> read_task_env(const std::function<std::string(const char *)> &get);
 
-} // namespace loom::ckpt
+// The checkpoint signal as LOOM_CKPT_SIGNAL, --ckpt-signal and plugstack.conf's
+// signal= name it: "USR2", "SIGUSR2" or a number -> its number; KILL and STOP
+// are refused (a checkpoint signal must be caught).
+expected<int> parse_signal(std::string_view text);
+// The name without "SIG" ("USR2"), or the number for one without a name.
+std::string signal_name(int sig);
+
+} // namespace loom::exchange

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace loom {
+namespace loom::exchange {
 
 struct JobNote {
 	std::string gpu_class;   // "" = none
@@ -30,4 +30,4 @@ std::string put_job_note(std::string_view comment, const JobNote &n);
 // The note in a comment; nullopt when there is none or it does not parse.
 std::optional<JobNote> find_job_note(std::string_view comment);
 
-} // namespace loom
+} // namespace loom::exchange

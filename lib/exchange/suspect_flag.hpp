@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-namespace loom {
+namespace loom::exchange {
 
 struct SuspectFlag {
 	std::string reason;
@@ -29,4 +29,4 @@ std::string suspect_flag_text(const SuspectFlag &f);
 // reason; an eta_s= line that does not parse as a positive number is ignored.
 SuspectFlag parse_suspect_flag(std::string_view text);
 
-} // namespace loom
+} // namespace loom::exchange

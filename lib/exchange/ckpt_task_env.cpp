@@ -1,10 +1,20 @@
-#include "lib/ckpt/task_env.hpp"
+#include "lib/exchange/ckpt_task_env.hpp"
 
-#include "lib/ckpt/options.hpp"
 #include "lib/util/config.hpp"
 
-namespace loom::ckpt {
+#include <csignal>
+
+namespace loom::exchange {
 namespace {
+
+struct SignalName {
+	const char *name;
+	int number;
+};
+constexpr SignalName signal_names[] = {{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT},
+				       {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM},
+				       {"TERM", SIGTERM}, {"CONT", SIGCONT}, {"URG", SIGURG},
+				       {"WINCH", SIGWINCH}, {"PWR", SIGPWR}, {"KILL", SIGKILL}, {"STOP", SIGSTOP}};
 
 // An integer in [lo, hi], or 'fallback' when empty.
 expected<int64_t> integer(const char *name, const std::string &v, int64_t lo, int64_t hi, int64_t fallback)
@@ -19,11 +29,39 @@ expected<int64_t> integer(const char *name, const std::string &v, int64_t lo, in
 
 } // namespace
 
-std::vector<std::pair<std::string, std::string>> task_env_vars(const TaskEnv &e, const std::string &signal_name)
+expected<int> parse_signal(std::string_view text)
+{
+	std::string_view s = text;
+	if (s.substr(0, 3) == "SIG")
+		s.remove_prefix(3);
+	int sig = 0;
+	for (const auto &n : signal_names)
+		if (s == n.name)
+			sig = n.number;
+	if (sig == 0) {
+		auto num = parse_int(s, 1, SIGRTMAX);
+		if (!num)
+			return unexpected("expected a signal name such as USR2 or a number");
+		sig = static_cast<int>(*num);
+	}
+	if (sig == SIGKILL || sig == SIGSTOP)
+		return unexpected("KILL and STOP cannot be caught: a checkpoint signal must be");
+	return sig;
+}
+
+std::string signal_name(int sig)
+{
+	for (const auto &n : signal_names)
+		if (n.number == sig)
+			return n.name;
+	return std::to_string(sig);
+}
+
+std::vector<std::pair<std::string, std::string>> task_env_vars(const TaskEnv &e, const std::string &signal)
 {
 	return {{"LOOM_CKPT_DIR", e.dir},
 		{"LOOM_CKPT_LATEST", e.latest},
-		{"LOOM_CKPT_SIGNAL", signal_name},
+		{"LOOM_CKPT_SIGNAL", signal},
 		{"LOOM_CKPT_INTERVAL", std::to_string(e.interval_s)},
 		{"LOOM_CKPT_KEEP", std::to_string(e.keep)},
 		{"LOOM_RESTART_COUNT", std::to_string(e.restart_count)}};
@@ -52,4 +90,4 @@ expected<TaskEnv> read_task_env(const std::function<std::string(const char *)> &
 	return e;
 }
 
-} // namespace loom::ckpt
+} // namespace loom::exchange

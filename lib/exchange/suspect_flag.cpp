@@ -1,11 +1,11 @@
-#include "lib/util/suspect_flag.hpp"
+#include "lib/exchange/suspect_flag.hpp"
 
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 
 #include <cmath>
 
-namespace loom {
+namespace loom::exchange {
 
 std::string suspect_flag_text(const SuspectFlag &f)
 {
@@ -37,4 +37,4 @@ SuspectFlag parse_suspect_flag(std::string_view text)
 	return f;
 }
 
-} // namespace loom
+} // namespace loom::exchange

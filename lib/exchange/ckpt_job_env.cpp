@@ -1,15 +1,15 @@
-#include "lib/ckpt/job_env.hpp"
+#include "lib/exchange/ckpt_job_env.hpp"
 
 #include <cctype>
 #include <string_view>
 
-namespace loom::ckpt {
+namespace loom::exchange {
 
-std::vector<std::pair<std::string, std::string>> job_control_env(const JobOptions &o)
+std::vector<std::pair<std::string, std::string>> job_control_env(const CkptRequest &r)
 {
-	if (!o.enabled || o.off)
+	if (!r.enabled)
 		return {};
-	return {{job_env_ckpt, "1"}, {job_env_max_restarts, std::to_string(o.max_restarts)}};
+	return {{job_env_ckpt, "1"}, {job_env_max_restarts, std::to_string(r.max_restarts)}};
 }
 
 CkptRequest ckpt_request_from_env(const std::vector<std::string> &env)
@@ -32,4 +32,4 @@ CkptRequest ckpt_request_from_env(const std::vector<std::string> &env)
 	return r;
 }
 
-} // namespace loom::ckpt
+} // namespace loom::exchange

@@ -1,4 +1,4 @@
-// loom ckpt: what a job submitted with --ckpt carries to slurmctld, and the
+// loom exchange: what a job submitted with --ckpt carries to slurmctld, and the
 // one notion of "a checkpointed job" and of its restart budget.
 //
 // In sbatch (SPANK's allocator context) spank_ckpt resolves the job's --ckpt*
@@ -14,27 +14,25 @@
 // job without LOOM_CKPT is not checkpointed, whatever its comment says.
 #pragma once
 
-#include "lib/ckpt/options.hpp"
-
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace loom::ckpt {
+namespace loom::exchange {
 
 inline constexpr const char *job_env_ckpt = "LOOM_CKPT";
 inline constexpr const char *job_env_max_restarts = "LOOM_CKPT_MAX_RESTARTS";
-
-// The variables for a finalized request (nothing when --ckpt is off).
-std::vector<std::pair<std::string, std::string>> job_control_env(const JobOptions &o);
 
 struct CkptRequest {
 	bool enabled = false;
 	int64_t max_restarts = -1; // -1: not carried (a job submitted before loom set it)
 };
+
+// The variables for a finalized request (nothing when it is not enabled).
+std::vector<std::pair<std::string, std::string>> job_control_env(const CkptRequest &r);
 // From "NAME=value" strings (Slurm's spank_job_env); unknown names are
 // ignored, a malformed budget is not a budget (-1).
 CkptRequest ckpt_request_from_env(const std::vector<std::string> &env);
 
-} // namespace loom::ckpt
+} // namespace loom::exchange
