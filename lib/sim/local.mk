@@ -6,7 +6,9 @@ lib_libloom_sim_la_SOURCES += \
 	lib/sim/failures.hpp lib/sim/failures.cpp \
 	lib/sim/cost.hpp lib/sim/cost.cpp \
 	lib/sim/placer.hpp lib/sim/placer.cpp \
-	lib/sim/simulator.hpp lib/sim/simulator.cpp \
+	lib/sim/simulator.hpp lib/sim/simulator.cpp lib/sim/sim_engine.hpp \
+	lib/sim/sim_runs.cpp lib/sim/sim_failures.cpp lib/sim/sim_spares.cpp \
+	lib/sim/sim_schedule.cpp lib/sim/sim_metrics.cpp \
 	lib/sim/report.hpp lib/sim/report.cpp
 
 # `loom sim`.
