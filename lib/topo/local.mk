@@ -3,7 +3,8 @@ lib_libloom_topo_la_SOURCES += \
 	lib/topo/model.hpp lib/topo/model.cpp \
 	lib/topo/build.hpp lib/topo/build.cpp lib/topo/spec.cpp lib/topo/try.hpp \
 	lib/topo/cluster_json.hpp lib/topo/json_read.cpp lib/topo/json_write.cpp \
-	lib/topo/slurm_conf.hpp lib/topo/slurm_conf.cpp lib/topo/topology_yaml.cpp \
+	lib/topo/slurm_conf.hpp lib/topo/slurm_conf.cpp lib/topo/topology_tree.cpp lib/topo/topology_block.cpp \
+	lib/topo/topology_yaml.cpp \
 	lib/topo/ib_graph.hpp lib/topo/ibnetdiscover.hpp lib/topo/ibnetdiscover.cpp lib/topo/ib_fabric.cpp \
 	lib/topo/xml.hpp lib/topo/xml.cpp lib/topo/nccl_xml.hpp lib/topo/nccl_xml.cpp \
 	lib/topo/nccl_env.hpp lib/topo/nccl_env.cpp \

@@ -1,5 +1,8 @@
-// loom topology: the Slurm files: topology.conf (tree plugin) in and out, and
-// the NodeName= lines of slurm.conf (names, GPU gres, features).
+// loom topology: the Slurm files, one reader (and writer) per format:
+// slurm.conf's NodeName= lines (names, GPU gres, features) and gres.conf
+// (slurm_conf.cpp, with the line reader all of them share); topology.conf for
+// topology/tree (topology_tree.cpp) and topology/block (topology_block.cpp);
+// topology.yaml (topology_yaml.cpp).
 #pragma once
 
 #include "lib/topo/build.hpp"
@@ -12,6 +15,11 @@
 
 namespace loom::topo {
 
+// The logical lines of a Slurm config file: comments cut, backslash
+// continuations joined; each with its first line number.
+std::vector<std::pair<size_t, std::string>> slurm_logical_lines(std::string_view text);
+// A key compared as Slurm compares them, ignoring case.
+bool slurm_key_is(const std::string &key, const char *want);
 // One "Key=Value Key2=Value2" line of a Slurm config file: keys as written,
 // quotes removed. A word without '=' is an error.
 expected<std::vector<std::pair<std::string, std::string>>> slurm_words(std::string_view line,

@@ -285,4 +285,55 @@ expected<ClusterSpec> parse_topology_yaml(std::string_view text, const std::stri
 	return spec;
 }
 
+namespace {
+
+// A YAML double-quoted scalar.
+std::string yq(const std::string &s)
+{
+	std::string out = "\"";
+	for (char ch : s) {
+		if (ch == '"' || ch == '\\')
+			out += '\\';
+		out += ch;
+	}
+	return out + "\"";
+}
+
+} // namespace
+
+std::string write_topology_yaml(const Cluster &c)
+{
+	std::string out = "# topology.yaml (Slurm 25.05 and later), written by loom: the switch tree as\n"
+			  "# topology \"fabric\" (tree), the NVLink domains as topology \"nvlink\" (block)\n---\n";
+	std::vector<std::string> skipped;
+	auto switches = tree_switches(c, &skipped);
+	if (!switches.empty()) {
+		out += "- topology: fabric\n  cluster_default: true\n  tree:\n    switches:\n";
+		for (const TreeSwitch &sw : switches) {
+			if (!sw.comment.empty())
+				out += "      # " + sw.comment + "\n";
+			out += "      - switch: " + yq(sw.name) + "\n";
+			if (!sw.nodes.empty())
+				out += "        nodes: " + yq(sw.nodes) + "\n";
+			if (!sw.children.empty())
+				out += "        children: " + yq(sw.children) + "\n";
+		}
+		if (!skipped.empty())
+			out += "    # left out, no nodes below them: " + join(skipped, ", ") + "\n";
+	}
+	std::vector<int> sizes;
+	if (auto blocks = slurm_blocks(c, &sizes)) {
+		out += std::string("- topology: nvlink\n  cluster_default: ") + (switches.empty() ? "true" : "false") +
+		       "\n  block:\n    block_sizes:\n";
+		for (int v : sizes)
+			out += "      - " + std::to_string(v) + "\n";
+		out += "    blocks:\n";
+		for (const SlurmBlock &b : *blocks)
+			out += "      - block: " + yq(b.name) + "\n        nodes: " + yq(b.nodes) + "\n";
+	}
+	if (switches.empty() && c.nvlink_domains.empty())
+		out += "- topology: flat\n  cluster_default: true\n  flat: true\n";
+	return out;
+}
+
 } // namespace loom::topo
