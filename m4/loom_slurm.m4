@@ -23,7 +23,7 @@ AC_DEFUN([LOOM_SLURM], [
     [AS_HELP_STRING([--with-slurm-sysconfdir=DIR], [the directory of slurm.conf when SLURM_CONF is not set, as this Slurm was built (default: /etc/slurm for /usr, PREFIX/etc otherwise)])],
     [slurm_sysconfdir=$withval], [
       AS_IF([test "x$with_slurm" = x/usr], [slurm_sysconfdir=/etc/slurm], [slurm_sysconfdir="$with_slurm/etc"])])
-  AC_DEFINE_UNQUOTED([LOOM_SLURM_SYSCONFDIR], ["$slurm_sysconfdir"], [the directory of slurm.conf Slurm was built for])
+  AC_SUBST([slurm_sysconfdir])
 
   SLURM_CPPFLAGS=
   AS_IF([test "x$with_slurm" != x/usr], [SLURM_CPPFLAGS="-I$with_slurm/include"])
@@ -71,7 +71,6 @@ AC_DEFUN([LOOM_SLURM], [
   AC_SUBST([SLURM_PREFIX])
   AC_SUBST([SLURM_CPPFLAGS])
   AC_SUBST([SLURM_VERSION_STRING])
-  AC_DEFINE_UNQUOTED([LOOM_SLURM_VERSION_STRING], ["$SLURM_VERSION_STRING"], [Slurm release loom was built for])
 
   have_slurm_src=no
   slurm_build=no

@@ -2,6 +2,7 @@
 #include "tools/command.hpp"
 
 #include "lib/util/log.hpp"
+#include "loom_slurm.h"
 
 #include <cstdio>
 #include <cstring>

@@ -4,6 +4,7 @@
 #include "plugins/spank_place/step_env.hpp"
 
 #include "lib/util/fs.hpp"
+#include "loom_slurm.h"
 
 #include <cstdlib>
 #include <dlfcn.h>

@@ -10,6 +10,11 @@
    graph does not show).
 3. The modules named in lib/local.mk's noinst_LTLIBRARIES are the lib/
    directories, and each has a row in ARCHITECTURE.md's source layout.
+4. Every quoted #include of every C/C++ file names a file of the tree (from
+   the including file's directory or the top, as -I$(top_srcdir) finds it),
+   or one configure writes. Run by distcheck on the unpacked tarball, this
+   says the tarball carries every header, also of the programs distcheck
+   does not build.
 
     module_graph.py SRCDIR"""
 
@@ -48,6 +53,30 @@ def expand(value, defs, depth=0):
 
 def modules_of(value, defs):
     return set(re.findall(r"lib/libloom_(\w+)\.la", expand(value, defs)))
+
+
+# Written by configure into the build tree, never shipped; and Slurm's own
+# headers, from its configured source tree (--with-slurm-src) or prefix.
+GENERATED = {"loom_config.h", "loom_slurm.h"}
+SLURM_HEADERS = ("config.h", "src/", "slurm/")
+SOURCE_DIRS = ("lib", "plugins", "tools", "sdk", "tests", "bench")
+
+
+def unresolved_includes(src):
+    """(file, [quoted includes found neither beside it nor from the top]) per C/C++ file."""
+    for top in SOURCE_DIRS:
+        for root, dirs, files in os.walk(os.path.join(src, top)):
+            dirs[:] = [d for d in dirs if not d.startswith((".", "_build"))]
+            for name in sorted(files):
+                if not name.endswith((".c", ".h", ".cpp", ".hpp")):
+                    continue
+                path = os.path.join(root, name)
+                with open(path, errors="replace") as f:
+                    incs = re.findall(r'^\s*#\s*include\s+"([^"]+)"', f.read(), re.M)
+                missing = [i for i in incs if i not in GENERATED and not i.startswith(SLURM_HEADERS)
+                           and not os.path.isfile(os.path.join(root, i))
+                           and not os.path.isfile(os.path.join(src, i))]
+                yield os.path.relpath(path, src), missing
 
 
 def main(src):
@@ -91,9 +120,15 @@ def main(src):
                     if used not in allowed:
                         bad.append("lib/%s/%s includes lib/%s/, which LOOM_%s_LIBS does not link (%s)"
                                    % (m, name, used, m.upper(), " ".join(sorted(allowed))))
+    sources = 0
+    for path, missing in unresolved_includes(src):
+        sources += 1
+        for inc in missing:
+            bad.append("%s includes \"%s\", which is not in the tree" % (path, inc))
     for b in bad:
         print("FAIL: " + b)
-    print("module_graph: %d modules, %d consumers, %d problems" % (len(modules), len(rows), len(bad)))
+    print("module_graph: %d modules, %d consumers, %d C/C++ files' includes, %d problems"
+          % (len(modules), len(rows), sources, len(bad)))
     return 1 if bad else 0
 
 
