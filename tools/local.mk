@@ -2,7 +2,7 @@
 # (tools/command.hpp); a part of loom adds its file to tools_loom_SOURCES in
 # its own local.mk.
 bin_PROGRAMS += tools/loom
-tools_loom_SOURCES = tools/loom.cpp tools/command.hpp tools/command.cpp
+tools_loom_SOURCES = tools/loom.cpp tools/command.hpp tools/command.cpp tools/options.hpp tools/options.cpp
 tools_loom_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS) $(HWLOC_CFLAGS)
 tools_loom_LDADD = $(LOOM_LIBS)
 

@@ -12,7 +12,7 @@ lib_libloom_sim_la_SOURCES += \
 	lib/sim/report.hpp lib/sim/report.cpp
 
 # `loom sim`.
-tools_loom_SOURCES += tools/loom_sim.cpp
+tools_loom_SOURCES += tools/loom_sim.cpp tools/loom_sim_args.hpp tools/loom_sim_args.cpp
 
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_sim
