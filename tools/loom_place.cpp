@@ -5,6 +5,7 @@
 //              [--weights FILE] [--candidates N] [--baseline] [--json]
 //   loom place --spares [--spare-file FILE] [--json]
 #include "tools/command.hpp"
+#include "tools/options.hpp"
 
 #include "lib/exchange/spare_file.hpp"
 #include "lib/util/fs.hpp"
@@ -24,32 +25,6 @@
 #include <string>
 
 namespace {
-
-void usage(FILE *out)
-{
-	std::fprintf(out,
-		     "usage: loom place [--explain] --cluster FILE [--state FILE] --request \"KEY=VALUE ...\"\n"
-		     "                  [--weights FILE] [--topo-conf FILE] [--clock HH:MM] [--candidates N]\n"
-		     "                  [--baseline] [--json]\n"
-		     "       loom place --spares [--spare-file FILE] [--json]\n"
-		     "\n"
-		     "Prints the nodes the placement engine chooses for the request, the runner-up and why.\n"
-		     "  --cluster FILE    loom cluster file (loom topo build)\n"
-		     "  --state FILE      nodes in use, suspect or down (default: all idle); see loom-place(1)\n"
-		     "  --request TEXT    e.g. \"nodes=4 gpus_per_node=8 class=h100 comm=heavy\"\n"
-		     "  --weights FILE    score weights (default: built in, see --show-weights)\n"
-		     "  --topo-conf FILE  the GPU classes, prices and tiers of this loom-topo.conf (tier=, min_class=,\n"
-		     "                    gpu_mem= in requests; a price per hour on each candidate)\n"
-		     "  --clock HH:MM     the time of day for prices (default: now)\n"
-		     "  --candidates N    how many candidates to list (default 2)\n"
-		     "  --baseline        also show what Slurm's topology/tree would choose\n"
-		     "  --json            machine-readable output\n"
-		     "  --show-weights    print the weights in effect and exit\n"
-		     "  --spares          the spare pool per domain, as select/topo keeps it (spares= in\n"
-		     "                    loom-topo.conf); from --spare-file FILE, default the file in\n"
-		     "                    StateSaveLocation (asked of scontrol show config)\n"
-		     "Exit: 0 placed, 1 cannot fit now or bad input, 2 bad usage.\n");
-}
 
 // StateSaveLocation/loom-spares.json, as slurmctld's configuration has it.
 loom::expected<std::string> default_spare_file()
@@ -112,134 +87,167 @@ int spares_main(std::string file, bool json)
 	return have < want ? tool::exit_problems : tool::exit_ok;
 }
 
-int place_main(int argc, char **argv)
+struct PlaceArgs {
+	std::string cluster_file, state_file, request_text, spare_file;
+	bool json = false, baseline = false, show_weights = false, have_request = false, spares = false;
+	int64_t candidates = 2;
+	loom::place::Weights weights;
+};
+
+loom::tool::Setter read_weights(loom::place::Weights &w)
+{
+	return [&w](const std::string &v) {
+		auto f = loom::place::load_weights_file(v);
+		if (!f)
+			return f.error().str();
+		auto tiers = w.tiers;
+		int clock = w.clock_minute;
+		w = *f;
+		w.tiers = tiers;
+		w.clock_minute = clock;
+		return std::string();
+	};
+}
+
+loom::tool::Setter read_tiers(loom::place::Weights &w)
+{
+	return [&w](const std::string &v) {
+		auto t = loom::place::read_tier_table(v);
+		if (!t)
+			return t.error().str();
+		if (!t->empty())
+			w.tiers = std::make_shared<const loom::place::TierTable>(std::move(*t));
+		return std::string();
+	};
+}
+
+loom::tool::Setter set_clock(int &minute)
+{
+	return [&minute](const std::string &v) {
+		auto colon = v.find(':');
+		auto h = loom::parse_int(v.substr(0, colon), 0, 23);
+		auto m = colon == std::string::npos ? h : loom::parse_int(v.substr(colon + 1), 0, 59);
+		if (colon == std::string::npos || !h || !m)
+			return std::string("expected HH:MM");
+		minute = static_cast<int>(*h * 60 + *m);
+		return std::string();
+	};
+}
+
+loom::tool::OptionTable place_options(PlaceArgs &a)
+{
+	using namespace loom::tool;
+	OptionTable t("loom place",
+		      "[--explain] --cluster FILE [--state FILE] --request \"KEY=VALUE ...\" [OPTION]...",
+		      "Prints the nodes the placement engine chooses for the request, the runner-up and why.");
+	t.also("--spares [--spare-file FILE] [--json]");
+	t.add("--explain", "", "the decision and why (the default)", [](const std::string &) { return std::string(); })
+		.add("--cluster", "FILE", "loom cluster file (loom topo build)", set_string(a.cluster_file))
+		.add("--state", "FILE", "nodes in use, suspect or down (default: all idle); see loom-place(1)",
+		     set_string(a.state_file))
+		.add("--request", "TEXT", "e.g. \"nodes=4 gpus_per_node=8 class=h100 comm=heavy\"",
+		     [&a](const std::string &v) {
+			     a.request_text = v;
+			     a.have_request = true;
+			     return std::string();
+		     })
+		.add_input("--weights", "FILE", "score weights (default: built in, see --show-weights)", read_weights(a.weights))
+		.add_input("--topo-conf", "FILE",
+			   "the GPU classes, prices and tiers of this loom-topo.conf (tier=, min_class=,\n"
+			   "gpu_mem= in requests; a price per hour on each candidate)",
+			   read_tiers(a.weights))
+		.add("--clock", "HH:MM", "the time of day for prices (default: now)", set_clock(a.weights.clock_minute))
+		.add("--candidates", "N", "how many candidates to list (default 2)", set_int(a.candidates, 1, 100))
+		.add("--baseline", "", "also show what Slurm's topology/tree would choose", set_flag(a.baseline))
+		.add("--json", "", "machine-readable output", set_flag(a.json))
+		.add("--show-weights", "", "print the weights in effect and exit", set_flag(a.show_weights))
+		.add("--spares", "",
+		     "the spare pool per domain, as select/topo keeps it (spares= in\n"
+		     "loom-topo.conf); from --spare-file FILE, default the file in\n"
+		     "StateSaveLocation (asked of scontrol show config)",
+		     set_flag(a.spares))
+		.add("--spare-file", "FILE", "the spare pool file --spares reads", [&a](const std::string &v) {
+			a.spare_file = v;
+			a.spares = true;
+			return std::string();
+		});
+	t.epilog("Exit: 0 placed, 1 cannot fit now or bad input, 2 bad usage.");
+	return t;
+}
+
+void print_decision(const loom::topo::Cluster &c, const loom::place::Request &r, const loom::place::Decision &d,
+		    const loom::place::Decision *b, bool json)
 {
 	using namespace loom;
-	std::string cluster_file, state_file, request_text, weights_file, topo_conf, clock;
-	bool json = false, baseline = false, show_weights = false, have_request = false, spares = false;
-	std::string spare_file;
-	int64_t candidates = 2;
-	for (int i = 1; i < argc; i++) {
-		std::string a = argv[i];
-		auto value = [&](std::string &out) {
-			if (i + 1 >= argc)
-				return false;
-			out = argv[++i];
-			return true;
-		};
-		std::string v;
-		if (a == "--help" || a == "-h") {
-			usage(stdout);
-			return tool::exit_ok;
-		} else if (a == "--explain") {
-		} else if (a == "--json") {
-			json = true;
-		} else if (a == "--baseline") {
-			baseline = true;
-		} else if (a == "--show-weights") {
-			show_weights = true;
-		} else if (a == "--spares") {
-			spares = true;
-		} else if (a == "--spare-file" && value(spare_file)) {
-			spares = true;
-		} else if (a == "--cluster" && value(cluster_file)) {
-		} else if (a == "--state" && value(state_file)) {
-		} else if (a == "--request" && value(request_text)) {
-			have_request = true;
-		} else if (a == "--weights" && value(weights_file)) {
-		} else if (a == "--topo-conf" && value(topo_conf)) {
-		} else if (a == "--clock" && value(clock)) {
-		} else if (a == "--candidates" && value(v)) {
-			auto n = parse_int(v, 1, 100);
-			if (!n)
-				return tool::bad_value("loom place", "--candidates", v, n.error().message);
-			candidates = *n;
-		} else {
-			std::fprintf(stderr, "loom place: unknown or incomplete option '%s'\n", a.c_str());
-			usage(stderr);
-			return tool::exit_usage;
-		}
+	if (json) {
+		std::string out = place::decision_json(c, r, d);
+		if (b) // one JSON document: {"engine": ..., "baseline": ...}
+			out = "{\"engine\": " + out + ", \"baseline\": " + place::decision_json(c, r, *b) + "}\n";
+		std::fputs(out.c_str(), stdout);
+		return;
 	}
-	if (spares)
-		return spares_main(spare_file, json);
-	place::Weights weights;
-	if (!weights_file.empty()) {
-		auto w = place::load_weights_file(weights_file);
-		if (!w) {
-			std::fprintf(stderr, "loom place: %s\n", w.error().str().c_str());
-			return tool::exit_problems;
-		}
-		weights = *w;
+	std::fputs(place::format_decision(c, r, d).c_str(), stdout);
+	if (b) {
+		std::string text = place::format_decision(c, r, *b);
+		std::fputs(("\nSlurm topology/tree would choose:\n" + text.substr(text.find('\n') + 1)).c_str(), stdout);
 	}
-	if (!topo_conf.empty()) {
-		auto t = place::read_tier_table(topo_conf);
-		if (!t) {
-			std::fprintf(stderr, "loom place: %s\n", t.error().str().c_str());
-			return tool::exit_problems;
-		}
-		if (!t->empty())
-			weights.tiers = std::make_shared<const place::TierTable>(std::move(*t));
-	}
-	if (!clock.empty()) {
-		auto colon = clock.find(':');
-		auto h = parse_int(clock.substr(0, colon), 0, 23);
-		auto m = colon == std::string::npos ? h : parse_int(clock.substr(colon + 1), 0, 59);
-		if (colon == std::string::npos || !h || !m)
-			return tool::bad_value("loom place", "--clock", clock, "expected HH:MM");
-		weights.clock_minute = static_cast<int>(*h * 60 + *m);
-	}
-	if (show_weights) {
-		std::fputs(place::format_weights(weights).c_str(), stdout);
-		return tool::exit_ok;
-	}
-	if (cluster_file.empty() || !have_request) {
-		std::fprintf(stderr, "loom place: --cluster and --request are required\n");
-		usage(stderr);
-		return tool::exit_usage;
-	}
-	auto request = place::parse_request(request_text, "--request");
-	if (!request) {
-		std::fprintf(stderr, "loom place: %s\n", request.error().str().c_str());
-		return tool::exit_usage;
-	}
-	auto cluster = topo::load_cluster_file(cluster_file);
+}
+
+int explain(const PlaceArgs &a, const loom::place::Request &request)
+{
+	using namespace loom;
+	auto cluster = topo::load_cluster_file(a.cluster_file);
 	if (!cluster) {
 		std::fprintf(stderr, "loom place: %s\n", cluster.error().str().c_str());
 		return tool::exit_problems;
 	}
-	auto state = state_file.empty() ? expected<place::State>(place::State(*cluster))
-					 : place::load_state_file(*cluster, state_file);
+	auto state = a.state_file.empty() ? expected<place::State>(place::State(*cluster))
+					   : place::load_state_file(*cluster, a.state_file);
 	if (!state) {
 		std::fprintf(stderr, "loom place: %s\n", state.error().str().c_str());
 		return tool::exit_problems;
 	}
-	auto d = place::place(*state, *request, nullptr, weights, static_cast<int>(candidates));
+	auto d = place::place(*state, request, nullptr, a.weights, static_cast<int>(a.candidates));
 	if (!d) {
 		std::fprintf(stderr, "loom place: %s\n", d.error().str().c_str());
 		return tool::exit_problems;
 	}
 	expected<place::Decision> b = place::Decision{};
-	if (baseline) {
-		b = place::place_baseline(*state, *request, nullptr, weights);
+	if (a.baseline) {
+		b = place::place_baseline(*state, request, nullptr, a.weights);
 		if (!b) {
 			std::fprintf(stderr, "loom place: baseline: %s\n", b.error().str().c_str());
 			return tool::exit_problems;
 		}
 	}
-	if (json) {
-		std::string out = place::decision_json(*cluster, *request, *d);
-		if (baseline) // one JSON document: {"engine": ..., "baseline": ...}
-			out = "{\"engine\": " + out + ", \"baseline\": " + place::decision_json(*cluster, *request, *b) + "}\n";
-		std::fputs(out.c_str(), stdout);
-	} else {
-		std::fputs(place::format_decision(*cluster, *request, *d).c_str(), stdout);
-		if (baseline) {
-			std::string text = place::format_decision(*cluster, *request, *b);
-			std::fputs(("\nSlurm topology/tree would choose:\n" + text.substr(text.find('\n') + 1)).c_str(),
-				   stdout);
-		}
-	}
+	print_decision(*cluster, request, *d, a.baseline ? &*b : nullptr, a.json);
 	return d->placed() ? tool::exit_ok : tool::exit_problems;
+}
+
+int place_main(int argc, char **argv)
+{
+	using namespace loom;
+	PlaceArgs a;
+	tool::OptionTable t = place_options(a);
+	if (int rc = t.parse(argc, argv); rc >= 0)
+		return rc;
+	if (a.spares)
+		return spares_main(a.spare_file, a.json);
+	if (a.show_weights) {
+		std::fputs(place::format_weights(a.weights).c_str(), stdout);
+		return tool::exit_ok;
+	}
+	if (a.cluster_file.empty() || !a.have_request) {
+		std::fprintf(stderr, "loom place: --cluster and --request are required\n");
+		t.usage(stderr);
+		return tool::exit_usage;
+	}
+	auto request = place::parse_request(a.request_text, "--request");
+	if (!request) {
+		std::fprintf(stderr, "loom place: %s\n", request.error().str().c_str());
+		return tool::exit_usage;
+	}
+	return explain(a, *request);
 }
 
 loom::tool::Command place_command{"place", "explain a gang placement: chosen nodes, runner-up and why", place_main};
