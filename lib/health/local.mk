@@ -120,3 +120,7 @@ tests_fuzz_replay_health_sysfs_LDADD = $(LOOM_HEALTH_LIBS)
 TESTS += tests/fuzz/replay_health_sysfs.sh
 
 EXTRA_DIST += tests/data/health tests/health
+
+# `loom health`.
+tools_loom_SOURCES += tools/loom_health.cpp tools/loom_health_check.cpp tools/loom_health_classify.cpp \
+	tools/loom_health_probe.cpp tools/loom_health_netprobe.cpp
