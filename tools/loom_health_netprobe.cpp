@@ -5,6 +5,7 @@
 // client runs --measure against its server, and --judge reads the result
 // lines and names the slow or lossy link.
 #include "tools/command.hpp"
+#include "tools/options.hpp"
 
 #include "lib/topo/net_probe.hpp"
 #include "lib/topo/build.hpp"
@@ -12,7 +13,9 @@
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/hostlist.hpp"
+#include "lib/util/log.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -23,23 +26,7 @@ using namespace loom;
 
 namespace {
 
-const char usage_text[] =
-	"usage: loom health probe --pairs FABRIC NODELIST\n"
-	"       loom health probe --serve [--bind ADDR] [--port P] [--for DUR]\n"
-	"       loom health probe --measure ADDR [--port P] [--count N] [--payload BYTES] [--gap-ms X]\n"
-	"                 [--timeout DUR] [--names CLIENT,SERVER]\n"
-	"       loom health probe --judge FABRIC RESULTS [--max-loss X] [--rtt-factor X] [--rtt-floor-ms X]\n"
-	"network probes between nodes: --pairs prints 'CLIENT SERVER ROUND' lines, --measure one\n"
-	"'CLIENT SERVER SENT RECEIVED RTT_MS' line (UDP echo against --serve), --judge names the link.\n"
-	"exit codes: 0 ok (judge: clean), 1 a bad link or a failed probe, 2 bad usage\n";
-
 const char *cmd = "loom health probe";
-
-int usage_error(const std::string &msg)
-{
-	std::fprintf(stderr, "%s: %s\n%s", cmd, msg.c_str(), usage_text);
-	return tool::exit_usage;
-}
 
 expected<topo::Cluster> load(const std::string &path)
 {
@@ -49,198 +36,208 @@ expected<topo::Cluster> load(const std::string &path)
 	return topo::build_cluster(std::move(*spec));
 }
 
-// "--key value" options after the mode's positional words.
-struct Opts {
-	std::vector<std::string> pos;
-	std::map<std::string, std::string> kv;
-	std::string error;
+struct NetArgs {
+	std::string mode, bind, names;
+	std::vector<std::string> pos, given;
+	int64_t port = 18515, for_s = 60, count = 200, payload = 1024, timeout_s = 2;
+	double gap_ms = 1;
+	topo::ProbeLimits lim;
 };
-Opts parse(int argc, char **argv, std::initializer_list<const char *> keys)
+
+// Which options each mode takes.
+const std::map<std::string, std::vector<std::string>> mode_options = {
+	{"--pairs", {}},
+	{"--serve", {"--bind", "--port", "--for"}},
+	{"--measure", {"--port", "--count", "--payload", "--gap-ms", "--timeout", "--names"}},
+	{"--judge", {"--max-loss", "--rtt-factor", "--rtt-floor-ms"}},
+};
+
+// A setter that also notes the option as given (for the mode check).
+tool::Setter noted(NetArgs &a, const char *name, tool::Setter set)
 {
-	Opts o;
-	for (int i = 2; i < argc; i++) {
-		std::string a = argv[i];
-		if (a.rfind("--", 0) != 0) {
-			o.pos.push_back(a);
-			continue;
-		}
-		bool known = false;
-		for (const char *k : keys)
-			known = known || a == k;
-		if (!known) {
-			o.error = "unknown option '" + a + "'";
-			return o;
-		}
-		if (i + 1 >= argc) {
-			o.error = a + " needs a value";
-			return o;
-		}
-		o.kv[a] = argv[++i];
+	return [&a, name, set = std::move(set)](const std::string &v) {
+		a.given.push_back(name);
+		return set(v);
+	};
+}
+
+tool::Setter set_mode(NetArgs &a, const char *mode)
+{
+	return [&a, mode](const std::string &) {
+		if (!a.mode.empty() && a.mode != mode)
+			return "one of --pairs, --serve, --measure and --judge, not " + a.mode + " and " + mode;
+		a.mode = mode;
+		return std::string();
+	};
+}
+
+tool::Setter set_seconds_upto_1h(int64_t &out)
+{
+	return [&out](const std::string &v) {
+		auto d = parse_duration(v);
+		if (!d || *d <= 0 || *d > 3600)
+			return std::string("expected a duration up to 1h");
+		out = *d;
+		return std::string();
+	};
+}
+
+tool::OptionTable net_options(NetArgs &a)
+{
+	using namespace tool;
+	OptionTable t(cmd, "--pairs FABRIC NODELIST",
+		      "Network probes between nodes: --pairs prints 'CLIENT SERVER ROUND' lines, --measure one\n"
+		      "'CLIENT SERVER SENT RECEIVED RTT_MS' line (UDP echo against --serve), --judge names the link.");
+	t.also("--serve [--bind ADDR] [--port P] [--for DUR]")
+		.also("--measure ADDR [--port P] [--count N] [--payload BYTES] [--gap-ms X] [--timeout DUR]\n"
+		      "                 [--names CLIENT,SERVER]")
+		.also("--judge FABRIC RESULTS [--max-loss X] [--rtt-factor X] [--rtt-floor-ms X]");
+	t.add("--pairs", "", "plan the pairs for the nodes of a job (each node once within its leaf, then across)",
+	      set_mode(a, "--pairs"))
+		.add("--serve", "", "answer the probe's UDP echo for --for (default 60s)", set_mode(a, "--serve"))
+		.add("--measure", "", "probe the server at ADDR and print the result line", set_mode(a, "--measure"))
+		.add("--judge", "", "read the result lines (RESULTS a file, - for stdin) and name a bad link",
+		     set_mode(a, "--judge"))
+		.add("--bind", "ADDR", "the address to serve on (default all)", noted(a, "--bind", set_string(a.bind)))
+		.add("--port", "P", "the UDP port (default 18515)", noted(a, "--port", set_int(a.port, 1, 65535)))
+		.add("--for", "DUR", "how long to serve (up to 1h)", noted(a, "--for", set_seconds_upto_1h(a.for_s)))
+		.add("--count", "N", "echo packets to send (default 200)", noted(a, "--count", set_int(a.count, 1, 100000)))
+		.add("--payload", "BYTES", "bytes per packet, 16 to 65000 (default 1024)",
+		     noted(a, "--payload", set_int(a.payload, 16, 65000)))
+		.add("--gap-ms", "X", "milliseconds between packets (default 1)",
+		     noted(a, "--gap-ms", set_real(a.gap_ms, 0, 1000, "expected 0 to 1000")))
+		.add("--timeout", "DUR", "how long to wait for the last answer (default 2s, up to 1h)",
+		     noted(a, "--timeout", set_seconds_upto_1h(a.timeout_s)))
+		.add("--names", "CLIENT,SERVER", "the node names for the result line (default: this host, ADDR)",
+		     noted(a, "--names", set_string(a.names)))
+		.add("--max-loss", "X", strprintf("the share of packets a link may lose (default %g)", a.lim.max_loss),
+		     noted(a, "--max-loss", set_real(a.lim.max_loss, 0, 1, "expected a share from 0 to 1")))
+		.add("--rtt-factor", "X", strprintf("a link slower than X times its peers' median is bad (default %g)", a.lim.rtt_factor),
+		     noted(a, "--rtt-factor", set_real(a.lim.rtt_factor, 1, 1000, "expected 1 to 1000")))
+		.add("--rtt-floor-ms", "X", strprintf("round trips under X ms are never slow (default %g)", a.lim.rtt_floor_ms),
+		     noted(a, "--rtt-floor-ms", set_real(a.lim.rtt_floor_ms, 0, 60000, "expected 0 to 60000")))
+		.positional([&a](const std::string &v) {
+			a.pos.push_back(v);
+			return std::string();
+		});
+	t.epilog("Exit: 0 ok (judge: clean), 1 a bad link or a failed probe, 2 bad usage.");
+	return t;
+}
+
+int usage_error(const tool::OptionTable &t, const std::string &msg)
+{
+	std::fprintf(stderr, "%s: %s\n", cmd, msg.c_str());
+	t.usage(stderr);
+	return tool::exit_usage;
+}
+
+int pairs(const NetArgs &a)
+{
+	auto c = load(a.pos[0]);
+	if (!c) {
+		std::fprintf(stderr, "%s: %s\n", cmd, c.error().str().c_str());
+		return tool::exit_problems;
 	}
-	return o;
+	auto hosts = hostlist_expand(a.pos[1]);
+	if (!hosts)
+		return tool::bad_value(cmd, "NODELIST", a.pos[1], hosts.error().str());
+	auto plan = topo::plan_pairs(*c, *hosts);
+	if (!plan) {
+		std::fprintf(stderr, "%s: --pairs: %s\n", cmd, plan.error().str().c_str());
+		return tool::exit_problems;
+	}
+	for (const auto &p : *plan)
+		std::printf("%s %s %d\n", p.client.c_str(), p.server.c_str(), p.round);
+	return tool::exit_ok;
+}
+
+int serve(const NetArgs &a)
+{
+	if (auto st = topo::serve_echo(a.bind, static_cast<int>(a.port), static_cast<double>(a.for_s)); !st) {
+		std::fprintf(stderr, "%s: --serve: %s\n", cmd, st.error().str().c_str());
+		return tool::exit_problems;
+	}
+	return tool::exit_ok;
+}
+
+int measure(const NetArgs &a)
+{
+	std::string client, server = a.pos[0];
+	if (!a.names.empty()) {
+		size_t comma = a.names.find(',');
+		if (comma == std::string::npos || comma == 0 || comma + 1 == a.names.size())
+			return tool::bad_value(cmd, "--names", a.names, "expected CLIENT,SERVER");
+		client = a.names.substr(0, comma);
+		server = a.names.substr(comma + 1);
+	} else {
+		char h[256] = {};
+		(void)::gethostname(h, sizeof(h) - 1);
+		client = h;
+	}
+	auto r = topo::measure_echo(a.pos[0], static_cast<int>(a.port), static_cast<int>(a.count), static_cast<int>(a.payload),
+				    a.gap_ms, static_cast<int>(a.timeout_s * 1000));
+	if (!r) {
+		std::fprintf(stderr, "%s: --measure: %s\n", cmd, r.error().str().c_str());
+		return tool::exit_problems;
+	}
+	r->client = client;
+	r->server = server;
+	std::printf("%s\n", topo::format_result(*r).c_str());
+	return tool::exit_ok;
+}
+
+int judge_results(const NetArgs &a)
+{
+	auto c = load(a.pos[0]);
+	if (!c) {
+		std::fprintf(stderr, "%s: %s\n", cmd, c.error().str().c_str());
+		return tool::exit_problems;
+	}
+	const std::string &file = a.pos[1];
+	auto text = file == "-" ? read_file("/dev/stdin") : read_file(file);
+	if (!text) {
+		std::fprintf(stderr, "%s: %s\n", cmd, text.error().str().c_str());
+		return tool::exit_problems;
+	}
+	auto results = topo::parse_results(*text, file == "-" ? "stdin" : file);
+	if (!results) {
+		std::fprintf(stderr, "%s: %s\n", cmd, results.error().str().c_str());
+		return tool::exit_problems;
+	}
+	if (results->empty()) {
+		std::fprintf(stderr, "%s: --judge: %s holds no result: nothing to judge\n", cmd, file.c_str());
+		return tool::exit_problems;
+	}
+	topo::ProbeVerdict v = topo::judge(*c, *results, a.lim);
+	for (const std::string &b : v.bad_pairs)
+		std::printf("bad pair: %s\n", b.c_str());
+	std::printf("%s\n", v.why.c_str());
+	return v.bad_pairs.empty() ? tool::exit_ok : tool::exit_problems;
 }
 
 } // namespace
 
 int loom_health_netprobe_main(int argc, char **argv)
 {
-	if (tool::asks_help(argc, argv)) {
-		std::fputs(usage_text, stdout);
-		return tool::exit_ok;
-	}
-	std::string mode = argc > 1 ? argv[1] : "";
-	if (mode == "--pairs") {
-		Opts o = parse(argc, argv, {});
-		if (!o.error.empty())
-			return usage_error(o.error);
-		if (o.pos.size() != 2)
-			return usage_error("--pairs: expected FABRIC and NODELIST");
-		auto c = load(o.pos[0]);
-		if (!c) {
-			std::fprintf(stderr, "%s: %s\n", cmd, c.error().str().c_str());
-			return tool::exit_problems;
-		}
-		auto hosts = hostlist_expand(o.pos[1]);
-		if (!hosts)
-			return tool::bad_value(cmd, "NODELIST", o.pos[1], hosts.error().str());
-		auto plan = topo::plan_pairs(*c, *hosts);
-		if (!plan) {
-			std::fprintf(stderr, "%s: --pairs: %s\n", cmd, plan.error().str().c_str());
-			return tool::exit_problems;
-		}
-		for (const auto &p : *plan)
-			std::printf("%s %s %d\n", p.client.c_str(), p.server.c_str(), p.round);
-		return tool::exit_ok;
-	}
-	auto duration = [&](const Opts &o, const char *k, int64_t dflt, int64_t *out) {
-		auto it = o.kv.find(k);
-		if (it == o.kv.end()) {
-			*out = dflt;
-			return true;
-		}
-		auto d = parse_duration(it->second);
-		if (!d || *d <= 0 || *d > 3600)
-			return false;
-		*out = *d;
-		return true;
-	};
-	auto integer = [&](const Opts &o, const char *k, int64_t dflt, int64_t lo, int64_t hi, int64_t *out) {
-		auto it = o.kv.find(k);
-		if (it == o.kv.end()) {
-			*out = dflt;
-			return true;
-		}
-		auto v = parse_int(it->second, lo, hi);
-		if (!v)
-			return false;
-		*out = *v;
-		return true;
-	};
-	auto real = [&](const Opts &o, const char *k, double dflt, double lo, double hi, double *out) {
-		auto it = o.kv.find(k);
-		if (it == o.kv.end()) {
-			*out = dflt;
-			return true;
-		}
-		auto v = parse_real(it->second, lo, hi);
-		if (!v)
-			return false;
-		*out = *v;
-		return true;
-	};
-	if (mode == "--serve") {
-		Opts o = parse(argc, argv, {"--bind", "--port", "--for"});
-		if (!o.error.empty() || !o.pos.empty())
-			return usage_error(o.error.empty() ? "--serve takes no positional argument" : o.error);
-		int64_t port = 0, for_s = 0;
-		if (!integer(o, "--port", 18515, 1, 65535, &port))
-			return tool::bad_value(cmd, "--port", o.kv["--port"], "expected 1 to 65535");
-		if (!duration(o, "--for", 60, &for_s))
-			return tool::bad_value(cmd, "--for", o.kv["--for"], "expected a duration up to 1h");
-		if (auto st = topo::serve_echo(o.kv["--bind"], static_cast<int>(port), static_cast<double>(for_s)); !st) {
-			std::fprintf(stderr, "%s: --serve: %s\n", cmd, st.error().str().c_str());
-			return tool::exit_problems;
-		}
-		return tool::exit_ok;
-	}
-	if (mode == "--measure") {
-		Opts o = parse(argc, argv, {"--port", "--count", "--payload", "--gap-ms", "--timeout", "--names"});
-		if (!o.error.empty())
-			return usage_error(o.error);
-		if (o.pos.size() != 1)
-			return usage_error("--measure: expected the server's ADDR");
-		int64_t port = 0, count = 0, payload = 0, timeout_s = 0;
-		double gap = 0;
-		if (!integer(o, "--port", 18515, 1, 65535, &port))
-			return tool::bad_value(cmd, "--port", o.kv["--port"], "expected 1 to 65535");
-		if (!integer(o, "--count", 200, 1, 100000, &count))
-			return tool::bad_value(cmd, "--count", o.kv["--count"], "expected 1 to 100000");
-		if (!integer(o, "--payload", 1024, 16, 65000, &payload))
-			return tool::bad_value(cmd, "--payload", o.kv["--payload"], "expected 16 to 65000 bytes");
-		if (!real(o, "--gap-ms", 1, 0, 1000, &gap))
-			return tool::bad_value(cmd, "--gap-ms", o.kv["--gap-ms"], "expected 0 to 1000");
-		if (!duration(o, "--timeout", 2, &timeout_s))
-			return tool::bad_value(cmd, "--timeout", o.kv["--timeout"], "expected a duration up to 1h");
-		std::string client, server = o.pos[0];
-		if (auto it = o.kv.find("--names"); it != o.kv.end()) {
-			size_t comma = it->second.find(',');
-			if (comma == std::string::npos || comma == 0 || comma + 1 == it->second.size())
-				return tool::bad_value(cmd, "--names", it->second, "expected CLIENT,SERVER");
-			client = it->second.substr(0, comma);
-			server = it->second.substr(comma + 1);
-		} else {
-			char h[256] = {};
-			(void)::gethostname(h, sizeof(h) - 1);
-			client = h;
-		}
-		auto r = topo::measure_echo(o.pos[0], static_cast<int>(port), static_cast<int>(count),
-					      static_cast<int>(payload), gap, static_cast<int>(timeout_s * 1000));
-		if (!r) {
-			std::fprintf(stderr, "%s: --measure: %s\n", cmd, r.error().str().c_str());
-			return tool::exit_problems;
-		}
-		r->client = client;
-		r->server = server;
-		std::printf("%s\n", topo::format_result(*r).c_str());
-		return tool::exit_ok;
-	}
-	if (mode == "--judge") {
-		Opts o = parse(argc, argv, {"--max-loss", "--rtt-factor", "--rtt-floor-ms"});
-		if (!o.error.empty())
-			return usage_error(o.error);
-		if (o.pos.size() != 2)
-			return usage_error("--judge: expected FABRIC and RESULTS (a file, - for stdin)");
-		topo::ProbeLimits lim;
-		if (!real(o, "--max-loss", lim.max_loss, 0, 1, &lim.max_loss))
-			return tool::bad_value(cmd, "--max-loss", o.kv["--max-loss"], "expected a share from 0 to 1");
-		if (!real(o, "--rtt-factor", lim.rtt_factor, 1, 1000, &lim.rtt_factor))
-			return tool::bad_value(cmd, "--rtt-factor", o.kv["--rtt-factor"], "expected 1 to 1000");
-		if (!real(o, "--rtt-floor-ms", lim.rtt_floor_ms, 0, 60000, &lim.rtt_floor_ms))
-			return tool::bad_value(cmd, "--rtt-floor-ms", o.kv["--rtt-floor-ms"], "expected 0 to 60000");
-		auto c = load(o.pos[0]);
-		if (!c) {
-			std::fprintf(stderr, "%s: %s\n", cmd, c.error().str().c_str());
-			return tool::exit_problems;
-		}
-		auto text = o.pos[1] == "-" ? read_file("/dev/stdin") : read_file(o.pos[1]);
-		if (!text) {
-			std::fprintf(stderr, "%s: %s\n", cmd, text.error().str().c_str());
-			return tool::exit_problems;
-		}
-		auto results = topo::parse_results(*text, o.pos[1] == "-" ? "stdin" : o.pos[1]);
-		if (!results) {
-			std::fprintf(stderr, "%s: %s\n", cmd, results.error().str().c_str());
-			return tool::exit_problems;
-		}
-		if (results->empty()) {
-			std::fprintf(stderr, "%s: --judge: %s holds no result: nothing to judge\n", cmd, o.pos[1].c_str());
-			return tool::exit_problems;
-		}
-		topo::ProbeVerdict v = topo::judge(*c, *results, lim);
-		for (const std::string &b : v.bad_pairs)
-			std::printf("bad pair: %s\n", b.c_str());
-		std::printf("%s\n", v.why.c_str());
-		return v.bad_pairs.empty() ? tool::exit_ok : tool::exit_problems;
-	}
-	return usage_error("expected --pairs, --serve, --measure or --judge");
+	NetArgs a;
+	tool::OptionTable t = net_options(a);
+	if (int rc = t.parse(argc, argv); rc >= 0)
+		return rc;
+	auto it = mode_options.find(a.mode);
+	if (it == mode_options.end())
+		return usage_error(t, "expected --pairs, --serve, --measure or --judge");
+	for (const std::string &g : a.given)
+		if (std::find(it->second.begin(), it->second.end(), g) == it->second.end())
+			return usage_error(t, g + " is not an option of " + a.mode);
+	size_t want = a.mode == "--serve" ? 0 : a.mode == "--measure" ? 1 : 2;
+	if (a.pos.size() != want)
+		return usage_error(t, a.mode == "--serve"     ? "--serve takes no positional argument"
+				      : a.mode == "--measure" ? "--measure: expected the server's ADDR"
+				      : a.mode == "--pairs"   ? "--pairs: expected FABRIC and NODELIST"
+							      : "--judge: expected FABRIC and RESULTS (a file, - for stdin)");
+	if (a.mode == "--pairs")
+		return pairs(a);
+	if (a.mode == "--serve")
+		return serve(a);
+	return a.mode == "--measure" ? measure(a) : judge_results(a);
 }
