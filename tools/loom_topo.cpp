@@ -1,5 +1,6 @@
 // loom topo: discover, build, show, check, convert (see loom-topo(1)).
 #include "tools/command.hpp"
+#include "tools/loom_topo_args.hpp"
 
 #include "lib/place/ranks.hpp"
 #include "lib/topo/build.hpp"
@@ -20,8 +21,8 @@
 #include <vector>
 
 namespace loom::tool {
-int topo_check(int argc, char **argv);
-int topo_show(int argc, char **argv);
+int topo_check(const TopoArgs &a, const OptionTable &t);
+int topo_show(const TopoArgs &a, const OptionTable &t);
 } // namespace loom::tool
 
 using namespace loom;
@@ -29,109 +30,19 @@ using namespace loom::topo;
 
 namespace {
 
-std::string g_sub; // the subcommand being run, for messages ("" before one is known)
-
-const char usage_text[] =
-	"usage: loom topo discover [--root DIR] [--hwloc-xml FILE] [--hostname NAME] [--json] [-o FILE]\n"
-	"       loom topo build --fabric FILE [--from-format F] [--placeholders skip|guid] [--level-names A,B]\n"
-	"                 [-o FILE] NODEFILE...\n"
-	"       loom topo show [--json] [--depth N] CLUSTER\n"
-	"       loom topo check --slurm-conf FILE CLUSTER | --fabric IBNETDISCOVER_OUTPUT\n"
-	"       loom topo ranks [--hostfile] CLUSTER NODELIST  (the rank order spank_place gives a job)\n"
-	"       loom topo convert --from FILE [--from-format F] --to FORMAT [-o FILE|DIR] [--node NAME]\n"
-	"                 [--gpus-per-node N] [--gpu-model M] [--node-features FILE] [--class-features A,B]\n"
-	"                 [--placeholders skip|guid]  (HCAs whose node description names no host)\n"
-	"                 [--level-names leaf,su,spine]  (kinds by height where the file names none)\n"
-	"formats in:  json, topology.conf, block (topology.conf of topology/block), topology.yaml, ibnetdiscover,\n"
-	"             hwloc, nccl\n"
-	"formats out: json, topology.conf, block, topology.yaml (Slurm 25.05+), gres.conf, nccl\n"
-	"exit codes: 0 ok, 1 problems found, 2 bad usage\n";
-
-int bad_usage(const std::string &msg)
-{
-	std::fprintf(stderr, "loom topo%s%s: %s\n%s", g_sub.empty() ? "" : " ", g_sub.c_str(), msg.c_str(), usage_text);
-	return tool::exit_usage;
-}
+std::string g_sub; // the subcommand being run, for messages
 
 int fail(const Error &e)
 {
-	std::fprintf(stderr, "loom topo%s%s: %s\n", g_sub.empty() ? "" : " ", g_sub.c_str(), e.str().c_str());
+	std::fprintf(stderr, "loom topo %s: %s\n", g_sub.c_str(), e.str().c_str());
 	return tool::exit_problems;
 }
 
-// Options "--key value" and positional words; flags listed in 'flags' take no value.
-struct Args {
-	std::map<std::string, std::string> opt;
-	std::vector<std::string> pos;
-	std::string error;
-	Args(int argc, char **argv, std::initializer_list<const char *> valued, std::initializer_list<const char *> flags)
-	{
-		for (int i = 1; i < argc; i++) {
-			std::string a = argv[i];
-			if (a.size() < 2 || a[0] != '-') {
-				pos.push_back(a);
-				continue;
-			}
-			bool known = false;
-			for (const char *f : flags)
-				if (a == f) {
-					opt[a] = "1";
-					known = true;
-				}
-			for (const char *v : valued)
-				if (a == v) {
-					if (i + 1 >= argc) {
-						error = a + " needs a value";
-						return;
-					}
-					opt[a] = argv[++i];
-					known = true;
-				}
-			if (!known) {
-				error = "unknown option '" + a + "'";
-				return;
-			}
-		}
-	}
-	bool has(const char *k) const { return opt.count(k) != 0; }
-	std::string get(const char *k, std::string fallback = {}) const
-	{
-		auto it = opt.find(k);
-		return it == opt.end() ? fallback : it->second;
-	}
-};
-
-// --placeholders skip|guid: HCAs whose node description names no host are
-// left out (reported), or kept as one node per HCA named hca-<GUID>.
-int placeholders_option(const Args &a, ReadOptions &ro)
+int bad_usage(const tool::OptionTable &t, const std::string &msg)
 {
-	if (!a.has("--placeholders"))
-		return tool::exit_ok;
-	std::string v = a.get("--placeholders");
-	if (v != "skip" && v != "guid")
-		return bad_usage("--placeholders '" + shown(v) + "': expected skip or guid");
-	ro.ib.placeholders_by_guid = v == "guid";
-	return tool::exit_ok;
-}
-
-// --level-names A,B,C: kinds by height (leaf level first).
-int level_names_option(const Args &a, ClusterSpec &spec)
-{
-	if (!a.has("--level-names"))
-		return tool::exit_ok;
-	std::string v = a.get("--level-names");
-	for (size_t p = 0; p <= v.size();) {
-		size_t c = v.find(',', p);
-		std::string w = v.substr(p, c == std::string::npos ? std::string::npos : c - p);
-		if (w.empty() || w == nvlink_kind || w.find_first_of(" \t:=") != std::string::npos)
-			return bad_usage("--level-names '" + shown(v) + "': expected names like leaf,su,spine (not empty, not "
-					 "nvlink, no spaces, ':' or '=')");
-		spec.level_names.push_back(w);
-		if (c == std::string::npos)
-			break;
-		p = c + 1;
-	}
-	return tool::exit_ok;
+	std::fprintf(stderr, "%s: %s\n", t.cmd().c_str(), msg.c_str());
+	t.usage(stderr);
+	return tool::exit_usage;
 }
 
 int write_out(const std::string &path, const std::string &text)
@@ -145,15 +56,12 @@ int write_out(const std::string &path, const std::string &text)
 	return tool::exit_ok;
 }
 
-int discover(int argc, char **argv)
+int discover(const tool::TopoArgs &a)
 {
-	Args a(argc, argv, {"--root", "--hwloc-xml", "--hostname", "-o"}, {"--json"});
-	if (!a.error.empty() || !a.pos.empty())
-		return bad_usage(a.error.empty() ? "discover takes no positional arguments" : a.error);
 	DiscoverOptions o;
-	o.root = a.get("--root", "/");
-	o.hwloc_xml = a.get("--hwloc-xml");
-	o.hostname = a.get("--hostname");
+	o.root = a.root;
+	o.hwloc_xml = a.hwloc_xml;
+	o.hostname = a.hostname;
 	auto d = discover_node(o);
 	if (!d)
 		return fail(d.error());
@@ -166,8 +74,8 @@ int discover(int argc, char **argv)
 	auto c = build_cluster(std::move(s));
 	if (!c)
 		return fail(c.error());
-	if (a.has("--json") || a.has("-o"))
-		return write_out(a.get("-o"), write_cluster_json(*c, {true, false}));
+	if (a.json || a.has("-o"))
+		return write_out(a.out, write_cluster_json(*c, {true, false}));
 	const Node &n = c->nodes[0];
 	std::printf("node %s: %u GPUs, %u NICs, %u NUMA nodes; hwloc %s, NVML %s\n", n.name.c_str(), n.gpu_count,
 		    n.nic_count, n.numa_count, d->hwloc_loaded ? "loaded" : "not used", d->nvml_loaded ? "loaded" : "not found");
@@ -185,22 +93,13 @@ int discover(int argc, char **argv)
 	return tool::exit_ok;
 }
 
-int build(int argc, char **argv)
+int build(const tool::TopoArgs &a)
 {
-	Args a(argc, argv, {"--fabric", "--from-format", "-o", "--placeholders", "--level-names"}, {});
-	if (!a.error.empty())
-		return bad_usage(a.error);
-	if (!a.has("--fabric"))
-		return bad_usage("build needs --fabric FILE");
 	std::string note;
-	ReadOptions ro;
-	if (int rc = placeholders_option(a, ro); rc != tool::exit_ok)
-		return rc;
-	auto fabric = read_spec_file(a.get("--fabric"), parse_format_name(a.get("--from-format")), &note, ro);
+	auto fabric = read_spec_file(a.fabric, a.from_format, &note, a.read);
 	if (!fabric)
 		return fail(fabric.error());
-	if (int rc = level_names_option(a, *fabric); rc != tool::exit_ok)
-		return rc;
+	fabric->level_names.insert(fabric->level_names.end(), a.level_names.begin(), a.level_names.end());
 	std::map<std::string, size_t> at;
 	for (size_t i = 0; i < fabric->nodes.size(); i++)
 		at[fabric->nodes[i].name] = i;
@@ -237,120 +136,112 @@ int build(int argc, char **argv)
 	auto c = build_cluster(std::move(*fabric));
 	if (!c)
 		return fail(c.error());
-	int rc = write_out(a.get("-o"), write_cluster_json(*c));
+	int rc = write_out(a.out, write_cluster_json(*c));
 	return problems ? tool::exit_problems : rc;
 }
 
-int convert(int argc, char **argv)
+// The node facts of --node-features and --gpus-per-node/--gpu-model, applied.
+int apply_facts(const tool::TopoArgs &a, ClusterSpec &spec)
 {
-	Args a(argc, argv,
-	       {"--from", "--from-format", "--to", "-o", "--node", "--gpus-per-node", "--gpu-model", "--node-features",
-		"--class-features", "--name", "--placeholders", "--level-names"},
-	       {});
-	if (!a.error.empty() || !a.pos.empty())
-		return bad_usage(a.error.empty() ? "convert takes options only" : a.error);
-	// Values first: a bad one is named even when something else is missing.
-	int64_t gpus_per_node = 0;
-	if (a.has("--gpus-per-node")) {
-		auto n = parse_int(a.get("--gpus-per-node"), 0, static_cast<int64_t>(max_gpus_per_node));
-		if (!n)
-			return tool::bad_value("loom topo convert", "--gpus-per-node", a.get("--gpus-per-node"), n.error().message);
-		gpus_per_node = *n;
-	}
-	if (!a.has("--from") || !a.has("--to"))
-		return bad_usage("convert needs --from FILE and --to FORMAT");
-	Format from = parse_format_name(a.get("--from-format"));
-	if (a.has("--from-format") && from == Format::unknown)
-		return bad_usage("unknown input format '" + a.get("--from-format") + "'");
-	std::string to = a.get("--to");
-	if (to != "json" && to != "topology.conf" && to != "block" && to != "topology.yaml" && to != "gres.conf" &&
-	    to != "nccl")
-		return bad_usage("unknown output format '" + to +
-				 "' (json, topology.conf, block, topology.yaml, gres.conf or nccl)");
-	std::string note;
-	ReadOptions ro;
-	if (int rc = placeholders_option(a, ro); rc != tool::exit_ok)
-		return rc;
-	auto spec = read_spec_file(a.get("--from"), from, &note, ro);
-	if (!spec)
-		return fail(spec.error());
-	if (!note.empty())
-		std::fprintf(stderr, "loom topo convert: %s\n", note.c_str());
 	NodeFacts fallback;
 	if (a.has("--gpus-per-node"))
-		fallback.gpus = static_cast<int>(gpus_per_node);
-	fallback.gpu_model = a.get("--gpu-model");
+		fallback.gpus = static_cast<int>(a.gpus_per_node);
+	fallback.gpu_model = a.gpu_model;
 	std::map<std::string, NodeFacts> facts;
 	if (a.has("--node-features")) {
 		std::vector<std::string> classes;
-		std::string cf = a.get("--class-features");
+		const std::string &cf = a.class_features;
 		for (size_t p = 0; p < cf.size();) {
 			size_t c = cf.find(',', p);
 			classes.push_back(cf.substr(p, c == std::string::npos ? std::string::npos : c - p));
 			p = c == std::string::npos ? cf.size() : c + 1;
 		}
-		auto f = read_node_facts(a.get("--node-features"), classes);
+		auto f = read_node_facts(a.node_features, classes);
 		if (!f)
 			return fail(f.error());
 		facts = std::move(*f);
 	}
-	apply_node_facts(*spec, facts, fallback);
-	if (int rc = level_names_option(a, *spec); rc != tool::exit_ok)
-		return rc;
-	if (a.has("--name"))
-		spec->name = a.get("--name");
-	auto c = build_cluster(std::move(*spec));
-	if (!c)
-		return fail(c.error());
-	if (to == "json")
-		return write_out(a.get("-o"), write_cluster_json(*c));
-	if (to == "topology.conf") {
-		if (c->domains.empty())
-			return fail(Error(a.get("--from"), "no switches to write: the input has no fabric"));
-		return write_out(a.get("-o"), write_topology_conf(*c));
-	}
-	if (to == "block") {
-		auto x = write_block_conf(*c);
-		return x ? write_out(a.get("-o"), *x) : fail(x.error().within(a.get("--from")));
-	}
-	if (to == "topology.yaml")
-		return write_out(a.get("-o"), write_topology_yaml(*c));
-	if (to == "gres.conf") {
-		std::string out;
-		for (Index n = 0; n < static_cast<Index>(c->nodes.size()); n++)
-			out += write_gres_conf(*c, n);
-		return write_out(a.get("-o"), out);
-	}
-	// nccl: one node to -o FILE / stdout, or every node into -o DIR.
-	if (a.has("--node") || c->nodes.size() == 1) {
-		Index n = a.has("--node") ? c->find_node(a.get("--node")) : 0;
+	apply_node_facts(spec, facts, fallback);
+	return -1;
+}
+
+// --to nccl: one node to -o FILE / stdout, or every node into -o DIR.
+int write_nccl(const tool::TopoArgs &a, const tool::OptionTable &t, const Cluster &c)
+{
+	if (a.has("--node") || c.nodes.size() == 1) {
+		Index n = a.has("--node") ? c.find_node(a.node) : 0;
 		if (n == none)
-			return fail(Error(a.get("--from"), "no node '" + a.get("--node") + "'"));
-		auto x = write_nccl_topology(*c, n);
-		return x ? write_out(a.get("-o"), *x) : fail(x.error());
+			return fail(Error(a.from, "no node '" + a.node + "'"));
+		auto x = write_nccl_topology(c, n);
+		return x ? write_out(a.out, *x) : fail(x.error());
 	}
 	if (!a.has("-o"))
-		return bad_usage("--to nccl with several nodes needs --node NAME or -o DIR");
-	for (Index n = 0; n < static_cast<Index>(c->nodes.size()); n++) {
-		auto x = write_nccl_topology(*c, n);
+		return bad_usage(t, "--to nccl with several nodes needs --node NAME or -o DIR");
+	for (Index n = 0; n < static_cast<Index>(c.nodes.size()); n++) {
+		auto x = write_nccl_topology(c, n);
 		if (!x)
 			return fail(x.error());
-		if (int rc = write_out(path_join(a.get("-o"), c->nodes[n].name + ".xml"), *x); rc)
+		if (int rc = write_out(path_join(a.out, c.nodes[n].name + ".xml"), *x); rc)
 			return rc;
 	}
 	return tool::exit_ok;
 }
 
+int write_as(const tool::TopoArgs &a, const tool::OptionTable &t, const Cluster &c)
+{
+	const std::string &to = a.to;
+	if (to == "json")
+		return write_out(a.out, write_cluster_json(c));
+	if (to == "topology.conf") {
+		if (c.domains.empty())
+			return fail(Error(a.from, "no switches to write: the input has no fabric"));
+		return write_out(a.out, write_topology_conf(c));
+	}
+	if (to == "block") {
+		auto x = write_block_conf(c);
+		return x ? write_out(a.out, *x) : fail(x.error().within(a.from));
+	}
+	if (to == "topology.yaml")
+		return write_out(a.out, write_topology_yaml(c));
+	if (to == "gres.conf") {
+		std::string out;
+		for (Index n = 0; n < static_cast<Index>(c.nodes.size()); n++)
+			out += write_gres_conf(c, n);
+		return write_out(a.out, out);
+	}
+	return write_nccl(a, t, c);
+}
+
+int convert(const tool::TopoArgs &a, const tool::OptionTable &t)
+{
+	if (!a.pos.empty())
+		return bad_usage(t, "convert takes options only");
+	if (!a.has("--from") || !a.has("--to"))
+		return bad_usage(t, "convert needs --from FILE and --to FORMAT");
+	std::string note;
+	auto spec = read_spec_file(a.from, a.from_format, &note, a.read);
+	if (!spec)
+		return fail(spec.error());
+	if (!note.empty())
+		std::fprintf(stderr, "loom topo convert: %s\n", note.c_str());
+	if (int rc = apply_facts(a, *spec); rc >= 0)
+		return rc;
+	spec->level_names.insert(spec->level_names.end(), a.level_names.begin(), a.level_names.end());
+	if (a.has("--name"))
+		spec->name = a.name;
+	auto c = build_cluster(std::move(*spec));
+	if (!c)
+		return fail(c.error());
+	return write_as(a, t, *c);
+}
+
 // The rank order of a node list (spank_place's LOOM_NODE_RANK and
 // LOOM_HOSTFILE), and what a ring over it crosses in Slurm's order (the
 // list as given) and in loom's.
-int ranks(int argc, char **argv)
+int ranks(const tool::TopoArgs &a, const tool::OptionTable &t)
 {
-	Args a(argc, argv, {}, {"--hostfile"});
-	if (!a.error.empty())
-		return bad_usage(a.error);
 	if (a.pos.size() != 2)
-		return bad_usage("expected CLUSTER and NODELIST");
+		return bad_usage(t, "expected CLUSTER and NODELIST");
 	auto spec = read_spec_file(a.pos[0]);
 	if (!spec)
 		return fail(spec.error());
@@ -363,7 +254,7 @@ int ranks(int argc, char **argv)
 	auto order = place::rank_order(*c, *hosts);
 	if (!order)
 		return fail(order.error());
-	if (a.has("--hostfile")) {
+	if (a.hostfile) {
 		for (const std::string &h : *order)
 			std::printf("%s\n", h.c_str());
 		return tool::exit_ok;
@@ -390,36 +281,39 @@ int ranks(int argc, char **argv)
 	return tool::exit_ok;
 }
 
+int run(const std::string &sub, const tool::TopoArgs &a, const tool::OptionTable &t)
+{
+	if (sub == "discover")
+		return a.pos.empty() ? discover(a) : bad_usage(t, "discover takes no positional arguments");
+	if (sub == "build")
+		return a.has("--fabric") ? build(a) : bad_usage(t, "build needs --fabric FILE");
+	if (sub == "convert")
+		return convert(a, t);
+	if (sub == "show")
+		return tool::topo_show(a, t);
+	if (sub == "check")
+		return tool::topo_check(a, t);
+	return ranks(a, t);
+}
+
 int topo_main(int argc, char **argv)
 {
-	if (argc < 2)
-		return bad_usage("missing subcommand");
-	std::string sub = argv[1];
+	std::string sub = argc > 1 ? argv[1] : "";
 	if (sub == "--help" || sub == "-h" || sub == "help") {
-		std::fputs(usage_text, stdout);
+		tool::topo_usage(stdout);
 		return tool::exit_ok;
 	}
-	if (sub == "discover" || sub == "build" || sub == "convert" || sub == "ranks")
-		g_sub = sub;
-	bool known = sub == "discover" || sub == "build" || sub == "convert" || sub == "show" || sub == "check" ||
-		     sub == "ranks";
-	if (known && tool::asks_help(argc - 1, argv + 1)) {
-		std::fputs(usage_text, stdout);
-		return tool::exit_ok;
+	if (sub != "discover" && sub != "build" && sub != "convert" && sub != "show" && sub != "check" && sub != "ranks") {
+		std::fprintf(stderr, "loom topo: %s\n", sub.empty() ? "missing subcommand" : ("unknown subcommand '" + sub + "'").c_str());
+		tool::topo_usage(stderr);
+		return tool::exit_usage;
 	}
-	if (sub == "discover")
-		return discover(argc - 1, argv + 1);
-	if (sub == "build")
-		return build(argc - 1, argv + 1);
-	if (sub == "convert")
-		return convert(argc - 1, argv + 1);
-	if (sub == "show")
-		return tool::topo_show(argc - 1, argv + 1);
-	if (sub == "check")
-		return tool::topo_check(argc - 1, argv + 1);
-	if (sub == "ranks")
-		return ranks(argc - 1, argv + 1);
-	return bad_usage("unknown subcommand '" + sub + "'");
+	g_sub = sub;
+	tool::TopoArgs a;
+	tool::OptionTable t = tool::topo_options(sub, a);
+	if (int rc = t.parse(argc - 1, argv + 1); rc >= 0)
+		return rc;
+	return run(sub, a, t);
 }
 
 const tool::Command topo_command{"topo", "fabric topology: discover, build, show, check, convert, ranks", topo_main};

@@ -1,5 +1,6 @@
 // loom topo show and loom topo check.
 #include "tools/command.hpp"
+#include "tools/loom_topo_args.hpp"
 
 #include "lib/topo/check.hpp"
 #include "lib/topo/cluster_json.hpp"
@@ -58,32 +59,16 @@ void draw(const Cluster &c, Index d, const std::string &indent, int depth)
 
 } // namespace
 
-int topo_show(int argc, char **argv)
+int topo_show(const TopoArgs &a, const OptionTable &t)
 {
-	bool json = false;
-	int depth = -1;
-	std::string path;
-	for (int i = 1; i < argc; i++) {
-		std::string a = argv[i];
-		if (a == "--json")
-			json = true;
-		else if (a == "--depth" && i + 1 < argc) {
-			auto d = parse_int(argv[++i], 0, 64);
-			if (!d)
-				return loom::tool::bad_value("loom topo show", "--depth", argv[i], d.error().message);
-			depth = static_cast<int>(*d);
-		}
-		else if (a[0] != '-' && path.empty())
-			path = a;
-		else {
-			std::fprintf(stderr, "loom topo show: bad argument '%s'\nusage: loom topo show [--json] [--depth N] CLUSTER\n", a.c_str());
-			return exit_usage;
-		}
-	}
-	if (path.empty()) {
-		std::fprintf(stderr, "usage: loom topo show [--json] [--depth N] CLUSTER\n");
+	if (a.pos.size() != 1) {
+		std::fprintf(stderr, "loom topo show: %s\n", a.pos.empty() ? "which CLUSTER?" : "one CLUSTER only");
+		t.usage(stderr);
 		return exit_usage;
 	}
+	const std::string &path = a.pos[0];
+	const bool json = a.json;
+	const int depth = static_cast<int>(a.depth);
 	auto c = load_cluster_file(path);
 	if (!c) {
 		std::fprintf(stderr, "loom topo show: %s\n", c.error().str().c_str());
@@ -157,25 +142,13 @@ int check_fabric(const std::string &path, size_t &problems)
 
 } // namespace
 
-int topo_check(int argc, char **argv)
+int topo_check(const TopoArgs &a, const OptionTable &t)
 {
-	std::string cluster, slurm_conf, fabric;
-	for (int i = 1; i < argc; i++) {
-		std::string a = argv[i];
-		if (a == "--slurm-conf" && i + 1 < argc)
-			slurm_conf = argv[++i];
-		else if (a == "--fabric" && i + 1 < argc)
-			fabric = argv[++i];
-		else if (a[0] != '-' && cluster.empty())
-			cluster = a;
-		else {
-			std::fprintf(stderr, "loom topo check: bad argument '%s'\n", a.c_str());
-			return exit_usage;
-		}
-	}
-	if ((cluster.empty() != slurm_conf.empty()) || (cluster.empty() && fabric.empty())) {
-		std::fprintf(stderr, "usage: loom topo check --slurm-conf FILE CLUSTER\n"
-				     "       loom topo check --fabric IBNETDISCOVER_OUTPUT\n");
+	const std::string &slurm_conf = a.slurm_conf, &fabric = a.fabric;
+	std::string cluster = a.pos.size() == 1 ? a.pos[0] : "";
+	if (a.pos.size() > 1 || (cluster.empty() != slurm_conf.empty()) || (cluster.empty() && fabric.empty())) {
+		std::fprintf(stderr, "loom topo check: give --slurm-conf FILE CLUSTER, --fabric FILE, or both\n");
+		t.usage(stderr);
 		return exit_usage;
 	}
 	size_t problems = 0;

@@ -62,6 +62,7 @@ public:
 	int parse(int argc, char **argv) const;
 
 	const std::string &cmd() const { return cmd_; }
+	const std::string &synopsis() const { return synopsis_; }
 
 private:
 	const Option *find(const std::string &name) const;

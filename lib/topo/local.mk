@@ -60,3 +60,6 @@ TESTS += tests/fuzz/replay_topo_xml.sh
 
 # Recorded data the topology tests read.
 EXTRA_DIST += tests/data/topology
+
+# `loom topo`.
+tools_loom_SOURCES += tools/loom_topo.cpp tools/loom_topo_check.cpp tools/loom_topo_args.hpp tools/loom_topo_args.cpp
