@@ -5,6 +5,7 @@
 //   loom ckpt prune DIR|--job ID --keep N [--dry-run]
 // Without DIR or --job, inside a --ckpt job: its directory ($LOOM_CKPT_DIR).
 #include "tools/command.hpp"
+#include "tools/options.hpp"
 
 #include "lib/ckpt/catalog.hpp"
 #include "lib/ckpt/commit.hpp"
@@ -25,19 +26,62 @@ namespace {
 
 using namespace loom;
 
-void usage(FILE *out)
+const char *const ckpt_about =
+	"--job ID: the directory of that --ckpt job, from its AdminComment (scontrol show job);\n"
+	"without DIR or --job, inside a --ckpt job: $LOOM_CKPT_DIR";
+
+struct CkptArgs {
+	std::string dir, job;
+	bool json = false, quick = false, dry_run = false;
+	int64_t keep = 0, ranks = 0;
+};
+
+tool::OptionTable ckpt_options(const std::string &sub, CkptArgs &a)
 {
-	std::fprintf(out,
-		     "usage: loom ckpt ls DIR|--job ID [--json]\n"
-		     "       loom ckpt verify DIR|--job ID [--quick] [--ranks N]\n"
-		     "       loom ckpt prune DIR|--job ID --keep N [--dry-run]\n\n"
-		     "--job ID: the directory of that --ckpt job, from its AdminComment (scontrol show job);\n"
-		     "without DIR or --job, inside a --ckpt job: $LOOM_CKPT_DIR\n\n"
-		     "ls      committed checkpoints, newest first, with a quick check of each\n"
-		     "verify  check every checkpoint's files against its manifest (SHA-256; --quick: sizes)\n"
-		     "        and name the one a restore would take (--ranks: by a job of N ranks);\n"
-		     "        exit 1 when any is broken\n"
-		     "prune   keep the newest N complete checkpoints, remove older ones and staging debris\n");
+	using namespace tool;
+	std::string cmd = "loom ckpt " + sub;
+	OptionTable t(cmd, sub == "ls" ? "DIR|--job ID [--json]" : sub == "verify" ? "DIR|--job ID [--quick] [--ranks N]"
+										: "DIR|--job ID --keep N [--dry-run]",
+		      sub == "ls"       ? "Committed checkpoints, newest first, with a quick check of each.\n" + std::string(ckpt_about)
+		      : sub == "verify" ? "Checks every checkpoint's files against its manifest (SHA-256; --quick: sizes)\n"
+					  "and names the one a restore would take; exit 1 when any is broken.\n" +
+						  std::string(ckpt_about)
+					: "Keeps the newest N complete checkpoints, removes older ones and staging debris.\n" +
+						  std::string(ckpt_about));
+	t.add("--job", "ID", "the --ckpt job whose directory to use", [&a](const std::string &v) {
+		if (!parse_int(v, 1, INT64_MAX))
+			return std::string("expected a job id");
+		a.job = v;
+		return std::string();
+	});
+	if (sub == "ls")
+		t.add("--json", "", "machine-readable output", set_flag(a.json));
+	if (sub == "verify")
+		t.add("--quick", "", "sizes only, no SHA-256", set_flag(a.quick))
+			.add("--ranks", "N", "the checkpoint a job of N ranks would restore",
+			     set_int(a.ranks, 1, ckpt::manifest_max_world_size));
+	if (sub == "prune")
+		t.add("--keep", "N", "complete checkpoints to keep", set_int(a.keep, 1, 100000))
+			.add("--dry-run", "", "say what would be removed, remove nothing", set_flag(a.dry_run));
+	t.positional([&a](const std::string &v) {
+		if (!a.dir.empty())
+			return "one directory only ('" + a.dir + "', '" + v + "')";
+		a.dir = v;
+		return std::string();
+	});
+	return t;
+}
+
+void ckpt_usage(FILE *out)
+{
+	bool first = true;
+	for (const char *sub : {"ls", "verify", "prune"}) {
+		CkptArgs a;
+		tool::OptionTable t = ckpt_options(sub, a);
+		std::fprintf(out, "%s%s %s\n", first ? "usage: " : "       ", t.cmd().c_str(), t.synopsis().c_str());
+		first = false;
+	}
+	std::fprintf(out, "\n%s\n", ckpt_about);
 }
 
 // The directory of a --ckpt job: the note spank_ckpt keeps in its AdminComment.
@@ -201,85 +245,57 @@ int cmd_prune(const std::string &dir, int keep, bool dry_run)
 	return tool::exit_ok;
 }
 
-int ckpt_main(int argc, char **argv)
+// The directory: DIR, the job's, or $LOOM_CKPT_DIR. -1 when found, else the exit code.
+int resolve_dir(const std::string &sub, CkptArgs &a)
 {
-	if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? tool::exit_usage : tool::exit_ok;
-	}
-	std::string sub = argv[1];
-	if ((sub == "ls" || sub == "verify" || sub == "prune") && tool::asks_help(argc - 1, argv + 1)) {
-		usage(stdout);
-		return tool::exit_ok;
-	}
-	std::string dir, job;
-	bool json = false, quick = false, dry_run = false;
-	int keep = 0;
-	int64_t ranks = 0;
-	for (int i = 2; i < argc; i++) {
-		std::string a = argv[i];
-		if (a == "--json" && sub == "ls")
-			json = true;
-		else if (a == "--quick" && sub == "verify")
-			quick = true;
-		else if (a == "--dry-run" && sub == "prune")
-			dry_run = true;
-		else if ((a == "--keep" || a.rfind("--keep=", 0) == 0) && sub == "prune") {
-			std::string v = a == "--keep" ? (i + 1 < argc ? argv[++i] : "") : a.substr(7);
-			auto k = parse_int(v, 1, 100000);
-			if (!k)
-				return tool::bad_value("loom ckpt prune", "--keep", v, k.error().message);
-			keep = static_cast<int>(*k);
-		} else if ((a == "--ranks" || a.rfind("--ranks=", 0) == 0) && sub == "verify") {
-			std::string v = a == "--ranks" ? (i + 1 < argc ? argv[++i] : "") : a.substr(8);
-			auto n = parse_int(v, 1, ckpt::manifest_max_world_size);
-			if (!n)
-				return tool::bad_value("loom ckpt verify", "--ranks", v, n.error().message);
-			ranks = *n;
-		} else if (a == "--job" || a.rfind("--job=", 0) == 0) {
-			job = a == "--job" ? (i + 1 < argc ? argv[++i] : "") : a.substr(6);
-			if (!parse_int(job, 1, INT64_MAX))
-				return tool::bad_value("loom ckpt " + sub, "--job", job, "expected a job id");
-		} else if (!a.empty() && a[0] != '-' && dir.empty())
-			dir = a;
-		else {
-			std::fprintf(stderr, "loom ckpt %s: unexpected argument '%s'\n", sub.c_str(), a.c_str());
-			usage(stderr);
-			return tool::exit_usage;
-		}
-	}
-	if (!dir.empty() && !job.empty()) {
+	if (!a.dir.empty() && !a.job.empty()) {
 		std::fprintf(stderr, "loom ckpt %s: a directory or --job, not both\n", sub.c_str());
 		return tool::exit_usage;
 	}
-	if (!job.empty()) {
-		auto d = job_dir(job);
+	if (!a.job.empty()) {
+		auto d = job_dir(a.job);
 		if (!d) {
 			std::fprintf(stderr, "loom ckpt %s: %s\n", sub.c_str(), d.error().str().c_str());
 			return tool::exit_problems;
 		}
-		dir = *d;
-	} else if (const char *env = std::getenv("LOOM_CKPT_DIR"); dir.empty() && env && *env) {
-		dir = env;
+		a.dir = *d;
+	} else if (const char *env = std::getenv("LOOM_CKPT_DIR"); a.dir.empty() && env && *env) {
+		a.dir = env;
 	}
-	if (dir.empty()) {
+	if (a.dir.empty()) {
 		std::fprintf(stderr, "loom ckpt %s: a checkpoint directory or --job ID is required\n", sub.c_str());
 		return tool::exit_usage;
 	}
-	if (sub == "ls")
-		return cmd_ls(dir, json);
-	if (sub == "verify")
-		return cmd_verify(dir, quick, ranks);
-	if (sub == "prune") {
-		if (keep == 0) {
-			std::fprintf(stderr, "loom ckpt prune: --keep N is required\n");
-			return tool::exit_usage;
-		}
-		return cmd_prune(dir, keep, dry_run);
+	return -1;
+}
+
+int ckpt_main(int argc, char **argv)
+{
+	std::string sub = argc > 1 ? argv[1] : "";
+	if (sub == "--help" || sub == "-h" || sub == "help" || sub.empty()) {
+		ckpt_usage(sub.empty() ? stderr : stdout);
+		return sub.empty() ? tool::exit_usage : tool::exit_ok;
 	}
-	std::fprintf(stderr, "loom ckpt: unknown subcommand '%s'\n", sub.c_str());
-	usage(stderr);
-	return tool::exit_usage;
+	if (sub != "ls" && sub != "verify" && sub != "prune") {
+		std::fprintf(stderr, "loom ckpt: unknown subcommand '%s'\n", sub.c_str());
+		ckpt_usage(stderr);
+		return tool::exit_usage;
+	}
+	CkptArgs a;
+	tool::OptionTable t = ckpt_options(sub, a);
+	if (int rc = t.parse(argc - 1, argv + 1); rc >= 0)
+		return rc;
+	if (int rc = resolve_dir(sub, a); rc >= 0)
+		return rc;
+	if (sub == "ls")
+		return cmd_ls(a.dir, a.json);
+	if (sub == "verify")
+		return cmd_verify(a.dir, a.quick, a.ranks);
+	if (a.keep == 0) {
+		std::fprintf(stderr, "loom ckpt prune: --keep N is required\n");
+		return tool::exit_usage;
+	}
+	return cmd_prune(a.dir, static_cast<int>(a.keep), a.dry_run);
 }
 
 loom::tool::Command ckpt_command{"ckpt", "checkpoints: ls, verify, prune", ckpt_main};

@@ -16,7 +16,7 @@ trap 'tmux -L "$sock" kill-server 2>/dev/null; rm -rf "$t"' EXIT
 bindir=$(cd "$(dirname "$loom")" && pwd)
 mkdir -p "$t/data"
 : >"$t/data/fabric-ndr.out"
-tmux -L "$sock" -f /dev/null new-session -d -x 220 -y 50 "env -i HOME=$t TERM=xterm PATH=$bindir:/usr/bin:/bin bash --norc --noprofile"
+tmux -L "$sock" -f /dev/null new-session -d -x 220 -y 50 "env -i HOME=$t HISTFILE= TERM=xterm PATH=$bindir:/usr/bin:/bin bash --norc --noprofile"
 keys() { tmux -L "$sock" send-keys "$@"; }
 screen() { tmux -L "$sock" capture-pane -p -J; }
 fail=0 n=0
