@@ -6,6 +6,7 @@
 //   loom health stats FILE          print the failure statistics (MTBF) file
 //   loom health probe [options]     GPU probes: memory bandwidth, NCCL all-reduce
 #include "tools/command.hpp"
+#include "tools/options.hpp"
 
 #include "lib/health/config.hpp"
 
@@ -36,24 +37,32 @@ void usage(FILE *out)
 
 int config_main(int argc, char **argv)
 {
-	if (loom::tool::asks_help(argc, argv)) {
-		std::printf("usage: loom health config [FILE | --keys]\n");
-		return 0;
-	}
-	if (argc == 2 && std::strcmp(argv[1], "--keys") == 0) {
+	using namespace loom::tool;
+	std::string path;
+	bool keys = false;
+	OptionTable t("loom health config", "[FILE | --keys]",
+		      "Checks a health configuration (default /etc/loom/health.conf) as loom health check reads it.");
+	t.add("--keys", "", "list every key with its default and meaning", set_flag(keys)).positional([&path](const std::string &v) {
+		if (!path.empty())
+			return "one FILE only ('" + path + "', '" + v + "')";
+		path = v;
+		return std::string();
+	});
+	t.epilog("Exit: 0 valid, 1 not, 2 bad usage.");
+	if (int rc = t.parse(argc, argv); rc >= 0)
+		return rc;
+	if (keys) {
+		if (!path.empty())
+			return bad_value("loom health config", "--keys", path, "a FILE or --keys, not both");
 		std::fputs(loom::health::describe_health_config().c_str(), stdout);
 		return 0;
 	}
-	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-		std::fprintf(stderr, "loom health config: %s '%s'\nusage: loom health config [FILE | --keys]\n",
-			     argc > 2 ? "unexpected argument" : "unknown option", argv[argc > 2 ? 2 : 1]);
-		return loom::tool::exit_usage;
-	}
-	std::string path = argc > 1 ? argv[1] : "/etc/loom/health.conf";
+	if (path.empty())
+		path = "/etc/loom/health.conf";
 	auto c = loom::health::load_health_config(path);
 	if (!c) {
 		std::fprintf(stderr, "loom health config: %s\n", c.error().str().c_str());
-		return loom::tool::exit_problems;
+		return exit_problems;
 	}
 	std::printf("%s: ok\n", path.c_str());
 	return 0;

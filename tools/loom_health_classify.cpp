@@ -169,25 +169,29 @@ int loom_health_classify_main(int argc, char **argv)
 
 int loom_health_stats_main(int argc, char **argv)
 {
-	if (tool::asks_help(argc, argv)) {
-		std::printf("usage: loom health stats FILE (failure-stats.json)\n");
-		return 0;
-	}
-	if (argc != 2 || argv[1][0] == '-') {
-		std::string why = argc < 2   ? "a statistics file is required"
-				  : argc > 2 ? "one statistics file only"
-					     : "unknown option '" + std::string(argv[1]) + "'";
-		std::fprintf(stderr, "loom health stats: %s\nusage: loom health stats FILE (failure-stats.json)\n",
-			     why.c_str());
+	std::string path;
+	tool::OptionTable t("loom health stats", "FILE", "Prints the failure statistics jobcomp/health keeps (failure-stats.json).");
+	t.positional([&path](const std::string &v) {
+		if (!path.empty())
+			return std::string("one statistics file only");
+		path = v;
+		return std::string();
+	});
+	t.epilog("Exit: 0, or 1 when the file is missing or unreadable; 2 bad usage.");
+	if (int rc = t.parse(argc, argv); rc >= 0)
+		return rc;
+	if (path.empty()) {
+		std::fprintf(stderr, "loom health stats: a statistics file is required\n");
+		t.usage(stderr);
 		return tool::exit_usage;
 	}
 	// A missing file is no statistics to print, not an empty table (the
 	// worker's own reader takes a missing file as a fresh start).
-	if (::access(argv[1], F_OK) != 0) {
-		std::fprintf(stderr, "loom health stats: %s: %s\n", argv[1], std::strerror(errno));
+	if (::access(path.c_str(), F_OK) != 0) {
+		std::fprintf(stderr, "loom health stats: %s: %s\n", path.c_str(), std::strerror(errno));
 		return tool::exit_problems;
 	}
-	auto s = exchange::load_failure_stats(argv[1]);
+	auto s = exchange::load_failure_stats(path);
 	if (!s) {
 		std::fprintf(stderr, "loom health stats: %s\n", s.error().str().c_str());
 		return tool::exit_problems;
