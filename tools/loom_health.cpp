@@ -79,7 +79,7 @@ int health_main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	// The subcommand's own messages (getopt's among them) name it in full.
+	// The subcommand's own messages name it in full.
 	static std::string full;
 	full = "loom health " + sub;
 	argv[1] = full.data();
