@@ -1,7 +1,7 @@
 # lib/place: the gang-placement engine: free-capacity index, request model,
 # candidate search and scoring, the Slurm tree baseline, state files.
 lib_libloom_place_la_SOURCES += \
-	lib/place/engine.hpp lib/place/engine.cpp \
+	lib/place/engine.hpp lib/place/engine.cpp lib/place/class_plan.cpp \
 	lib/place/state.hpp lib/place/state.cpp \
 	lib/place/hints.hpp lib/place/hints.cpp \
 	lib/place/request.hpp lib/place/request.cpp \

@@ -116,4 +116,11 @@ Score score_picks(const Filter &f, const Weights &w, const std::vector<Pick> &pi
 // One line for people; 'chosen' is null for the chosen candidate itself.
 std::string explain_candidate(const Filter &f, const Candidate &c, const Candidate *chosen);
 
+// The search for one request (engine.cpp): the lowest level that holds the
+// gang, candidates scored, best first; class_mask the GPU classes this pass
+// may use (a need's classes for a gang that may span them). class_plan.cpp
+// chooses the classes and calls it once per class.
+expected<Decision> search_gang(const State &state, const Request &request, const Allowed *allowed, const Weights &weights,
+			       int max_candidates, uint64_t class_mask = ~uint64_t(0));
+
 } // namespace loom::place
