@@ -166,7 +166,7 @@ median() { sort -n | awk '{a[NR]=$1} END {if (NR % 2) printf "%.2f", a[(NR+1)/2]
 
 run_mode() { # MODE -> "median_drain median_running"
 	local m=$1 r res drains= runnings=
-	local args=(--slurm "$slurm" --builddir "$LOOM_BUILDDIR" --nodes $cluster_nodes --gpus-per-node 8 --conf-line "SlurmdTimeout=$slurmd_timeout"
+	local args=(--slurm "$slurm" --builddir "$LOOM_BUILDDIR" --nodes "$cluster_nodes" --gpus-per-node 8 --conf-line "SlurmdTimeout=$slurmd_timeout"
 		--conf-line "JobCompParams=max_drains=1000")
 	[ "$m" = slurm ] && args+=(--loom none)
 	[ "$m" = spares ] && args+=(--topo-line spares=leaf:1)
@@ -180,7 +180,7 @@ run_mode() { # MODE -> "median_drain median_running"
 	fi
 	for r in $(seq 1 "$runs"); do
 		res=$(one_run "$m" "$r") || die "run $r ($m) failed"
-		printf '  %-6s run %d: drain %6.2f s  running again %6.2f s\n' "$m" "$r" ${res% *} ${res#* } >&2
+		printf '  %-6s run %d: drain %6.2f s  running again %6.2f s\n' "$m" "$r" "${res% *}" "${res#* }" >&2
 		drains+="${res% *}"$'\n'
 		runnings+="${res#* }"$'\n'
 	done
@@ -197,7 +197,7 @@ done
 label() { case $1 in spares) echo "loom, spare pool (spares=leaf:1)" ;; loom) echo "loom, no spare pool" ;; slurm) echo "slurm (SlurmdTimeout=$slurmd_timeout, down)" ;; esac; }
 for m in spares loom slurm; do
 	[ -n "${res[$m]:-}" ] || continue
-	printf '%-38s median drain %6.2f s, running again %6.2f s\n' "$(label $m)" ${res[$m]% *} ${res[$m]#* }
+	printf '%-38s median drain %6.2f s, running again %6.2f s\n' "$(label "$m")" "${res[$m]% *}" "${res[$m]#* }"
 done
 if [ -n "${res[spares]:-}" ]; then
 	for m in loom slurm; do

@@ -5,6 +5,8 @@
 # Takes [--out FILE] [--work DIR] [--seeds "1 2 3 4"]; sets loom (the built
 # command) and makes work anew. Exits 2 on an unknown option, 1 when loom is
 # not built.
+# page and seeds are the including script's.
+# shellcheck disable=SC2034
 loom=${LOOM_BUILDDIR:-$top/_build}/tools/loom
 while [ $# -gt 0 ]; do
 	case $1 in

@@ -127,6 +127,7 @@ cp "$work/philly/idle_leaves.svg" "$plots/philly-idle-leaves.svg"
 cp "$work/mix/wait_cdf.svg" "$plots/mix-wait.svg"
 cp "$work/mix/queue.svg" "$plots/mix-queue.svg"
 # The ETTR table and its plot: measured against Daly's first-order expectation.
+# shellcheck disable=SC2086 # intervals: a list of words
 python3 - "$work" "$plots/ettr.svg" $intervals >"$work/ettr.md" <<'PY'
 import csv, math, re, sys
 work, svg, intervals = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -243,6 +244,7 @@ mix_wall=$(value mix loom wall_s)
 	echo
 	echo "With Llama 3's failure rates:"
 	echo
+	# shellcheck disable=SC2086 # cols: a list of column names
 	table philly $cols
 	echo
 	echo "Ratios, loom over tree: mean wait $(ratio philly wait_mean_h loom tree), p95 wait $(ratio philly wait_p95_h loom tree), mean JCT $(ratio philly jct_mean_h loom tree), lost GPU-hours $(ratio philly lost_gpu_h loom tree); over first-fit: mean wait $(ratio philly wait_mean_h loom firstfit), JCT $(ratio philly jct_mean_h loom firstfit)."
@@ -259,6 +261,7 @@ mix_wall=$(value mix loom wall_s)
 	echo
 	echo "One-node pods only (the trace has no gangs), so placement decides packing, not span."
 	echo
+	# shellcheck disable=SC2086 # cols: a list of column names
 	table alibaba $cols
 	echo
 	echo "## 3. Generated large-model mix on $big GPUs, 7 days"
@@ -267,6 +270,7 @@ mix_wall=$(value mix loom wall_s)
 	echo
 	echo "Classes h100/h200/b200 at relative speeds 1/1.3/2.2. Large jobs: 1,024 GPUs or more."
 	echo
+	# shellcheck disable=SC2086 # cols: a list of column names
 	table mix $cols large_jobs ettr_large
 	echo
 	echo "Ratios, loom over tree: mean wait $(ratio mix wait_mean_h loom tree), mean JCT $(ratio mix jct_mean_h loom tree), step factor $(ratio mix multi_node_step_factor loom tree); over block: mean wait $(ratio mix wait_mean_h loom block), JCT $(ratio mix jct_mean_h loom block)."

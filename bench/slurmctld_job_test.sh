@@ -34,8 +34,8 @@ stream() {
 }
 
 run_mode() { # mode -> prints job_test times (us), one per line
-	local mode=$1 r
-	for r in $(seq 1 "$rounds"); do
+	local mode=$1
+	for _ in $(seq 1 "$rounds"); do
 		"$top/tests/cluster/cluster.sh" up --dir "$dir" --nodes 16 --gpus-per-node 8 --placement "$mode" >/dev/null 2>&1
 		SLURM_CONF=$dir/etc/slurm.conf stream
 		sed -n 's/.*select\/topo: JobId=[0-9]* placed .*job_test \([0-9]*\) us.*/\1/p' "$dir/log/slurmctld.log"

@@ -156,7 +156,7 @@ for n in $counts; do
 		line="   $mode: $jobs jobs placed; job_test CPU p50 $c50 us, p99 $c99 us, max $cmax us; wall p50 $j50 us, p99 $j99 us, max $jmax us"
 		if [ "$mode" = topo ]; then
 			read -r e50 e99 emax <<<"$(echo "$t" | awk 'NF {print $2}' | pct)"
-			read -r r50 r99 rmax <<<"$(echo "$t" | awk 'NF && $3 > 0 {print $3}' | pct)"
+			read -r r50 _ rmax <<<"$(echo "$t" | awk 'NF && $3 > 0 {print $3}' | pct)"
 			reads=$(echo "$t" | awk 'NF && $3 > 0' | grep -c . || true)
 			read -r o50 o99 omax <<<"$(echo "$t" | awk 'NF {print $4 - $5}' | pct)"
 			line="$line; select/topo's own CPU (job_test less cons_tres inside the chosen nodes) p50 $o50 us, p99 $o99 us, max $omax us"

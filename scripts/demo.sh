@@ -16,7 +16,6 @@ if [ "$(id -u)" != 0 ]; then
 fi
 dir=/tmp/loom-cluster
 slurm=$("$top/scripts/slurm.sh" default)
-default=$slurm
 while [ $# -gt 0 ]; do
 	case $1 in
 	--dir) dir=$2; shift 2 ;;
@@ -36,7 +35,8 @@ step "Building loom (installs what is missing; first run takes a few minutes)"
 step "Starting a Slurm $slurm test cluster: 16 nodes x 8 GPUs, 4 leaf switches, 2 pods"
 "$top/tests/cluster/cluster.sh" up --slurm "$slurm" --dir "$dir" --nodes 16 --gpus-per-node 8 --select topo >/dev/null
 export SLURM_CONF=$dir/etc/slurm.conf
-export PATH="$LOOM_BUILDDIR/tools:$("$top/scripts/slurm.sh" prefix "$slurm")/bin:$PATH"
+slurm_bin=$("$top/scripts/slurm.sh" prefix "$slurm")/bin
+export PATH="$LOOM_BUILDDIR/tools:$slurm_bin:$PATH"
 grep -m1 "select/topo loaded" "$dir/log/slurmctld.log" | sed 's/^/slurmctld.log: /'
 sinfo -o '%10P %5D %8T %15f %N'
 echo; echo "topology.conf:"; sed 's/^/  /' "$dir/etc/topology.conf"

@@ -20,6 +20,8 @@ pkgs=(
 	tmux
 	# groff: every man page is formatted with warnings on (tests/tools/man_pages.sh)
 	groff-base
+	# shellcheck: every shell script is checked in make check (tests/tools/shellcheck.sh)
+	shellcheck
 	# one compiler cache for every build tree; http-parser (and libyaml) for
 	# the Slurm releases built from source (scripts/slurm.sh)
 	ccache libhttp-parser-dev

@@ -8,7 +8,7 @@ tests_of() { make -s --no-print-directory -C "$1" print-tests | tr ' ' '\n' | gr
 # The sanitizers watch instrumented C++ only: the tests that run none (the
 # Python SDK's, the man pages, bash completion, the ELF checks of the
 # plugins, the fetch of Slurm archives) are the unit tier's alone.
-SAN_SKIP='/(sdk_python|sdk_torch|sdk_io|sdk_wheel|frameworks|ranks_python|ranks_mpi|conformance_py|man_pages|man_keys|completion|check_symbols|link_weight|slurm_fetch|module_graph)\.sh$'
+SAN_SKIP='/(sdk_python|sdk_torch|sdk_io|sdk_wheel|frameworks|ranks_python|ranks_mpi|conformance_py|man_pages|man_keys|completion|check_symbols|link_weight|slurm_fetch|module_graph|shellcheck)\.sh$'
 # -O1 and line tables only (-g1): reports keep their file:line frames, and the
 # compile takes about two thirds of -O2 -g's time.
 # Each test runs once: the unit tier runs those that execute no instrumented
@@ -19,7 +19,7 @@ SAN_SKIP='/(sdk_python|sdk_torch|sdk_io|sdk_wheel|frameworks|ranks_python|ranks_
 unit() {
 	local list logs
 	cd "$LOOM_BUILDDIR" || return 1
-	[ $quick = 0 ] || { make -j2 check; return; }
+	[ "$quick" = 0 ] || { make -j2 check; return; }
 	list=$(tests_of . | grep -E "$SAN_SKIP") && [ -n "$list" ] || { echo "test: FAIL: no tests for the unit tier"; return 1; }
 	echo "test: unit: $(echo "$list" | wc -l) of $(tests_of . | wc -l) tests (the others run under the sanitizers)"
 	# test-suite.log, not check-TESTS: that one builds every test program
@@ -29,14 +29,14 @@ unit() {
 	logs=$(echo "$list" | sed 's/\.sh$/.log/')
 	# shellcheck disable=SC2086
 	rm -f test-suite.log $logs ${logs//.log/.trs}
-	make -j2 test-suite.log TESTS="$(echo $list)"
+	make -j2 test-suite.log TESTS="${list//$'\n'/ }"
 }
 unit_sanitizers() {
 	local b=$top/_build-asan list
 	CXXFLAGS="-g1 -O1" LOOM_BUILDDIR=$b "$top/scripts/build.sh" --slurm "$main" --enable-sanitizers || return 1
 	list=$(tests_of "$b" | grep -vE "$SAN_SKIP") && [ -n "$list" ] || { echo "test: FAIL: no tests to run under the sanitizers"; return 1; }
 	echo "test: under ASan/UBSan: $(echo "$list" | wc -l) of $(tests_of "$b" | wc -l) tests (left to the unit tier: the ones running no instrumented code)"
-	cd "$b" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 make -j2 check TESTS="$(echo $list)"
+	cd "$b" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 make -j2 check TESTS="${list//$'\n'/ }"
 }
 # The plugin-load checks of a release: symbols the plugins need are in that
 # Slurm's daemons, and they export exactly what its loaders look up.
@@ -77,10 +77,10 @@ distcheck() {
 		{ echo "test: FAIL: distcheck's tests not found in the build's TESTS: '$list'"; return 1; }
 	progs=$(make -s --no-print-directory -C "$distcheck_builddir" print-check-programs | tr ' ' '\n' |
 		grep -E "${DIST_TESTS//\\.sh/}") || { echo "test: FAIL: distcheck's test programs not found"; return 1; }
-	echo "test: distcheck runs $(echo "$list" | wc -l) of $(tests_of "$distcheck_builddir" | wc -l) tests: $(echo $list)"
-	echo "test: distcheck builds $(echo "$progs" | wc -l) test programs: $(echo $progs)"
+	echo "test: distcheck runs $(echo "$list" | wc -l) of $(tests_of "$distcheck_builddir" | wc -l) tests: ${list//$'\n'/ }"
+	echo "test: distcheck builds $(echo "$progs" | wc -l) test programs: ${progs//$'\n'/ }"
 	cd "$distcheck_builddir" && env "${cc[@]}" make -j2 distcheck DISTCHECK_CONFIGURE_FLAGS="CXXFLAGS='-O1 -g0'" \
-		TESTS="$(echo $list)" check_PROGRAMS="$(echo $progs)"
+		TESTS="${list//$'\n'/ }" check_PROGRAMS="${progs//$'\n'/ }"
 }
 # The rpm and the deb compile the same tree with the same flags in the same
 # directory (packaging/local.mk): through ccache the deb reuses the rpm's

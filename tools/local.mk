@@ -14,7 +14,7 @@ TESTS += tests/tools/slurm_fetch.sh
 EXTRA_DIST += tests/tools/slurm_fetch.sh
 # Every command and subcommand: --help exits 0 with its usage, a bad option 2.
 TESTS += tests/tools/cli_walk.sh tests/tools/shell_pipes.sh tests/tools/health_exit_codes.sh tests/tools/completion.sh \
-	tests/tools/man_pages.sh tests/tools/man_keys.sh tests/tools/module_graph.sh
+	tests/tools/man_pages.sh tests/tools/man_keys.sh tests/tools/module_graph.sh tests/tools/shellcheck.sh
 EXTRA_DIST += tests/tools/cli_walk.sh tests/tools/shell_pipes.sh tests/tools/health_exit_codes.sh tests/tools/completion.sh \
 	tests/tools/man_pages.sh tests/tools/man_keys.sh tests/tools/man_keys.py tests/tools/module_graph.sh \
-	tests/tools/module_graph.py
+	tests/tools/module_graph.py tests/tools/shellcheck.sh .shellcheckrc

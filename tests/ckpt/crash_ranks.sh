@@ -128,7 +128,8 @@ kill_round() {
 	kill -9 "${pids[$victim]}" 2>/dev/null # it may have finished
 	wait "${pids[$victim]}" 2>/dev/null
 	st=$?
-	local n=$(saved "$victim")
+	local n
+	n=$(saved "$victim")
 	if [ "$st" = 0 ]; then
 		late=$((late + 1)) note="rank $victim had finished"
 		window=$((window * 3 / 4 > 10 ? window * 3 / 4 : 10))
@@ -162,7 +163,8 @@ stopped() {
 committer_round() {
 	local round=$1 world=$2 first=$3 last=$4 r line
 	local hold=$((1 + RANDOM % (world - 1))) step=$((first + RANDOM % steps))
-	local staging=$dir/.staging/$(printf 'step-%012d' "$step").run-j${job}_r0_s${round}.$((step - first + 1))
+	local staging
+	staging=$dir/.staging/$(printf 'step-%012d' "$step").run-j${job}_r0_s${round}.$((step - first + 1))
 	desc="$world ranks, rank $hold held before step $step, kill -9 rank 0 between the parts and the commit"
 	start "$world" "$round" "$first" "$last" LOOM_CKPT_COMMIT_TIMEOUT=60 LOOM_TEST_HOLD_RANK="$hold" \
 		LOOM_TEST_HOLD_STEP="$step" LOOM_TEST_GO="$ldir/go" || return 1
@@ -178,7 +180,8 @@ committer_round() {
 	stopped "${pids[0]}" || { why="rank 0 did not stop"; return 1; }
 	timeout 30 sh -c 'echo go > "$1"' sh "$ldir/go" || { why="rank $hold never waited to go on"; return 1; }
 	read -r -t 30 line <&3 && [ "$line" = saved ] || { why="rank $hold never saved ($line)"; return 1; }
-	local parts=$(ls "$staging/.parts" | grep -c '^rank-[0-9]*\.json$')
+	local parts
+	parts=$(find "$staging/.parts" -maxdepth 1 -name 'rank-*.json' -printf '%f\n' | grep -c '^rank-[0-9]*\.json$')
 	[ "$parts" = "$world" ] && [ ! -e "$dir/$(printf 'step-%012d' "$step")" ] ||
 		{ why="not every part and no commit of step $step: $parts parts, $(ls "$dir")"; return 1; }
 	kill -9 "${pids[0]}"

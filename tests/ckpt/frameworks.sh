@@ -41,6 +41,7 @@ kill_run() {
 	[ -n "$runner" ] || return 0
 	local ranks
 	ranks=$(descendants "$runner")
+	# shellcheck disable=SC2086 # a list of pids, one word each
 	[ -n "$ranks" ] && kill -KILL $ranks 2>/dev/null
 	kill -KILL "$runner" 2>/dev/null
 	wait "$runner" 2>/dev/null
@@ -89,11 +90,11 @@ check_framework() { # LABEL SCRIPT STEPS SLEEP [VAR=VALUE... for (b)]
 	# (b)
 	local dir=$work/$label-run
 	launch "$label-kill" "$dir" TRAIN_STEPS="$steps" TRAIN_STEP_SLEEP="$sleep" "$@"
-	local i committed=
-	for i in $(seq 180); do
+	local committed=
+	for _ in $(seq 180); do
 		"$helper" --uid="$(id -u)" --gid="$(id -g)" request "$dir" time_limit >/dev/null 2>&1 ||
 			fail "$label: $helper request $dir failed"
-		committed=$(ls "$dir" | grep '^step-' | head -1)
+		committed=$(find "$dir" -maxdepth 1 -name 'step-*' -printf '%f\n' | sort | head -1)
 		[ -n "$committed" ] && break
 		kill -0 "$runner" 2>/dev/null || show_fail "$label-kill" "$label: the run ended before any loom commit"
 		sleep 0.5
@@ -104,7 +105,7 @@ check_framework() { # LABEL SCRIPT STEPS SLEEP [VAR=VALUE... for (b)]
 	grep -q '^rank [0-9]* final ' "$work/$label-kill.out" && fail "$label: the run finished before it was killed: make it slower"
 	local newest
 	newest=$(ls "$dir" | sed -n 's/^step-0*\([0-9]\)/\1/p' | sort -n | tail -1)
-	echo "  $label: killed (SIGKILL) mid-training; loom commits left: $(ls "$dir" | grep '^step-' | tr '\n' ' ')"
+	echo "  $label: killed (SIGKILL) mid-training; loom commits left: $(find "$dir" -maxdepth 1 -name 'step-*' -printf '%f\n' | sort | tr '\n' ' ')"
 	# (c)
 	launch "$label-restart" "$dir" TRAIN_STEPS="$steps"
 	wait "$runner" || show_fail "$label-restart" "$label: the restarted run failed"

@@ -38,7 +38,7 @@ run "$work/run" LOOM_RESTART_COUNT=1 || fail "the relaunch failed: $(tail -5 "$w
 [ "$(finals "$work/ref.out" | wc -l)" = 4 ] || fail "the uninterrupted run did not end on 4 ranks: $(cat "$work/ref.out" "$work/ref.err")"
 [ "$(finals "$work/ref.out" | awk '{print $5}' | sort -u | wc -l)" = 4 ] || fail "the 4 ranks do not hold 4 different states"
 from=$(grep -o 'resumed_from=[0-9]*' "$work/run.out" | sort -u)
-[ "$(echo "$from" | wc -l)" = 1 ] && [ "$from" != resumed_from=0 ] || fail "the ranks did not resume from one committed step: $(echo $from)"
+[ "$(echo "$from" | wc -l)" = 1 ] && [ "$from" != resumed_from=0 ] || fail "the ranks did not resume from one committed step: ${from//$'\n'/ }"
 diff <(finals "$work/ref.out") <(finals "$work/run.out") >/dev/null ||
 	fail "the relaunched run differs from the uninterrupted one: $(diff <(finals "$work/ref.out") <(finals "$work/run.out") | tr '\n' ';')"
 PYTHONPATH=$src/sdk/python python3 "$src/tests/ckpt/ranks_check.py" "$work/run" 4 || fail "the checkpoints are not whole"

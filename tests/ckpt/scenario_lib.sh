@@ -54,8 +54,7 @@ ckpt_compare() {
 # ckpt_requeue JOBID: scontrol requeue, tried a few times (slurmctld
 # sometimes answers a requeue with a transient error).
 ckpt_requeue() {
-	local try
-	for try in 1 2 3 4 5; do
+	for _ in 1 2 3 4 5; do
 		scontrol requeue "$1" && return 0
 		nap 1
 	done

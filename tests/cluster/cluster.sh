@@ -299,7 +299,7 @@ write_topology() {
 			fi
 			first=$(( (l - 1) * 4 + 1 )); last=$(( l * 4 ))
 			[ $last -le "$nodes" ] || last=$nodes
-			echo "SwitchName=leaf$l Nodes=$(range $first $last) LinkSpeed=400"
+			echo "SwitchName=leaf$l Nodes=$(range "$first" "$last") LinkSpeed=400"
 		done
 		for p in $(seq 1 "$pods"); do
 			first=$(( (p - 1) * 2 + 1 )); last=$(( p * 2 ))

@@ -238,7 +238,7 @@ else no "cluster16: writing its expectation failed: $(tail -1 "$dir/fabrics/clus
 # (shared/data/topology/topograph-model-nvl72.yaml: core, spine-1/2,
 # leaf-S-R with node[SR01-SR18] in NVLink domain nvl-S-R, block sizes 18, 36, 72).
 gen nvl72 nvl72 2 2 "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json" && nvl72=1 || nvl72=0
-[ $nvl72 = 0 ] || topology nvl72-tree "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json"
+[ "$nvl72" = 0 ] || topology nvl72-tree "$dir/fabrics/nvl72.json" "$dir/fabrics/nvl72.expect.json"
 # release as a number: 22.05.8 -> 2205
 rel=$(echo "$slurm" | awk -F. '{printf "%d%02d", $1, $2}')
 if [ "$rel" -ge 2311 ]; then
@@ -315,9 +315,9 @@ for i in range(n): print(",".join("-1" if i == j else str(int(f(i, j))) for j in
 	if [ "$lines" = "$gpus" ] && [ "$files" = "$gpus" ]; then ok "gres $name: loom's gres.conf has the file's $gpus GPUs"
 	else no "gres $name: loom's gres.conf has $lines GPU lines with $files device files, the file has $gpus GPUs"; fi
 	type=$(sed -n 's/.* Type=\([^ ]*\).*/\1/p' "$d/gres.loom" | head -1)
-	for dev in $(sed -n 's|.*Name=gpu.* File=/dev/nvidia\([0-9]*\).*|\1|p' "$d/gres.loom"); do
+	while read -r dev; do
 		mknod "$d/dev/nvidia$dev" c 195 "$dev" 2>/dev/null || ln -sf /dev/null "$d/dev/nvidia$dev"
-	done
+	done < <(sed -n 's|.*Name=gpu.* File=/dev/nvidia\([0-9]*\).*|\1|p' "$d/gres.loom")
 	# Only the device paths change: slurmd opens the files it is given.
 	{ echo "AutoDetect=off"; sed "s|File=/dev/|File=$d/dev/|" "$d/gres.loom"; } >"$d/etc/gres.conf"
 	echo "$n" >"$d/nodes"

@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# run_case's locals are set and read by the functions it calls (bash's
+# dynamic scope), and the errors by run.sh: SC2034 cannot see either.
+# shellcheck disable=SC2034
 # One case of the matrix on both clusters (sourced by run.sh): its job
 # submitted on each, waited for, its records read back and checked
 # (records.sh, check_alloc.sh), the two sides judged, the verdict counted.
@@ -142,12 +145,12 @@ judge_case() {
 	# Compared, or expected to pend and pending on both; nothing else passes.
 	outcome=compared
 	if [ -n "$pend_reason" ]; then
-		outcome=expected-pending
+		outcome='expected-pending'
 		case ${res[plain]:-}/${res[topo]:-} in
 		pending*/pending*) ;;
 		*) problems+=("expected to pend on both ($pend_reason), but plain: ${res[plain]:-?}, topo: ${res[topo]:-?}") ;;
 		esac
-	elif [ $is_compared = 0 ]; then
+	elif [ "$is_compared" = 0 ]; then
 		problems+=("not compared: plain: ${res[plain]:-?}; topo: ${res[topo]:-?}")
 	fi
 }
@@ -156,10 +159,10 @@ judge_case() {
 report_case() {
 	local p
 	printf '  %-24s %-44s | %-30s | %s\n' "$label" "$args" "plain: ${res[plain]:-?}" "topo: ${res[topo]:-?}"
-	[ $is_compared = 0 ] || compared=$((compared + 1))
+	[ "$is_compared" = 0 ] || compared=$((compared + 1))
 	if [ ${#problems[@]} -eq 0 ]; then
 		passed=$((passed + 1))
-		if [ $outcome = expected-pending ]; then
+		if [ "$outcome" = expected-pending ]; then
 			expected_pending=$((expected_pending + 1))
 			expected+=("$label ($st): $pend_reason")
 			echo "    expected pending: $pend_reason"

@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# run_case's locals are set and read by the functions it calls (bash's
+# dynamic scope), and the errors by run.sh: SC2034 cannot see either.
+# shellcheck disable=SC2034
 # What Slurm promises for a job, checked on one allocation record of it
 # (sourced by run.sh; the record is records.sh's: "alloc|NUMNODES|NODELIST|
 # TASKS_PER_NODE|DISTRIBUTION", then `scontrol show job -d` of the job).
@@ -82,7 +85,7 @@ check_node_count() {
 	fi
 	# --use-min-nodes: the minimum where the minimum fits. Every request here
 	# is per node, so any $min of the job's own nodes would have held it.
-	if [ $usemin = 1 ]; then
+	if [ "$usemin" = 1 ]; then
 		if [ -z "$min" ]; then
 			echo "checker: --use-min-nodes without -N (a broken test)"
 		elif [ -n "$ntasks$gpus$gpt" ]; then
@@ -199,7 +202,7 @@ check_gpus() {
 # check_exclusive: with --exclusive, every CPU of every node of the job (a
 # node without a detail line is not taken for whole).
 check_exclusive() {
-	[ $excl = 1 ] || return 0
+	[ "$excl" = 1 ] || return 0
 	[ "${#cpus_node[@]}" = "$nn" ] || echo "CPU detail for ${#cpus_node[@]} of $nn nodes (--exclusive)"
 	[ ${#notexcl[@]} -eq 0 ] || echo "--exclusive but not every core: ${notexcl[0]}"
 }
@@ -292,7 +295,7 @@ check_placement() {
 		for h in "${hosts[@]}"; do leaves[$(( (${h#n} - 1) / 4 ))]=1; done
 		[ "${#leaves[@]}" -le "$sw" ] || echo "${#leaves[@]} leaves, --switches=$sw"
 	fi
-	if [ $contig = 1 ]; then
+	if [ "$contig" = 1 ]; then
 		local first= last=
 		for h in "${hosts[@]}"; do
 			x=${h#n}
@@ -301,7 +304,7 @@ check_placement() {
 		done
 		[ $((last - first + 1)) = "$count" ] || echo "--contiguous but $nl"
 	fi
-	if [ $spread = 1 ]; then
+	if [ "$spread" = 1 ]; then
 		[ "$count" -ge "$ntasks" ] || echo "--spread-job -n $ntasks on $count nodes"
 	fi
 }

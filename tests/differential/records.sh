@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# run_case's locals are set and read by the functions it calls (bash's
+# dynamic scope), and the errors by run.sh: SC2034 cannot see either.
+# shellcheck disable=SC2034
 # A case's records (sourced by run.sh): the job script that writes one per
 # job, array task or het component, reading them back on each side, and the
 # node, task and id lists they hold.

@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# run_case's locals are set and read by the functions it calls (bash's
+# dynamic scope), and the errors by run.sh: SC2034 cannot see either.
+# shellcheck disable=SC2034
 # The cluster states of the differential tier (sourced by run.sh): setting
 # one on both clusters (node weights, matrix.sh's background jobs) and taking
 # a case's test jobs off them again.
@@ -18,20 +21,20 @@ set_state() {
 	if [ "$1" = weighted ]; then
 		both scontrol update nodename=n[1-8] weight=10 && both scontrol update nodename=n[9-16] weight=1
 	else
-		both scontrol update nodename=n[1-16] weight=1
+		both scontrol update "nodename=n[1-16]" weight=1
 	fi || { state_err="scontrol update of the node weights failed"; return 1; }
 	start_background "$1" || return 1
 	background_running "$1"
 }
 # start_background STATE: STATE's background jobs, submitted on both clusters.
 start_background() {
-	local line j d
+	local line d
 	while read -r line; do
 		[ -n "$line" ] || continue
 		[[ $line =~ -w\ ([^ ]+) ]] && busy_nodes+="${BASH_REMATCH[1]} "
 		for d in "$plain_dir" "$topo_dir"; do
 			# shellcheck disable=SC2086
-			j=$(on "$d" sbatch --parsable -J background -o /dev/null $line --wrap 'sleep 3000') ||
+			on "$d" sbatch --parsable -J background -o /dev/null $line --wrap 'sleep 3000' >/dev/null ||
 				{ state_err="background job '$line' refused on $d"; return 1; }
 		done
 	done < <(state_jobs "$1")
@@ -63,7 +66,7 @@ wait_drained() {
 # test job is still queued 20 s after scancel.
 cancel_err=
 cancel_tests() {
-	local d id name ids left
+	local d id name ids left queue
 	cancel_err=
 	for d in "$plain_dir" "$topo_dir"; do
 		ids=()
@@ -76,8 +79,8 @@ cancel_tests() {
 	while :; do
 		left=
 		for d in "$plain_dir" "$topo_dir"; do
-			if ! ids=$(on "$d" squeue -h -o '%i %j' 2>&1); then left+=" squeue failed on $d: $ids"; continue; fi
-			while read -r id name; do [ -z "$id" ] || [ "$name" = background ] || left+=" $id($name)"; done <<<"$ids"
+			if ! queue=$(on "$d" squeue -h -o '%i %j' 2>&1); then left+=" squeue failed on $d: $queue"; continue; fi
+			while read -r id name; do [ -z "$id" ] || [ "$name" = background ] || left+=" $id($name)"; done <<<"$queue"
 		done
 		[ -n "$left" ] || return 0
 		[ "$EPOCHSECONDS" -lt "$deadline" ] || { cancel_err="test jobs still queued 20 s after scancel:$left"; return 1; }

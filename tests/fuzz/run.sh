@@ -27,7 +27,7 @@ while :; do
     mods=$more
 done
 libsrcs=$(cd "$top" && for m in $mods; do ls lib/"$m"/*.cpp; done)
-echo "fuzz: lib/ modules: $(echo $mods)"
+echo "fuzz: lib/ modules: ${mods//$'\n'/ }"
 # Line tables only: a report's frames keep file:line, the compile is 1/6 faster.
 flags="-std=c++20 -gline-tables-only -O1 -fsanitize=fuzzer-no-link,address,undefined -I$top -I$out"
 flags="$flags $(pkg-config --cflags json-c libcrypto hwloc yaml-0.1)"
@@ -55,6 +55,7 @@ for s in $libsrcs; do
     objs+=("$o")
 done
 # Stale objects compile on every core (LOOM_JOBS to limit).
+# shellcheck disable=SC2086 # flags: a list of compiler words
 compile_one() { s=$1; o="$out/obj/${s//\//_}.o"; $CXX $flags -include "$out/loom_config.h" -c "$top/$s" -o "$o.tmp" && mv "$o.tmp" "$o"; }
 export -f compile_one
 export CXX flags out top
@@ -71,6 +72,7 @@ fi
 fail=0
 for t in "${targets[@]}"; do
     bin="$out/$t"
+    # shellcheck disable=SC2086 # flags and libs: lists of compiler words
     $CXX $flags -fsanitize=fuzzer -include "$out/loom_config.h" "$here/$t.cpp" "${objs[@]}" $libs -o "$bin"
     corpus="$here/corpus/${t#fuzz_}"
     work="$out/corpus-$t"

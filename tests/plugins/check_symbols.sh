@@ -121,5 +121,5 @@ if [ $checked = 0 ]; then
 	echo "check_symbols: FAIL no plugins built under $b/plugins"
 	exit 1
 fi
-echo "check_symbols: $checked plugins checked ($(echo $want_plugins | wc -w) configured)"
+echo "check_symbols: $checked plugins checked ($(wc -w <<<"$want_plugins") configured)"
 exit $fail

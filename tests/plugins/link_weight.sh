@@ -23,10 +23,10 @@ expect() {
 	local obj=$1 list=$2 how=$3 verb=$4 verbs=$5 must=$6 mustnot=$7 x
 	found() { if [ "$how" = -x ]; then grep -qx "$1" <<<"$list"; else grep -q "^$1" <<<"$list"; fi; }
 	for x in $must; do
-		found "$x" || { echo "FAIL: $obj does not $verb $x ($verbs: $(echo $list))"; fail=1; }
+		found "$x" || { echo "FAIL: $obj does not $verb $x ($verbs: ${list//$'\n'/ })"; fail=1; }
 	done
 	for x in $mustnot; do
-		! found "$x" || { echo "FAIL: $obj $verbs $x ($verbs: $(echo $list))"; fail=1; }
+		! found "$x" || { echo "FAIL: $obj $verbs $x ($verbs: ${list//$'\n'/ })"; fail=1; }
 	done
 }
 # object | libraries it must need | libraries it must not need
@@ -39,7 +39,7 @@ check() {
 	fi
 	list=$(needed "$b/$1")
 	expect "$1" "$list" ^ load loads "$2" "$3"
-	echo "$1: $(echo $list)"
+	echo "$1: ${list//$'\n'/ }"
 }
 # The modules an object carries: every loom::<module>:: that a symbol names,
 # as its own namespace, a parameter's or a template argument's. The objects
@@ -61,7 +61,7 @@ carry() {
 		return
 	fi
 	expect "$1" "$list" -x carry carries "$2" "$3"
-	echo "$1: modules $(echo $list)"
+	echo "$1: modules ${list//$'\n'/ }"
 }
 heavy="libhwloc libyaml libibverbs"
 check sdk/.libs/libloom_ckpt.so "libc.so libcrypto libjson-c" "$heavy"

@@ -24,10 +24,10 @@ keys "PS1='$ '; source '$comp'; cd '$t'" Enter
 keys "clear" Enter
 # TYPED WANT: type TYPED, press TAB (twice, for a list), expect WANT on the screen.
 expect() {
-	local typed=$1 want=$2 i
+	local typed=$1 want=$2
 	n=$((n + 1))
 	keys C-u "$typed" Tab Tab
-	for i in $(seq 1 50); do
+	for _ in $(seq 1 50); do
 		screen | grep -F -- "$want" >/dev/null && break
 		sleep 0.1
 	done

@@ -66,11 +66,11 @@ sleep 1
 
 # One probe run: every planned pair, from its client's namespace; the verdict.
 probe() { # NAME: writes $work/NAME.results and .verdict, prints the verdict and the time
-	local name=$1 c s r start
+	local name=$1 c s start
 	start=$(date +%s%N)
 	: >"$work/$name.results"
-	while read -r c s r; do
-		ip netns exec "$p-$c" "${hi[@]}" "$loom" health probe --measure 10.199.0.${s#n} --port 18515 --count 200 \
+	while read -r c s _; do
+		ip netns exec "$p-$c" "${hi[@]}" "$loom" health probe --measure "10.199.0.${s#n}" --port 18515 --count 200 \
 			--payload 1024 --gap-ms 1 --timeout 1s --names "$c,$s" >>"$work/$name.results" ||
 			die "$name: --measure $c -> $s failed"
 	done <"$work/plan"
@@ -84,7 +84,7 @@ probe() { # NAME: writes $work/NAME.results and .verdict, prints the verdict and
 		grep '^bad pair: ' "$work/$name.verdict" >/dev/null || break
 		grep '^bad pair: ' "$work/$name.verdict" | sed 's/^bad pair: \([^ ]*\) \([^:]*\):.*/\1 \2/' |
 			while read -r c s; do
-				ip netns exec "$p-$c" "${hi[@]}" "$loom" health probe --measure 10.199.0.${s#n} --port 18515 --count 200 \
+				ip netns exec "$p-$c" "${hi[@]}" "$loom" health probe --measure "10.199.0.${s#n}" --port 18515 --count 200 \
 					--payload 1024 --gap-ms 1 --timeout 1s --names "$c,$s" || die "$name: --measure $c -> $s failed"
 			done >"$work/$name.again"
 		awk 'NR == FNR { again[$1 " " $2] = $0; next } ($1 " " $2) in again { print again[$1 " " $2]; next } { print }' \

@@ -29,5 +29,5 @@ echo "$used" | grep -x n2 >/dev/null && fail "a job was started on drained node 
 [ "$(job_state "$big")" = PENDING ] || fail "4-node job $big is $(job_state "$big"), expected PENDING"
 state=$(sinfo -h -n n2 -o %T)
 case $state in drained|draining) ;; *) fail "n2 is $state, expected drained" ;; esac
-note "running on: $(echo $used); n2: $state; 4-node job: PENDING ($(job_field "$big" Reason))"
+note "running on: ${used//$'\n'/ }; n2: $state; 4-node job: PENDING ($(job_field "$big" Reason))"
 scancel "${jobs[@]}" "$big"

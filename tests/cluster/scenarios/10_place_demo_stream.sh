@@ -45,7 +45,7 @@ scancel --user="$(id -un)" >/dev/null 2>&1 || true
 
 # Assertions on select/topo's placement.
 small_nodes=$(echo "$topo_out" | grep '^small' | awk '{print $2}' | while read -r l; do expand_hosts "$l"; done | sort -u)
-[ "$(echo "$small_nodes" | wc -l)" -le 3 ] || fail "16 GPUs of small jobs spread over $(echo $small_nodes | wc -w) nodes: $(echo $small_nodes)"
+[ "$(echo "$small_nodes" | wc -l)" -le 3 ] || fail "16 GPUs of small jobs spread over $(wc -w <<<"$small_nodes") nodes: ${small_nodes//$'\n'/ }"
 small_leaves=$(for h in $small_nodes; do leaf_of "$h"; done | sort -u | wc -l)
 [ "$small_leaves" = 1 ] || fail "small jobs spread over $small_leaves leaves"
 g4=$(echo "$topo_out" | awk '$1=="gang4x8"{print $2}')

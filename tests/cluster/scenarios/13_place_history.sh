@@ -4,7 +4,6 @@
 # 4-node gang that would go to leaf1 goes to leaf2; when the history clears,
 # leaf1 is first choice again. The statistics are read by select/topo's own
 # thread (failure_stats_poll), never inside job_test.
-out=$(scratch)
 stats=$LOOM_CLUSTER_DIR/shared/failure-stats.json
 mkdir -p "$(dirname "$stats")"
 log=$LOOM_CLUSTER_DIR/log/slurmctld.log

@@ -6,7 +6,6 @@
 # GPU job and is deleted. On older releases exactly what the README's table
 # of releases says is off is off, with Slurm's own message, and the rest works.
 log=$LOOM_CLUSTER_DIR/log/slurmctld.log
-conf_dir=$(dirname "$SLURM_CONF")
 st=$(scontrol show config | sed -n 's/^SelectType *= *//p')
 note "Slurm $(slurm_release), SelectType=$st"
 

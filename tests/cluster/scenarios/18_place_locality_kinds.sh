@@ -31,7 +31,7 @@ note "pod:strict 6-node gang waits with 5 free nodes in each pod ($(job_field "$
 scancel "${blockers[3]}" # frees n9: pod2 has 6
 wait_state "$g" RUNNING 40
 pods=$(for h in $(expand_hosts "$(job_field "$g" NodeList)"); do pod_of "$h"; done | sort -u)
-[ "$pods" = pod2 ] || fail "pod:strict gang $g ran on $(job_field "$g" NodeList) (pods: $(echo $pods))"
+[ "$pods" = pod2 ] || fail "pod:strict gang $g ran on $(job_field "$g" NodeList) (pods: ${pods//$'\n'/ })"
 note "then it ran inside pod2: $(job_field "$g" NodeList)"
 scancel "$g" "${blockers[@]}"
 

@@ -48,7 +48,7 @@ compare() {
 	[ "$(finals "$name" | wc -l)" = 4 ] || { tail -30 "$CK_SCRATCH/$name.out" >&2; fail "job $job ($what) did not end on 4 ranks"; }
 	from=$(grep -o 'resumed_from=[0-9]*' "$CK_SCRATCH/$name.out" | sort -u)
 	[ "$(echo "$from" | wc -l)" = 1 ] && [ "$from" != resumed_from=0 ] ||
-		fail "job $job ($what): the ranks did not resume from one committed step: $(echo $from)"
+		fail "job $job ($what): the ranks did not resume from one committed step: ${from//$'\n'/ }"
 	diff <(finals ref) <(finals "$name") >/dev/null ||
 		fail "job $job ($what): final states differ from the uninterrupted run: $(diff <(finals ref) <(finals "$name") | tr '\n' ';')"
 	PYTHONPATH=$LOOM_SRCDIR/sdk/python "$py" "$LOOM_SRCDIR/tests/ckpt/ranks_check.py" "$CK_ROOT/root/$job" 4 >"$CK_SCRATCH/$name.check" ||
@@ -94,4 +94,4 @@ case $line in *"request "*" in $CK_ROOT/root/$limit/.loom-request"*) ;;
 	*) fail "job $limit: the ask did not go through the request file: $line" ;; esac
 grep -h "job $limit: requeued: checkpoint step" "${logs[@]}" >/dev/null ||
 	fail "job $limit: no slurmd log line says the coordinator requeued it after a committed checkpoint"
-note "job $limit: ${line#*job $limit: }"
+note "job $limit: ${line#*job "$limit": }"

@@ -41,7 +41,7 @@ compare() {
 		fail "$what: the $ranks ranks of the uninterrupted job do not hold $states different state(s)"
 	from=$(grep -o 'resumed_from=[0-9]*' "$CK_SCRATCH/$run.out" | sort -u)
 	[ "$(echo "$from" | wc -l)" = 1 ] && [ "$from" != resumed_from=0 ] ||
-		{ tail -30 "$CK_SCRATCH/$run.out" >&2; fail "$what: job $job's ranks did not resume from one step > 0: $(echo $from)"; }
+		{ tail -30 "$CK_SCRATCH/$run.out" >&2; fail "$what: job $job's ranks did not resume from one step > 0: ${from//$'\n'/ }"; }
 	diff <(finals "$ref") <(finals "$run") >/dev/null ||
 		fail "$what: job $job ends unlike the uninterrupted job: $(diff <(finals "$ref") <(finals "$run") | tr '\n' ';')"
 	note "$what: job $job resumed from ${from#resumed_from=} on all $ranks ranks, final states identical to the uninterrupted job"

@@ -50,7 +50,7 @@ wait_state "$g" COMPLETED 90
 grep -q "resumed from checkpoint" "$out/gpu-$g.out" || fail "job $g did not resume: $(cat "$out/gpu-$g.out")"
 second=$(grep "restart=1" "$out/gpu-$g.out" | sed 's/.*nodes=//' | xargs scontrol show hostnames)
 echo "$second" | grep -x "$culprit" >/dev/null && fail "job $g restarted on the drained node $culprit"
-note "job $g: $culprit drained ('$reason'), requeued, resumed on $(echo $second)"
+note "job $g: $culprit drained ('$reason'), requeued, resumed on ${second//$'\n'/ }"
 line=$(grep -F "job $g FAILED (--ckpt): gpu_fault:" "$log" | head -1)
 [ -n "$line" ] || fail "jobcomp/health did not know job $g as a --ckpt job: $(grep -F "job $g " "$log" | tail -3)"
 case $line in *"requeued: requeue (restart 1 of 1) (the job's --ckpt-max-restarts)"*) ;; *) fail "job $g not requeued on its own budget: $line" ;; esac
@@ -69,8 +69,8 @@ for j in "${jobs[@]}"; do wait_log -F "jobcomp/health: job $j FAILED: gpu_fault:
 n=$(drained | wc -l)
 [ "$n" = 2 ] || fail "expected 2 drained nodes under the cap, found $n: $(drained)"
 grep -q "drain cap reached" "$log" || fail "no 'drain cap reached' in slurmctld.log"
-capped=$(grep -E "jobcomp/health: job ($(IFS='|'; echo "${jobs[*]}")) FAILED: .*drained \[0\] capped \[1\]" "$log" | wc -l)
+capped=$(grep -E "jobcomp/health: job ($(IFS='|'; echo "${jobs[*]}")) FAILED: .*drained \[0\] capped \[1\]" -c "$log")
 [ "$capped" = 2 ] || fail "expected 2 of jobs ${jobs[*]} capped, jobcomp/health says: $(grep -E "jobcomp/health: job ($(IFS='|'; echo "${jobs[*]}")) FAILED" "$log" | grep -o 'drained.*capped \[[0-9]*\]')"
-note "3 faulty nodes, cap 2: drained $(echo $(drained)); the rest logged"
+note "3 faulty nodes, cap 2: drained $(drained | xargs); the rest logged"
 wait_file "$LOOM_CLUSTER_DIR/state/loom-health/loom-failure-stats.json" 30
 note "stats: $(tr -d ' \n' <"$LOOM_CLUSTER_DIR/state/loom-health/loom-failure-stats.json" | cut -c1-160)..."

@@ -59,7 +59,7 @@ again=${line##*nodes=}
 secs=$(awk -v a="$(echo "$line" | cut -d' ' -f2)" -v b="$t0" 'BEGIN {printf "%.1f", a - b}')
 want=$(expand_hosts "$nodes" | grep -vx "$culprit"; echo "$spare")
 [ "$(expand_hosts "$again" | sort)" = "$(echo "$want" | sort)" ] ||
-	fail "job $run restarted on $again, expected its healthy nodes and the $leaf spare: $(echo $want)"
+	fail "job $run restarted on $again, expected its healthy nodes and the $leaf spare: ${want//$'\n'/ }"
 case $(sinfo -h -n "$culprit" -o %E) in "loom: jobcomp: gpu_fault: job $run: "*) ;; *) fail "$culprit: reason '$(sinfo -h -n "$culprit" -o %E)'" ;; esac
 resv=$(job_field "$run" Reservation)
 [ "$resv" = "loom_spare_${run}_1" ] || fail "job $run: Reservation=$resv, expected loom_spare_${run}_1"

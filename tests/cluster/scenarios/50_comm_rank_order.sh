@@ -73,6 +73,7 @@ note "srun --distribution=arbitrary: ranks 0-11 on ${by_rank[*]}"
 paths=$(cat "$d/paths")
 [ -n "$paths" ] || fail "the steps named no hostfile"
 for _ in $(seq 1 50); do
+	# shellcheck disable=SC2086 # the hostfiles, one word each
 	left=$(ls $paths 2>/dev/null || true)
 	[ -z "$left" ] && break
 	nap 0.2

@@ -170,10 +170,10 @@ j2=$(submit -N5 --gres=gpu:8 --gpu-tier=value --gpu-mixed -o /dev/null --wrap 's
 wait_state "$j2" RUNNING 30 || fail "the 5-node --gpu-mixed gang is $(job_state "$j2"): $(job_field "$j2" Reason)"
 nodes=$(job_field "$j2" NodeList)
 used=$(classes_of "$nodes")
-[ "$(expand_hosts "$nodes" | wc -l)" = 5 ] && [ "$(echo $used | wc -w)" -ge 2 ] ||
+[ "$(expand_hosts "$nodes" | wc -l)" = 5 ] && [ "$(wc -w <<<"$used")" -ge 2 ] ||
 	fail "the --gpu-mixed gang ran on $nodes ($used): expected 5 nodes of at least two classes"
 sc=$(scontrol show job -o "$j2" | grep -oE 'SystemComment=loom: class=[a-z0-9+]+ tier=value')
-expect=$(echo $used | tr ' ' '+')
+expect=$(xargs <<<"$used" | tr ' ' '+')
 [ "$sc" = "SystemComment=loom: class=$expect tier=value" ] ||
 	fail "the --gpu-mixed gang's record says '$sc', expected class=$expect"
 note "-N5 --gpu-tier=value --gpu-mixed: $nodes ($used), ${sc#SystemComment=}"
