@@ -199,7 +199,7 @@ record() {
 #    machine's run.)
 # Whatever compiles runs niced, so that the daemons are never starved by a
 # compiler: the CPU lanes at 10, the releases at 5, since they gate their
-# daemon lanes. (The releases ran at 19: on a fresh machine their builds,
+# daemon lanes, and the sanitizer lane at 5, the run's critical path. (The releases ran at 19: on a fresh machine their builds,
 # one after another, were the run's critical path, 39 of its 53 minutes,
 # while the daemon lanes left cores idle.)
 verdicts=$logdir/verdicts
@@ -235,9 +235,10 @@ cpu_lane_a() {
 	lane_tier "packages-$main" packages
 	lane_tier "distcheck-$main" distcheck
 }
-# The sanitizer tier alone: its compile and its tests are the longest tier.
+# The sanitizer tier alone: its compile and its tests are the longest tier,
+# so it runs at nice 5, as the releases' builds do.
 cpu_lane_b() {
-	renice -n 10 -p "$BASHPID" >/dev/null
+	renice -n 5 -p "$BASHPID" >/dev/null
 	[ $quick = 1 ] && return
 	lane_tier "unit-sanitizers-$main" unit_sanitizers
 }
@@ -278,6 +279,15 @@ if [ ${#others[@]} -gt 0 ]; then
 	lanes+=($!)
 fi
 echo "=== Slurm $main: build, then every tier in lanes at once"
+# The sanitizer lane is the run's longest (its ASan compile and its tests,
+# 37 of a fresh machine's minutes when it started after the main build): it
+# starts once the source tree is configured (the main release made ready,
+# configure generated, which two builds must not do at once), beside the
+# main build.
+if LOOM_BUILDDIR=$main_builddir "$top/scripts/build.sh" --slurm "$main" --configure-only >"$logdir/configure-$main.log" 2>&1; then
+	cpu_lane_b &
+	lanes+=($!)
+fi
 tier "build-$main" build "$main"
 main_rc=$?
 touch "$logdir/main-build-done"
@@ -287,8 +297,6 @@ if [ $main_rc = 0 ]; then
 	{ daemon_lane "$main"; (renice -n 10 -p "$BASHPID" >/dev/null && lane_tier fuzz fuzz); } &
 	lanes+=($!)
 	cpu_lane_a &
-	lanes+=($!)
-	cpu_lane_b &
 	lanes+=($!)
 fi
 [ ${#lanes[@]} = 0 ] || wait "${lanes[@]}"
