@@ -52,15 +52,6 @@ const std::map<std::string, std::vector<std::string>> mode_options = {
 	{"--judge", {"--max-loss", "--rtt-factor", "--rtt-floor-ms"}},
 };
 
-// A setter that also notes the option as given (for the mode check).
-tool::Setter noted(NetArgs &a, const char *name, tool::Setter set)
-{
-	return [&a, name, set = std::move(set)](const std::string &v) {
-		a.given.push_back(name);
-		return set(v);
-	};
-}
-
 tool::Setter set_mode(NetArgs &a, const char *mode)
 {
 	return [&a, mode](const std::string &) {
@@ -98,24 +89,24 @@ tool::OptionTable net_options(NetArgs &a)
 		.add("--measure", "", "probe the server at ADDR and print the result line", set_mode(a, "--measure"))
 		.add("--judge", "", "read the result lines (RESULTS a file, - for stdin) and name a bad link",
 		     set_mode(a, "--judge"))
-		.add("--bind", "ADDR", "the address to serve on (default all)", noted(a, "--bind", set_string(a.bind)))
-		.add("--port", "P", "the UDP port (default 18515)", noted(a, "--port", set_int(a.port, 1, 65535)))
-		.add("--for", "DUR", "how long to serve (up to 1h)", noted(a, "--for", set_seconds_upto_1h(a.for_s)))
-		.add("--count", "N", "echo packets to send (default 200)", noted(a, "--count", set_int(a.count, 1, 100000)))
+		.add("--bind", "ADDR", "the address to serve on (default all)", noted(a.given, "--bind", set_string(a.bind)))
+		.add("--port", "P", "the UDP port (default 18515)", noted(a.given, "--port", set_int(a.port, 1, 65535)))
+		.add("--for", "DUR", "how long to serve (up to 1h)", noted(a.given, "--for", set_seconds_upto_1h(a.for_s)))
+		.add("--count", "N", "echo packets to send (default 200)", noted(a.given, "--count", set_int(a.count, 1, 100000)))
 		.add("--payload", "BYTES", "bytes per packet, 16 to 65000 (default 1024)",
-		     noted(a, "--payload", set_int(a.payload, 16, 65000)))
+		     noted(a.given, "--payload", set_int(a.payload, 16, 65000)))
 		.add("--gap-ms", "X", "milliseconds between packets (default 1)",
-		     noted(a, "--gap-ms", set_real(a.gap_ms, 0, 1000, "expected 0 to 1000")))
+		     noted(a.given, "--gap-ms", set_real(a.gap_ms, 0, 1000, "expected 0 to 1000")))
 		.add("--timeout", "DUR", "how long to wait for the last answer (default 2s, up to 1h)",
-		     noted(a, "--timeout", set_seconds_upto_1h(a.timeout_s)))
+		     noted(a.given, "--timeout", set_seconds_upto_1h(a.timeout_s)))
 		.add("--names", "CLIENT,SERVER", "the node names for the result line (default: this host, ADDR)",
-		     noted(a, "--names", set_string(a.names)))
+		     noted(a.given, "--names", set_string(a.names)))
 		.add("--max-loss", "X", strprintf("the share of packets a link may lose (default %g)", a.lim.max_loss),
-		     noted(a, "--max-loss", set_real(a.lim.max_loss, 0, 1, "expected a share from 0 to 1")))
+		     noted(a.given, "--max-loss", set_real(a.lim.max_loss, 0, 1, "expected a share from 0 to 1")))
 		.add("--rtt-factor", "X", strprintf("a link slower than X times its peers' median is bad (default %g)", a.lim.rtt_factor),
-		     noted(a, "--rtt-factor", set_real(a.lim.rtt_factor, 1, 1000, "expected 1 to 1000")))
+		     noted(a.given, "--rtt-factor", set_real(a.lim.rtt_factor, 1, 1000, "expected 1 to 1000")))
 		.add("--rtt-floor-ms", "X", strprintf("round trips under X ms are never slow (default %g)", a.lim.rtt_floor_ms),
-		     noted(a, "--rtt-floor-ms", set_real(a.lim.rtt_floor_ms, 0, 60000, "expected 0 to 60000")))
+		     noted(a.given, "--rtt-floor-ms", set_real(a.lim.rtt_floor_ms, 0, 60000, "expected 0 to 60000")))
 		.positional([&a](const std::string &v) {
 			a.pos.push_back(v);
 			return std::string();

@@ -25,15 +25,6 @@ namespace {
 
 const char *const subcommands[] = {"discover", "build", "show", "check", "ranks", "convert"};
 
-// The setter, the option noted as given.
-Setter noted(TopoArgs &a, const char *name, Setter set)
-{
-	return [&a, name, set = std::move(set)](const std::string &v) {
-		a.given.push_back(name);
-		return set(v);
-	};
-}
-
 Setter set_placeholders(topo::ReadOptions &ro)
 {
 	return [&ro](const std::string &v) {
@@ -84,10 +75,10 @@ void add_reading(OptionTable &t, TopoArgs &a)
 	t.add("--placeholders", "skip|guid",
 	      "HCAs whose node description names no host: left out (skip, reported) or kept\n"
 	      "as one node per HCA named hca-<GUID> (guid)",
-	      noted(a, "--placeholders", set_placeholders(a.read)))
+	      noted(a.given, "--placeholders", set_placeholders(a.read)))
 		.add("--level-names", "A,B", "kinds by height (leaf first) where the file names none: leaf,su,spine",
-		     noted(a, "--level-names", set_level_names(a.level_names)))
-		.add("-o", "FILE", "write here (default: standard output)", noted(a, "-o", set_string(a.out)));
+		     noted(a.given, "--level-names", set_level_names(a.level_names)))
+		.add("-o", "FILE", "write here (default: standard output)", noted(a.given, "-o", set_string(a.out)));
 }
 
 OptionTable discover_options(TopoArgs &a)
@@ -98,7 +89,7 @@ OptionTable discover_options(TopoArgs &a)
 		.add("--hwloc-xml", "FILE", "hwloc's XML of the node instead of asking hwloc", set_string(a.hwloc_xml))
 		.add("--hostname", "NAME", "the node's name (default: the host name)", set_string(a.hostname))
 		.add("--json", "", "the node as a loom cluster file", set_flag(a.json))
-		.add("-o", "FILE", "write the cluster file here", noted(a, "-o", set_string(a.out)));
+		.add("-o", "FILE", "write the cluster file here", noted(a.given, "-o", set_string(a.out)));
 	return t;
 }
 
@@ -108,7 +99,7 @@ OptionTable build_options(TopoArgs &a)
 		      "--fabric FILE [--from-format F] [--placeholders skip|guid] [--level-names A,B] [-o FILE] NODEFILE...",
 		      "The cluster file: the fabric from FILE, each node's hardware from its NODEFILE\n"
 		      "(loom topo discover --json).");
-	t.add("--fabric", "FILE", "the fabric (any format in)", noted(a, "--fabric", set_string(a.fabric)))
+	t.add("--fabric", "FILE", "the fabric (any format in)", noted(a.given, "--fabric", set_string(a.fabric)))
 		.add("--from-format", "F", "its format (default: from the content)", set_from_format(a.from_format));
 	add_reading(t, a);
 	t.positional(take_positional(a)).epilog(topo_formats);
@@ -119,18 +110,18 @@ OptionTable convert_options(TopoArgs &a)
 {
 	OptionTable t("loom topo convert", "--from FILE [--from-format F] --to FORMAT [-o FILE|DIR] [OPTION]...",
 		      "One format to another; a node's GPUs from Slurm's files or the options below.");
-	t.add("--from", "FILE", "the input", noted(a, "--from", set_string(a.from)))
+	t.add("--from", "FILE", "the input", noted(a.given, "--from", set_string(a.from)))
 		.add("--from-format", "F", "its format (default: from the content)", set_from_format(a.from_format))
 		.add("--to", "FORMAT", "the output format",
-		     noted(a, "--to", set_choice(a.to, {"json", "topology.conf", "block", "topology.yaml", "gres.conf", "nccl"})))
-		.add("--node", "NAME", "--to nccl: that node only", noted(a, "--node", set_string(a.node)))
+		     noted(a.given, "--to", set_choice(a.to, {"json", "topology.conf", "block", "topology.yaml", "gres.conf", "nccl"})))
+		.add("--node", "NAME", "--to nccl: that node only", noted(a.given, "--node", set_string(a.node)))
 		.add("--gpus-per-node", "N", "GPUs of a node the input does not describe",
-		     noted(a, "--gpus-per-node", set_int(a.gpus_per_node, 0, static_cast<int64_t>(topo::max_gpus_per_node))))
+		     noted(a.given, "--gpus-per-node", set_int(a.gpus_per_node, 0, static_cast<int64_t>(topo::max_gpus_per_node))))
 		.add("--gpu-model", "M", "their model", set_string(a.gpu_model))
 		.add("--node-features", "FILE", "slurm.conf or a NodeName= file: each node's Gres and Features",
-		     noted(a, "--node-features", set_string(a.node_features)))
+		     noted(a.given, "--node-features", set_string(a.node_features)))
 		.add("--class-features", "A,B", "the Features that name a GPU class", set_string(a.class_features))
-		.add("--name", "NAME", "the cluster's name", noted(a, "--name", set_string(a.name)));
+		.add("--name", "NAME", "the cluster's name", noted(a.given, "--name", set_string(a.name)));
 	add_reading(t, a);
 	t.epilog(topo_formats);
 	return t;

@@ -105,9 +105,14 @@ int OptionTable::parse(int argc, char **argv) const
 		usage(stdout);
 		return exit_ok;
 	}
+	bool words_only = false; // after "--": every argument is a word, none an option
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];
-		if (a.size() > 1 && a[0] == '-' && a != "--") {
+		if (!words_only && a == "--") {
+			words_only = true;
+			continue;
+		}
+		if (!words_only && a.size() > 1 && a[0] == '-') {
 			std::string value;
 			size_t eq = a.find('=');
 			if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
@@ -132,8 +137,6 @@ int OptionTable::parse(int argc, char **argv) const
 			std::fprintf(stderr, "%s: %s\n", cmd_.c_str(), why.c_str());
 			return exit_problems;
 		}
-		if (a == "--" && i + 1 < argc)
-			a = argv[++i];
 		if (!positional_)
 			return refuse("unexpected argument '" + a + "'");
 		if (std::string why = positional_(a); !why.empty())
@@ -202,6 +205,14 @@ Setter set_real(double &out, double lo, double hi, std::string expected)
 			return expected;
 		out = *x;
 		return std::string();
+	};
+}
+
+Setter noted(std::vector<std::string> &given, const char *name, Setter set)
+{
+	return [&given, name, set = std::move(set)](const std::string &v) {
+		given.push_back(name);
+		return set(v);
 	};
 }
 

@@ -84,5 +84,8 @@ Setter set_int(int64_t &out, int64_t lo, int64_t hi);
 Setter set_real(double &out, double lo, double hi, std::string expected);
 // A duration such as 30m, 2h (lib/util/config.hpp), at least 'min' seconds.
 Setter set_duration(int64_t &out, int64_t min = 0);
+// 'set', the option's name also added to 'given' (for checks of which
+// options came together).
+Setter noted(std::vector<std::string> &given, const char *name, Setter set);
 
 } // namespace loom::tool
