@@ -17,7 +17,8 @@ tools_loom_SOURCES += tools/loom_sim.cpp tools/loom_sim_args.hpp tools/loom_sim_
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_sim
 TESTS += tests/unit/test_sim
-tests_unit_test_sim_SOURCES = tests/unit/test_sim.cpp tests/unit/check_main.hpp
+tests_unit_test_sim_SOURCES = tests/unit/test_sim.cpp tests/unit/check_main.hpp tests/unit/sim_fixture.hpp \
+	tests/unit/test_sim_failures.cpp tests/unit/test_sim_cost.cpp tests/unit/test_sim_scheduler.cpp
 tests_unit_test_sim_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_sim_LDADD = $(LOOM_SIM_LIBS) $(CHECK_LIBS)
 endif
