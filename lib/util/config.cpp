@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -39,6 +40,26 @@ size_t take_number(std::string_view s, int64_t &v)
 		i++;
 	}
 	return i;
+}
+
+// Shortest text that reads back as the same double ("0.5", "1e-06").
+std::string shown_real(double v)
+{
+	char buf[32];
+	for (int prec = 6; prec <= 17; prec++) {
+		std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+		if (std::strtod(buf, nullptr) == v)
+			break;
+	}
+	return buf;
+}
+
+std::string shown_list(const std::vector<std::string> &items)
+{
+	std::string out;
+	for (const auto &i : items)
+		out += (out.empty() ? "" : ",") + i;
+	return out;
 }
 
 } // namespace
@@ -197,12 +218,21 @@ expected<uint64_t> parse_size(std::string_view text)
 	return u << shift;
 }
 
-ConfigSchema &ConfigSchema::add(std::string key, std::string help, Setter setter)
+ConfigSchema &ConfigSchema::add(std::string key, std::string help, Setter setter, Show show)
 {
 	if (!keys_.count(key))
 		order_.push_back(key);
-	keys_[key] = Key{std::move(help), std::move(setter)};
+	keys_[key] = Key{std::move(help), std::move(setter), std::move(show)};
 	return *this;
+}
+
+std::vector<std::pair<std::string, std::string>> ConfigSchema::values() const
+{
+	std::vector<std::pair<std::string, std::string>> out;
+	for (const auto &k : order_)
+		if (const Key &key = keys_.at(k); key.show)
+			out.emplace_back(k, key.show());
+	return out;
 }
 
 ConfigSchema &ConfigSchema::string(std::string key, std::string *out, std::string help)
@@ -212,7 +242,7 @@ ConfigSchema &ConfigSchema::string(std::string key, std::string *out, std::strin
 			return unexpected("empty value");
 		*out = std::string(v);
 		return ok();
-	});
+	}, [out] { return *out; });
 }
 
 ConfigSchema &ConfigSchema::integer(std::string key, int64_t *out, int64_t min, int64_t max,
@@ -224,7 +254,7 @@ ConfigSchema &ConfigSchema::integer(std::string key, int64_t *out, int64_t min, 
 			return unexpected(r.error());
 		*out = *r;
 		return ok();
-	});
+	}, [out] { return std::to_string(*out); });
 }
 
 ConfigSchema &ConfigSchema::real(std::string key, double *out, double min, double max, std::string help)
@@ -235,7 +265,7 @@ ConfigSchema &ConfigSchema::real(std::string key, double *out, double min, doubl
 			return unexpected(r.error());
 		*out = *r;
 		return ok();
-	});
+	}, [out] { return shown_real(*out); });
 }
 
 ConfigSchema &ConfigSchema::boolean(std::string key, bool *out, std::string help)
@@ -246,7 +276,7 @@ ConfigSchema &ConfigSchema::boolean(std::string key, bool *out, std::string help
 			return unexpected(r.error());
 		*out = *r;
 		return ok();
-	});
+	}, [out] { return std::string(*out ? "yes" : "no"); });
 }
 
 ConfigSchema &ConfigSchema::duration(std::string key, int64_t *out, int64_t min, int64_t max,
@@ -261,7 +291,7 @@ ConfigSchema &ConfigSchema::duration(std::string key, int64_t *out, int64_t min,
 					  format_duration(max));
 		*out = *r;
 		return ok();
-	});
+	}, [out] { return std::to_string(*out); });
 }
 
 ConfigSchema &ConfigSchema::size(std::string key, uint64_t *out, std::string help)
@@ -272,7 +302,7 @@ ConfigSchema &ConfigSchema::size(std::string key, uint64_t *out, std::string hel
 			return unexpected(r.error());
 		*out = *r;
 		return ok();
-	});
+	}, [out] { return std::to_string(*out); });
 }
 
 ConfigSchema &ConfigSchema::choice(std::string key, std::string *out, std::vector<std::string> allowed,
@@ -288,7 +318,7 @@ ConfigSchema &ConfigSchema::choice(std::string key, std::string *out, std::vecto
 		for (const auto &a : allowed)
 			list += (list.empty() ? "" : ", ") + a;
 		return unexpected("expected one of: " + list);
-	});
+	}, [out] { return *out; });
 }
 
 ConfigSchema &ConfigSchema::list(std::string key, std::vector<std::string> *out, std::string help)
@@ -307,7 +337,7 @@ ConfigSchema &ConfigSchema::list(std::string key, std::vector<std::string> *out,
 		}
 		*out = std::move(items);
 		return ok();
-	});
+	}, [out] { return shown_list(*out); });
 }
 
 status ConfigSchema::split_word(std::string_view word, const std::string &where, std::vector<Word> &out)

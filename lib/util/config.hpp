@@ -16,6 +16,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace loom {
@@ -39,8 +40,13 @@ public:
 	// A setter validates and stores one value; it returns an Error with a
 	// message such as "expected a duration" (the parser adds where and key).
 	using Setter = std::function<status(std::string_view value)>;
+	// The value a key holds now, as text (durations in seconds, sizes in
+	// bytes, booleans yes/no, lists comma-joined): the typed keys below have
+	// one, so a program's defaults can be listed and checked against its
+	// man page.
+	using Show = std::function<std::string()>;
 
-	ConfigSchema &add(std::string key, std::string help, Setter setter);
+	ConfigSchema &add(std::string key, std::string help, Setter setter, Show show = {});
 
 	ConfigSchema &string(std::string key, std::string *out, std::string help = {});
 	ConfigSchema &integer(std::string key, int64_t *out, int64_t min, int64_t max,
@@ -71,12 +77,16 @@ public:
 
 	// "key  help" lines, for --help and man pages.
 	std::string describe() const;
+	// {key, value now} of every key that can show its value, in the order
+	// added; read before parsing, these are the defaults.
+	std::vector<std::pair<std::string, std::string>> values() const;
 	bool has_key(const std::string &key) const { return keys_.count(key) != 0; }
 
 private:
 	struct Key {
 		std::string help;
 		Setter setter;
+		Show show;
 	};
 	struct Word {
 		std::string where, key, value;
