@@ -57,48 +57,14 @@ data=$top/tests/data/topology
 checks=0
 failed=0
 failures=()
-# Two free ports for the daemons under directory $1 (pick_ports seeds on $dir).
-ports_for() { local dir=$1; pick_ports 2; }
-# The first fatal line of the logs given, else the first error line.
-first_failure() { grep -h -m1 -i 'fatal' "$@" 2>/dev/null | head -1 | grep . || grep -h -m1 -i 'error' "$@" 2>/dev/null | head -1; }
-ok() { echo "ok: $*"; checks=$((checks + 1)); }
-no() { echo "FAIL: $*"; checks=$((checks + 1)); failed=$((failed + 1)); failures+=("$*"); }
-# relay NAME OUT RC [STRIP]: a checker's output OUT (stdout and stderr), which
-# exited RC, as checks: each "ok: " line one ok, each "FAIL: " line one
-# failure (STRIP, such as the file name it prefixes, cut from both). The
-# checker itself fails the check when it crashed (a traceback, an exit status
-# other than 0 or 1, or 1 with no FAIL line), when it exited 0 after a FAIL,
-# or when it printed no ok: line at all, nor a FAIL line (it checked nothing).
-relay() {
-	local name=$1 out=$2 rc=$3 strip=${4:-} line oks=0 fails=0 msg
-	while IFS= read -r line; do
-		msg=${line#*: }
-		[ -z "$strip" ] || msg=${msg#"$strip"}
-		case $line in
-		ok:*) ok "$name: $msg"; oks=$((oks + 1)) ;;
-		FAIL:*) no "$name: $msg"; fails=$((fails + 1)) ;;
-		esac
-	done <"$out"
-	if grep -q '^Traceback' "$out" || [ "$rc" -gt 1 ] || { [ "$rc" = 1 ] && [ $fails = 0 ]; }; then
-		no "$name: the checker crashed (exit $rc): $(grep -v '^ ' "$out" | tail -1)"
-	elif [ "$rc" = 0 ] && [ $fails -gt 0 ]; then
-		no "$name: the checker printed $fails FAIL lines but exited 0"
-	elif [ $((oks + fails)) = 0 ]; then
-		msg=$(tail -1 "$out")
-		no "$name: the checker printed no ok: line: it checked nothing${msg:+ ($msg)}"
-	fi
-}
-# py NAME OUT ARGS...: python3 ARGS with its stdout in OUT; a failure (exit
-# status, traceback on stderr in OUT.err) or an empty OUT is a failed check.
-py() {
-	local name=$1 out=$2
-	shift 2
-	if ! python3 "$@" >"$out" 2>"$out.err"; then
-		no "$name: python3 ${1##*/} failed: $(tail -1 "$out.err")"
-		return 1
-	fi
-	grep -q . "$out" || { no "$name: python3 ${1##*/} wrote nothing"; return 1; }
-}
+# shellcheck source=tests/consumers/checks.sh
+. "$here/checks.sh"
+# shellcheck source=tests/consumers/daemons.sh
+. "$here/daemons.sh"
+# shellcheck source=tests/consumers/topology.sh
+. "$here/topology.sh"
+# shellcheck source=tests/consumers/gres.sh
+. "$here/gres.sh"
 
 rm -rf "$dir"
 mkdir -p "$dir"
@@ -108,115 +74,12 @@ if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
 	nap 0.5
 fi
 
-# slurm.conf for NAME's nodes (one per line in NODES), no slurmd needed.
-write_conf() {
-	local d=$1 nodes=$2 port=$3 extra=${4:-} host n
-	host=$(hostname -s)
-	mkdir -p "$d/etc" "$d/state" "$d/log" "$d/run" "$d/spool"
-	{
-		echo "ClusterName=consumers"
-		echo "SlurmctldHost=$host"
-		echo "SlurmctldPort=$port"
-		echo "SlurmUser=root"
-		echo "AuthType=auth/munge"
-		echo "StateSaveLocation=$d/state"
-		echo "SlurmdSpoolDir=$d/spool/%n"
-		echo "SlurmctldPidFile=$d/run/slurmctld.pid"
-		echo "SlurmctldLogFile=$d/log/slurmctld.log"
-		echo "SlurmdLogFile=$d/log/slurmd-%n.log"
-		echo "SlurmdPidFile=$d/run/slurmd-%n.pid"
-		echo "ProctrackType=proctrack/linuxproc"
-		echo "TaskPlugin=task/none"
-		echo "JobAcctGatherType=jobacct_gather/none"
-		echo "AccountingStorageType=accounting_storage/none"
-		echo "SelectType=select/cons_tres"
-		echo "TopologyPlugin=topology/tree"
-		echo "SlurmdParameters=config_overrides"
-		echo "GresTypes=gpu"
-		echo "MailProg=/bin/true"
-		[ -z "$extra" ] || echo "$extra"
-		while read -r n; do
-			[ -n "$n" ] && echo "NodeName=$n NodeHostname=$host NodeAddr=127.0.0.1 Port=$((port + 1)) CPUs=1 RealMemory=100"
-		done <"$nodes"
-		echo "PartitionName=all Nodes=ALL Default=YES State=UP"
-	} >"$d/etc/slurm.conf"
-}
-
-stop_ctld() {
-	local pid
-	pid=$(cat "$1/run/slurmctld.pid" 2>/dev/null) || return 0
-	kill "$pid" 2>/dev/null
-	for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; nap 0.1; done
-	kill -9 "$pid" 2>/dev/null || true
-}
-# Stopped (the watchdog of scripts/test.sh, ^C): no slurmctld of a check outlives the tier.
-stop_all() {
-	local p
-	for p in "$dir"/*/run/slurmctld.pid; do [ -f "$p" ] && stop_ctld "$(dirname "$(dirname "$p")")"; done
-}
 trap 'stop_all; exit 143' TERM INT
-
-# topology NAME FABRIC EXPECT [FORMAT [SHOW [MODE]]]: FABRIC written by loom
-# in FORMAT (topology.conf, block or topology.yaml) into slurmctld; then
-# `scontrol show topology [SHOW]` checked (MODE tree or block).
-topology() {
-	local name=$1 fabric=$2 expect=$3 format=${4:-topology.conf} show=${5:-} mode=${6:-tree} d="$dir/$1" port pid i up=0
-	local file=topology.conf plugin=topology/tree
-	case $format in
-	block) plugin=topology/block ;;
-	topology.yaml) file=topology.yaml plugin= ;;
-	esac
-	mkdir -p "$d/etc"
-	if ! "$loom" topo convert --from "$fabric" --to "$format" -o "$d/etc/$file" 2>"$d/convert.err"; then
-		no "$name: loom topo convert failed: $(tail -1 "$d/convert.err")"
-		return
-	fi
-	py "$name" "$d/nodes" -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["nodes"]))' "$expect" || return
-	port=$(ports_for "$d")
-	write_conf "$d" "$d/nodes" "$port"
-	if [ -n "$plugin" ]; then
-		sed -i "s|^TopologyPlugin=.*|TopologyPlugin=$plugin|" "$d/etc/slurm.conf"
-	else
-		sed -i "/^TopologyPlugin=/d" "$d/etc/slurm.conf" # topology.yaml names its plugins
-	fi
-	export SLURM_CONF=$d/etc/slurm.conf
-	"$sbin/slurmctld" -i >"$d/log/slurmctld.out" 2>&1
-	for i in $(seq 1 100); do
-		if scontrol ping 2>/dev/null | grep 'is UP' >/dev/null; then up=1; break; fi
-		pid=$(cat "$d/run/slurmctld.pid" 2>/dev/null || true)
-		if [ "$i" -gt 10 ] && { [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; }; then break; fi
-		nap 0.2
-	done
-	if [ $up = 0 ]; then
-		no "$name: slurmctld did not start with loom's $format: $(first_failure "$d/log/slurmctld.log" "$d/log/slurmctld.out")"
-		stop_ctld "$d"
-		return
-	fi
-	ok "$name: slurmctld $slurm started with loom's $format ($(grep -ciE '^(SwitchName|BlockName)=|- (switch|block):' "$d/etc/$file") switches and blocks)"
-	if grep -iE 'fatal|error' "$d/log/slurmctld.log" | grep -iE 'topolog|switch' >"$d/topo-errors"; [ -s "$d/topo-errors" ]; then
-		no "$name: slurmctld logged topology errors: $(head -1 "$d/topo-errors")"
-	fi
-	# shellcheck disable=SC2086
-	scontrol show topology $show >"$d/show-topology" 2>&1 || no "$name: scontrol show topology $show failed: $(tail -1 "$d/show-topology")"
-	python3 "$here/check_topology.py" "$expect" "$d/show-topology" "$mode" >"$d/check.out" 2>&1
-	relay "$name" "$d/check.out" $?
-	stop_ctld "$d"
-	unset SLURM_CONF
-}
 
 mkdir -p "$dir/fabrics"
 # Hosts of the real fabric that are no compute nodes, read in the file: three
 # HCAs describe themselves as "localhost", two as "ubuntu" (installer
 # defaults), two belong to B11-P1-CUFM-02 (the cluster's UFM server).
-# gen NAME ARGS...: gen_fabric.py ARGS; when it fails, a failed check for NAME
-# (whose topology check is then not run).
-gen() {
-	local name=$1
-	shift
-	python3 "$here/gen_fabric.py" "$@" 2>"$dir/fabrics/$name.err" && return 0
-	no "$name: gen_fabric.py $1 failed (exit $?): $(tail -1 "$dir/fabrics/$name.err")"
-	return 1
-}
 gen real-ndr expect-real "$data/ibnetdiscover-ndr-fabric.out" localhost,ubuntu,B11-P1-CUFM-02 "$dir/fabrics/ndr.json" &&
 	topology real-ndr "$data/ibnetdiscover-ndr-fabric.out" "$dir/fabrics/ndr.json"
 gen fat-tree-4x4x8 fat-tree 4 4 8 "$dir/fabrics/fat-tree.ibnet" "$dir/fabrics/fat-tree.json" &&
@@ -276,69 +139,6 @@ fi
 #  nccl-topo-azure-ndv4-a100.xml, nccl-topo-azure-ndv5-h100.xml: 8 GPUs each
 #    (<pci class="0x030200">: these files have no <gpu> elements, NCCL makes
 #    GPUs of class 0x03 devices), no <nvlink> element: 0 links.
-# gres NAME FILE GPUS LINKS: GPUS is the number of GPUs a person counts in
-# FILE, cross-checked with count_gpus.py (which counts them without loom);
-# LINKS is a python expression in i and j (two different GPUs) giving the
-# NVLink count between them that a person reads in FILE. loom's gres.conf
-# must have GPUS GPUs, slurmd must configure GPUS, and every GPU's Links= row
-# must be the GPUS counts of the file.
-gres() {
-	local name=$1 file=$2 gpus=$3 links=$4 d="$dir/gres-$1" port n type counted lines files dev got i row want
-	mkdir -p "$d/etc" "$d/dev" "$d/spool" "$d/log" "$d/run" "$d/state"
-	if ! counted=$(python3 "$here/count_gpus.py" "$file" 2>"$d/count.err"); then
-		no "gres $name: count_gpus.py failed: $(tail -1 "$d/count.err")"
-		return
-	fi
-	if [ "$counted" != "$gpus" ]; then
-		no "gres $name: count_gpus.py counts $counted GPUs in ${file##*/}, read by hand $gpus"
-		return
-	fi
-	if ! python3 -c 'import sys
-n, f = int(sys.argv[1]), eval("lambda i, j: " + sys.argv[2])
-for i in range(n): print(",".join("-1" if i == j else str(int(f(i, j))) for j in range(n)))' "$gpus" "$links" >"$d/links.want" 2>"$d/links.err" ||
-		[ "$(wc -l <"$d/links.want")" != "$gpus" ]; then
-		no "gres $name: the expected Links= rows could not be made: $(tail -1 "$d/links.err")"
-		return
-	fi
-	if ! "$loom" topo convert --from "$file" --to gres.conf >"$d/gres.loom" 2>"$d/convert.err"; then
-		no "gres $name: loom topo convert failed: $(tail -1 "$d/convert.err")"
-		return
-	fi
-	n=$(awk '{for (i = 1; i <= NF; i++) if ($i ~ /^NodeName=/) {sub("NodeName=", "", $i); print $i; exit}}' "$d/gres.loom")
-	if [ -z "$n" ]; then
-		no "gres $name: loom's gres.conf names no node: $(head -1 "$d/gres.loom")"
-		return
-	fi
-	# One line and one device file per GPU.
-	lines=$(grep -c 'Name=gpu' "$d/gres.loom")
-	files=$(sed -n 's/.*Name=gpu.* File=\([^ ]*\).*/\1/p' "$d/gres.loom" | sort -u | wc -l)
-	if [ "$lines" = "$gpus" ] && [ "$files" = "$gpus" ]; then ok "gres $name: loom's gres.conf has the file's $gpus GPUs"
-	else no "gres $name: loom's gres.conf has $lines GPU lines with $files device files, the file has $gpus GPUs"; fi
-	type=$(sed -n 's/.* Type=\([^ ]*\).*/\1/p' "$d/gres.loom" | head -1)
-	while read -r dev; do
-		mknod "$d/dev/nvidia$dev" c 195 "$dev" 2>/dev/null || ln -sf /dev/null "$d/dev/nvidia$dev"
-	done < <(sed -n 's|.*Name=gpu.* File=/dev/nvidia\([0-9]*\).*|\1|p' "$d/gres.loom")
-	# Only the device paths change: slurmd opens the files it is given.
-	{ echo "AutoDetect=off"; sed "s|File=/dev/|File=$d/dev/|" "$d/gres.loom"; } >"$d/etc/gres.conf"
-	echo "$n" >"$d/nodes"
-	port=$(ports_for "$d")
-	write_conf "$d" "$d/nodes" "$port"
-	sed -i "s|^NodeName=$n .*|& Gres=gpu${type:+:$type}:$gpus|" "$d/etc/slurm.conf"
-	if ! SLURM_CONF=$d/etc/slurm.conf timeout 30 "$sbin/slurmd" -G -N "$n" >"$d/slurmd-G.out" 2>&1; then
-		no "gres $name: slurmd -G refused loom's gres.conf: $(first_failure "$d/slurmd-G.out")"
-		return
-	fi
-	got=$(grep -c ' Gres Name=gpu .*Count=1 ' "$d/slurmd-G.out")
-	if [ "$got" = "$gpus" ]; then ok "gres $name: slurmd $slurm configured the file's $gpus GPUs from loom's gres.conf"; else
-		no "gres $name: slurmd configured $got GPUs, the file has $gpus"; fi
-	i=0
-	while IFS= read -r want; do
-		row=$(grep " Gres Name=gpu .* Index=$i " "$d/slurmd-G.out" | sed -n 's/.*Links=\([-0-9,]*\).*/\1/p')
-		[ "$row" = "$want" ] || { no "gres $name: GPU $i: slurmd has Links=$row, the file gives $want"; return; }
-		i=$((i + 1))
-	done <"$d/links.want"
-	ok "gres $name: slurmd's Links= of each of the $gpus GPUs are the file's $gpus NVLink counts"
-}
 gres dgx2 "$data/hwloc-dgx2.xml" 16 '6'
 gres power8 "$data/hwloc-power8-p100.xml" 4 '2 if i // 2 == j // 2 else 0'
 gres ndv4 "$data/nccl-topo-azure-ndv4-a100.xml" 8 '0'
