@@ -76,7 +76,8 @@ tests_unit_test_health_joblogs_LDADD = $(LOOM_HEALTH_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/unit/test_health_jobcomp
 TESTS += tests/unit/test_health_jobcomp
-tests_unit_test_health_jobcomp_SOURCES = tests/unit/test_health_jobcomp.cpp tests/unit/check_main.hpp
+tests_unit_test_health_jobcomp_SOURCES = tests/unit/test_health_jobcomp.cpp tests/unit/check_main.hpp \
+	tests/unit/jobcomp_fixture.hpp tests/unit/test_health_jobcomp_worker.cpp tests/unit/test_health_jobcomp_spares.cpp
 tests_unit_test_health_jobcomp_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_health_jobcomp_LDADD = lib/libloom_health.la $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 
