@@ -27,7 +27,8 @@ lib_libloom_ckpt_la_SOURCES += lib/ckpt/job_note.hpp lib/ckpt/job_note.cpp
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_ckpt_protocol tests/unit/test_ckpt_policy tests/unit/test_ckpt_options
 TESTS += tests/unit/test_ckpt_protocol tests/unit/test_ckpt_policy tests/unit/test_ckpt_options
-tests_unit_test_ckpt_protocol_SOURCES = tests/unit/test_ckpt_protocol.cpp tests/unit/check_main.hpp
+tests_unit_test_ckpt_protocol_SOURCES = tests/unit/test_ckpt_protocol.cpp tests/unit/check_main.hpp \
+	tests/unit/ckpt_protocol_fixture.hpp tests/unit/test_ckpt_async_writer.cpp tests/unit/test_ckpt_job_dir.cpp
 tests_unit_test_ckpt_protocol_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_ckpt_protocol_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 tests_unit_test_ckpt_policy_SOURCES = tests/unit/test_ckpt_policy.cpp tests/unit/check_main.hpp
