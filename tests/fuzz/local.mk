@@ -7,6 +7,6 @@ EXTRA_DIST += tests/fuzz/run.sh tests/fuzz/replay_main.cpp tests/fuzz/corpus \
 	tests/fuzz/replay_ckpt_manifest.sh \
 	tests/fuzz/replay_health_config.sh tests/fuzz/replay_health_joblog.sh \
 	tests/fuzz/replay_health_kmsg.sh tests/fuzz/replay_health_nvsmi.sh \
-	tests/fuzz/replay_health_sysfs.sh \
+	tests/fuzz/replay_health_sysfs.sh tests/fuzz/sysfs_tree.hpp \
 	tests/fuzz/replay_topo_cluster_json.sh tests/fuzz/replay_topo_ibnetdiscover.sh \
 	tests/fuzz/replay_topo_topology_conf.sh tests/fuzz/replay_topo_xml.sh
