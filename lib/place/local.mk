@@ -26,7 +26,8 @@ tests_unit_test_tiers_SOURCES = tests/unit/test_tiers.cpp tests/unit/check_main.
 	plugins/common/place_hints.hpp plugins/common/place_hints.cpp
 tests_unit_test_tiers_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_tiers_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
-tests_unit_test_place_SOURCES = tests/unit/test_place.cpp tests/unit/check_main.hpp tests/unit/place_fixture.hpp
+tests_unit_test_place_SOURCES = tests/unit/test_place.cpp tests/unit/check_main.hpp tests/unit/place_fixture.hpp \
+	tests/unit/place_engine_fixture.hpp tests/unit/test_place_fabrics.cpp tests/unit/test_place_slurm.cpp
 tests_unit_test_place_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_place_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
 tests_unit_test_place_io_SOURCES = tests/unit/test_place_io.cpp tests/unit/check_main.hpp tests/unit/place_fixture.hpp
