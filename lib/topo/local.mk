@@ -35,7 +35,8 @@ endif
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_topo_formats
 TESTS += tests/unit/test_topo_formats
-tests_unit_test_topo_formats_SOURCES = tests/unit/test_topo_formats.cpp tests/unit/check_main.hpp
+tests_unit_test_topo_formats_SOURCES = tests/unit/test_topo_formats.cpp tests/unit/check_main.hpp \
+	tests/unit/topo_formats_fixture.hpp tests/unit/test_topo_node_formats.cpp tests/unit/test_topo_slurm_files.cpp
 tests_unit_test_topo_formats_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_topo_formats_LDADD = $(LOOM_TOPO_LIBS) $(CHECK_LIBS)
 endif
