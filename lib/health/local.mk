@@ -46,7 +46,8 @@ tests_unit_test_health_bounded_reads_LDADD = $(LOOM_HEALTH_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/unit/test_health_rules
 TESTS += tests/unit/test_health_rules
-tests_unit_test_health_rules_SOURCES = tests/unit/test_health_rules.cpp tests/unit/check_main.hpp
+tests_unit_test_health_rules_SOURCES = tests/unit/test_health_rules.cpp tests/unit/check_main.hpp \
+	tests/unit/health_rules_fixture.hpp tests/unit/test_health_rules_network.cpp
 tests_unit_test_health_rules_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_health_rules_LDADD = $(LOOM_HEALTH_LIBS) $(CHECK_LIBS)
 
