@@ -14,7 +14,8 @@ lib_libloom_util_la_SOURCES += \
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_util
 TESTS += tests/unit/test_util
-tests_unit_test_util_SOURCES = tests/unit/test_util.cpp tests/unit/check_main.hpp
+tests_unit_test_util_SOURCES = tests/unit/test_util.cpp tests/unit/check_main.hpp tests/unit/test_util_files.cpp \
+	tests/unit/test_util_slurm_text.cpp
 tests_unit_test_util_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_util_LDADD = $(LOOM_UTIL_LIBS) $(CHECK_LIBS)
 endif
