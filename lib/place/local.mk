@@ -23,6 +23,7 @@ if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_place tests/unit/test_place_io tests/unit/test_place_hints tests/unit/test_tiers
 TESTS += tests/unit/test_place tests/unit/test_place_io tests/unit/test_place_hints tests/unit/test_tiers
 tests_unit_test_tiers_SOURCES = tests/unit/test_tiers.cpp tests/unit/check_main.hpp tests/unit/place_fixture.hpp \
+	tests/unit/tiers_fixture.hpp tests/unit/test_tiers_engine.cpp \
 	plugins/common/place_hints.hpp plugins/common/place_hints.cpp
 tests_unit_test_tiers_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_tiers_LDADD = $(LOOM_PLACE_LIBS) $(CHECK_LIBS)
