@@ -62,7 +62,7 @@ fuzz() {
 # that it carries every header they include). Optimisation and debug
 # information add nothing to that answer (the build tier has both), so -O1
 # -g0 (-Werror still).
-DIST_TESTS='/(replay_[a-z_]+\.sh|test_topo_formats|test_health_joblogs|test_health_collectors|conformance_cpp|conformance_py\.sh|sdk_wheel\.sh|man_pages\.sh|man_keys\.sh|cli_walk\.sh|module_graph\.sh|check_symbols\.sh|no_check\.sh)$'
+DIST_TESTS='/(replay_[a-z_]+\.sh|test_topo_formats|test_health_joblogs|test_health_collectors|conformance_cpp|conformance_py\.sh|sdk_wheel\.sh|man_pages\.sh|man_keys\.sh|schema_values|cli_walk\.sh|module_graph\.sh|check_symbols\.sh|no_check\.sh)$'
 # distcheck and the packages each make the tarball in a tree of their own,
 # configured and never built (dist_tree DIR), so that they run beside each
 # other and beside the unit tier in the build tree.

@@ -117,17 +117,6 @@ ConfigSchema::Setter hw_counter_limits(std::map<std::string, int64_t> *out)
 	};
 }
 
-ConfigSchema::Setter number(double *out, double min, double max)
-{
-	return [=](std::string_view v) -> status {
-		auto d = parse_real(v, min, max);
-		if (!d)
-			return unexpected(d.error());
-		*out = *d;
-		return ok();
-	};
-}
-
 ConfigSchema::Setter xid_list(HealthConfig *c, XidAction a, std::shared_ptr<std::map<int, XidAction>> claimed)
 {
 	return [=](std::string_view v) -> status {
@@ -157,11 +146,9 @@ ConfigSchema schema(HealthConfig &c, std::shared_ptr<std::map<int, XidAction>> c
 		.choice("gpu_source", &c.gpu_source, {"auto", "nvml", "nvidia-smi", "none"}, "where GPU state comes from")
 		.string("nvml_library", &c.nvml_library, "NVML library for dlopen (default libnvidia-ml.so.1)")
 		.integer("gpu_count", &c.gpu_count, 0, 1024, "GPUs the node must show (0: not checked)")
-		.add("gpu_temp_suspect", "GPU temperature (C) that makes the node suspect",
-		     number(&c.gpu_temp_suspect, 0, 200))
-		.add("gpu_temp_drain", "GPU temperature (C) that drains", number(&c.gpu_temp_drain, 0, 200))
-		.add("gpu_mem_temp_suspect", "HBM temperature (C) that makes the node suspect",
-		     number(&c.gpu_mem_temp_suspect, 0, 200))
+		.real("gpu_temp_suspect", &c.gpu_temp_suspect, 0, 200, "GPU temperature (C) that makes the node suspect")
+		.real("gpu_temp_drain", &c.gpu_temp_drain, 0, 200, "GPU temperature (C) that drains")
+		.real("gpu_mem_temp_suspect", &c.gpu_mem_temp_suspect, 0, 200, "HBM temperature (C) that makes the node suspect")
 		.integer("ecc_dram_corr_suspect", &c.ecc_dram_corr_suspect, 0, INT64_MAX,
 			 "aggregate correctable DRAM ECC errors per GPU that make the node suspect (0: off)")
 		.integer("ecc_sram_corr_suspect", &c.ecc_sram_corr_suspect, 0, INT64_MAX,
@@ -191,7 +178,7 @@ ConfigSchema schema(HealthConfig &c, std::shared_ptr<std::map<int, XidAction>> c
 		s.add(std::string("xid_") + xid_action_name(a),
 		      std::string("comma-separated Xids whose action is ") + xid_action_name(a), xid_list(&c, a, claimed));
 	s.integer("ib_port_count", &c.ib_port_count, 0, 1024, "InfiniBand/RoCE ports the node must show (0: not checked)")
-		.add("ib_rate_min", "lowest acceptable port rate in Gb/s (0: off)", number(&c.ib_rate_min, 0, 100000))
+		.real("ib_rate_min", &c.ib_rate_min, 0, 100000, "lowest acceptable port rate in Gb/s (0: off)")
 		.integer("ib_errors_suspect", &c.ib_errors_suspect, 0, INT64_MAX,
 			 "sum of ib_error_counters per port that makes the node suspect (0: off)")
 		.list("ib_error_counters", &c.ib_error_counters, "counters summed by ib_errors_suspect")
@@ -220,15 +207,18 @@ ConfigSchema schema(HealthConfig &c, std::shared_ptr<std::map<int, XidAction>> c
 		.integer("history_len", &c.history_len, 3, 1000, "samples the predictor keeps per node")
 		.duration("predict_horizon", &c.predict_horizon, 60, 7 * 86400,
 			  "how far ahead a trend may reach a threshold before the node turns suspect")
-		.add("probe_allreduce_busbw_min",
-		     "NCCL all-reduce bus bandwidth in GB/s that loom health probe passes (0: data checked only)",
-		     number(&c.probe_allreduce_busbw_min, 0, 100000))
+		.real("probe_allreduce_busbw_min", &c.probe_allreduce_busbw_min, 0, 100000, "NCCL all-reduce bus bandwidth in GB/s that loom health probe passes (0: data checked only)")
 		.size("probe_allreduce_size", &c.probe_allreduce_size,
 		      "bytes per GPU of loom health probe's all-reduce (1M to 64G, whole floats)");
 	return s;
 }
 
 } // namespace
+
+ConfigSchema health_config_schema(HealthConfig &c)
+{
+	return schema(c, std::make_shared<std::map<int, XidAction>>());
+}
 
 expected<HealthConfig> parse_health_config(std::string_view text, const std::string &name)
 {

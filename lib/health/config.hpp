@@ -81,6 +81,8 @@ struct HealthConfig {
 	uint64_t probe_allreduce_size = uint64_t(256) << 20; // bytes per GPU
 };
 
+// The keys, bound to 'c'; read before parsing, its values are the defaults.
+ConfigSchema health_config_schema(HealthConfig &c);
 // Parse text (file contents) into a fresh config built on the defaults.
 expected<HealthConfig> parse_health_config(std::string_view text, const std::string &name);
 expected<HealthConfig> load_health_config(const std::string &path);

@@ -11,9 +11,8 @@
 
 namespace loom::health {
 
-expected<JobcompOptions> parse_jobcomp_options(std::string_view words, const std::string &where)
+ConfigSchema jobcomp_schema(JobcompOptions &o)
 {
-	JobcompOptions o;
 	ConfigSchema s;
 	s.integer("restart_budget", &o.restart_budget, 0, 1000, "requeues per job")
 		.integer("max_drains", &o.max_drains, 0, 100000, "nodes loom may drain per drain_window")
@@ -29,6 +28,13 @@ expected<JobcompOptions> parse_jobcomp_options(std::string_view words, const std
 		.duration("scontrol_timeout", &o.scontrol_timeout, 1, 600, "time limit of one scontrol call")
 		.size("log_max_bytes", &o.log_max_bytes, "tail of each job output file that is scanned")
 		.integer("max_backlog", &o.max_backlog, 1, 10000000, "queued jobs kept");
+	return s;
+}
+
+expected<JobcompOptions> parse_jobcomp_options(std::string_view words, const std::string &where)
+{
+	JobcompOptions o;
+	ConfigSchema s = jobcomp_schema(o);
 	// Slurm's convention for *Params is commas ("a=1,b=2"); spaces work too
 	// where the value can hold them (JobCompLoc).
 	std::string spaced(words);
@@ -129,13 +135,25 @@ Json job_record_object(const JobRecord &r)
 
 std::string job_record_json(const JobRecord &r) { return job_record_object(r).dump(false); }
 
-expected<JobRecord> job_record_from_json(json_object *obj, const std::string &where)
+namespace {
+
+// The first error of these reads, in their order; nullptr when all went well.
+template <typename... T>
+const Error *first_error(const expected<T> &...v)
 {
-	ObjectReader r(obj, where);
-	if (!r.ok())
-		return unexpected(r.error());
-	JobRecord rec;
-	JobEnd &e = rec.end;
+	const Error *err = nullptr;
+	((err = err ? err : v ? nullptr : &v.error()), ...);
+	return err;
+}
+
+// The arrays and objects of a JobEnd, read once the whole record is known good.
+struct EndLists {
+	json_object *nodes = nullptr, *state = nullptr, *reason = nullptr;
+};
+
+// JobEnd's fields but its node lists ('lists').
+status read_job_end(ObjectReader &r, JobEnd &e, EndLists &lists)
+{
 	auto id = r.integer("job_id", 1, UINT32_MAX);
 	auto state = r.str("state");
 	auto exit_code = r.integer("exit_code", 0, 255);
@@ -148,6 +166,24 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	auto rc = r.integer("restart_count", 0, UINT32_MAX);
 	auto st = r.integer("start_time", 0);
 	auto et = r.integer("end_time", 0);
+	if (const Error *err = first_error(id, state, exit_code, sig, nodes, nstate, nreason, rq, ck, rc, st, et))
+		return unexpected(*err);
+	e.job_id = static_cast<uint32_t>(*id);
+	e.state = *state;
+	e.exit_code = static_cast<int>(*exit_code);
+	e.signal = static_cast<int>(*sig);
+	lists = {*nodes, *nstate, *nreason};
+	e.requeue_allowed = *rq;
+	e.checkpointed = *ck;
+	e.restart_count = static_cast<uint32_t>(*rc);
+	e.start_time = *st;
+	e.end_time = *et;
+	return ok();
+}
+
+// The record's fields around its JobEnd.
+status read_job_fields(ObjectReader &r, JobRecord &rec)
+{
 	auto uid = r.integer("uid", 0, UINT32_MAX);
 	auto user = r.str("user");
 	auto name = r.str("job_name");
@@ -168,36 +204,9 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	auto ptier = r.str_or("tier", "");
 	auto pprice = r.number_or("price_per_h", -1);
 	auto admin = r.str_or("admin_comment", ""); // absent in older backlogs
-	for (const Error *err :
-	     {id ? nullptr : &id.error(), state ? nullptr : &state.error(), exit_code ? nullptr : &exit_code.error(),
-	      sig ? nullptr : &sig.error(), nodes ? nullptr : &nodes.error(), nstate ? nullptr : &nstate.error(),
-	      nreason ? nullptr : &nreason.error(), rq ? nullptr : &rq.error(), ck ? nullptr : &ck.error(),
-	      rc ? nullptr : &rc.error(), st ? nullptr : &st.error(), et ? nullptr : &et.error(),
-	      uid ? nullptr : &uid.error(), user ? nullptr : &user.error(), name ? nullptr : &name.error(),
-	      wd ? nullptr : &wd.error(), so ? nullptr : &so.error(), se ? nullptr : &se.error(),
-	      aj ? nullptr : &aj.error(), at ? nullptr : &at.error(), gc ? nullptr : &gc.error(),
-	      ar ? nullptr : &ar.error(), cc ? nullptr : &cc.error(), old_comment ? nullptr : &old_comment.error(),
-	      tl ? nullptr : &tl.error(), pin ? nullptr : &pin.error(), pcls ? nullptr : &pcls.error(),
-	      ptier ? nullptr : &ptier.error(), pprice ? nullptr : &pprice.error(), admin ? nullptr : &admin.error()})
-		if (err)
-			return unexpected(*err);
-	if (auto fin = r.finish(); !fin)
-		return unexpected(fin.error());
-	e.job_id = static_cast<uint32_t>(*id);
-	e.state = *state;
-	e.exit_code = static_cast<int>(*exit_code);
-	e.signal = static_cast<int>(*sig);
-	if (auto s1 = read_strings(*nodes, r.field_path("nodes"), e.nodes); !s1)
-		return unexpected(s1.error());
-	if (auto s2 = read_map(*nstate, r.field_path("node_state"), e.node_state); !s2)
-		return unexpected(s2.error());
-	if (auto s3 = read_map(*nreason, r.field_path("node_reason"), e.node_reason); !s3)
-		return unexpected(s3.error());
-	e.requeue_allowed = *rq;
-	e.checkpointed = *ck;
-	e.restart_count = static_cast<uint32_t>(*rc);
-	e.start_time = *st;
-	e.end_time = *et;
+	if (const Error *err = first_error(uid, user, name, wd, so, se, aj, at, gc, ar, cc, old_comment, tl, pin, pcls,
+					   ptier, pprice, admin))
+		return unexpected(*err);
 	rec.uid = static_cast<uint32_t>(*uid);
 	rec.user = *user;
 	rec.job_name = *name;
@@ -215,6 +224,33 @@ expected<JobRecord> job_record_from_json(json_object *obj, const std::string &wh
 	rec.time_limit_s = *tl;
 	rec.pinned = *pin;
 	rec.admin_comment = *admin;
+	return ok();
+}
+
+} // namespace
+
+// The first bad field in the order of the record's fields, then a field
+// that is not one of them, then a bad element of a node list.
+expected<JobRecord> job_record_from_json(json_object *obj, const std::string &where)
+{
+	ObjectReader r(obj, where);
+	if (!r.ok())
+		return unexpected(r.error());
+	JobRecord rec;
+	JobEnd &e = rec.end;
+	EndLists lists;
+	if (auto st = read_job_end(r, e, lists); !st)
+		return unexpected(st.error());
+	if (auto st = read_job_fields(r, rec); !st)
+		return unexpected(st.error());
+	if (auto fin = r.finish(); !fin)
+		return unexpected(fin.error());
+	if (auto s1 = read_strings(lists.nodes, r.field_path("nodes"), e.nodes); !s1)
+		return unexpected(s1.error());
+	if (auto s2 = read_map(lists.state, r.field_path("node_state"), e.node_state); !s2)
+		return unexpected(s2.error());
+	if (auto s3 = read_map(lists.reason, r.field_path("node_reason"), e.node_reason); !s3)
+		return unexpected(s3.error());
 	return rec;
 }
 

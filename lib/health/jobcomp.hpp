@@ -6,6 +6,7 @@
 #include "lib/exchange/job_note.hpp"
 #include "lib/health/classify.hpp"
 #include "lib/health/xid_table.hpp"
+#include "lib/util/config.hpp"
 #include "lib/util/expected.hpp"
 
 #include <cstdint>
@@ -40,6 +41,9 @@ struct JobcompOptions {
 	// default (JobCompParams has no key for it; health.conf is not read here).
 	XidTable xids = XidTable::nvidia_default();
 };
+// JobCompParams' keys, bound to 'o'; read before parsing, its values are the
+// defaults (jobcomp_health(8) OPTIONS is their spec).
+ConfigSchema jobcomp_schema(JobcompOptions &o);
 expected<JobcompOptions> parse_jobcomp_options(std::string_view words, const std::string &where);
 
 // A finished job as the worker needs it.

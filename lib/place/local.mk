@@ -16,7 +16,7 @@ lib_libloom_place_la_SOURCES += \
 	lib/place/slurm_policy.hpp lib/place/slurm_policy.cpp \
 	lib/place/spare_spec.hpp lib/place/spare_spec.cpp lib/place/spares.hpp lib/place/spares.cpp \
 	lib/place/topo_conf.hpp lib/place/topo_conf.cpp lib/place/fabric.hpp lib/place/fabric.cpp \
-	lib/place/ranks.hpp lib/place/ranks.cpp \
+	lib/place/ranks.hpp lib/place/ranks.cpp lib/place/site_args.hpp lib/place/site_args.cpp \
 	lib/place/baseline.cpp
 
 if HAVE_CHECK

@@ -33,7 +33,7 @@ void add_keys(ConfigSchema &s, TopoConf &c)
 		.string("weights", &c.weights_file, "placement weights file")
 		.string("explain_dir", &c.explain_dir, "where decisions are kept for loom place --explain")
 		.add("failure_stats", "jobcomp/health failure statistics for health weights (none: off)",
-		     absolute_path(&c.failure_stats, true))
+		     absolute_path(&c.failure_stats, true), [&c] { return c.failure_stats; })
 		.duration("failure_stats_poll", &c.failure_stats_poll_s, 1, 3600, "how often failure_stats is checked")
 		.duration("node_sweep", &c.node_sweep_s, 0, 3600,
 			  "how often, at most, the whole node table is read (0: at every node record change)")
@@ -47,13 +47,22 @@ void add_keys(ConfigSchema &s, TopoConf &c)
 				     return unexpected(sp.error());
 			     c.spares = std::string(v);
 			     return ok();
-		     })
+		     },
+		     [&c] { return c.spares; })
 		.duration("spare_lend", &c.spare_lend_s, 0, 30 * 86400, "longest time limit of a job that may use spares")
-		.add("spare_file", "where the spare pool is published", absolute_path(&c.spare_file, false));
+		.add("spare_file", "where the spare pool is published", absolute_path(&c.spare_file, false),
+		     [&c] { return c.spare_file; });
 	add_tier_keys(s, &c.tiers);
 }
 
 } // namespace
+
+ConfigSchema topo_conf_schema(TopoConf &c)
+{
+	ConfigSchema s;
+	add_keys(s, c);
+	return s;
+}
 
 expected<TopoConf> read_topo_conf(const std::string &path)
 {
@@ -67,8 +76,7 @@ expected<TopoConf> read_topo_conf(const std::string &path)
 		return unexpected(path, std::string("cannot read: ") + std::strerror(errno));
 	}
 	c.path = path;
-	ConfigSchema s;
-	add_keys(s, c);
+	ConfigSchema s = topo_conf_schema(c);
 	if (status r = s.parse_file(path); !r)
 		return unexpected(r.error());
 	if (status t = check_tiers(c.tiers, c.gpu_classes, path); !t)

@@ -45,6 +45,7 @@
 #pragma once
 
 #include "lib/place/tiers.hpp"
+#include "lib/util/config.hpp"
 #include "lib/util/expected.hpp"
 
 #include <cstdint>
@@ -83,6 +84,9 @@ struct TopoConf {
 	std::string spare_file;
 };
 
+// The keys, bound to 'c' (the tier keys too); read before parsing, its
+// values are the defaults.
+ConfigSchema topo_conf_schema(TopoConf &c);
 // Reads 'path' if it exists; a missing file gives the defaults, one that
 // exists and cannot be read is an error.
 expected<TopoConf> read_topo_conf(const std::string &path);

@@ -9,42 +9,27 @@
 
 namespace loom::place {
 
-namespace {
-
-ConfigSchema::Setter number(double *out)
-{
-	return [out](std::string_view v) -> status {
-		auto x = parse_real(v, 0, 1e6);
-		if (!x)
-			return unexpected(x.error());
-		*out = *x;
-		return ok();
-	};
-}
-
-} // namespace
-
 ConfigSchema weights_schema(Weights &w)
 {
 	ConfigSchema s;
-	s.add("level", "per level above the leaves", number(&w.level))
-		.add("leaf", "per extra leaf spanned", number(&w.leaf))
-		.add("nvlink", "per extra NVLink domain spanned", number(&w.nvlink))
-		.add("suspect", "per suspect node", number(&w.suspect))
-		.add("health", "times (1 - health weight) per node", number(&w.health))
-		.add("faster_class", "per node of a faster class", number(&w.faster_class))
-		.add("mixed_class", "per extra GPU class in the gang", number(&w.mixed_class))
-		.add("idle_leaf", "per idle leaf taken in part", number(&w.idle_leaf))
-		.add("idle_node", "per idle node a sub-node job starts on", number(&w.idle_node))
-		.add("stranded", "per node of capacity left in the common domain", number(&w.stranded))
-		.add("load_heavy", "times the domain occupancy, heavy communication", number(&w.load_heavy))
-		.add("load_normal", "times the domain occupancy, normal communication", number(&w.load_normal))
-		.add("load_light", "times the domain occupancy, light communication", number(&w.load_light))
-		.add("link_heavy", "times the leaves' link degradation, heavy communication", number(&w.link_heavy))
-		.add("link_normal", "times the leaves' link degradation, normal communication", number(&w.link_normal))
-		.add("link_light", "times the leaves' link degradation, light communication", number(&w.link_light))
-		.add("value_wait", "share of its time limit a value-tier job may wait for its cheapest class", number(&w.value_wait))
-		.add("balance_time", "exponent of time in the balanced tier's key", number(&w.balance_time))
+	s.real("level", &w.level, 0, 1e6, "per level above the leaves")
+		.real("leaf", &w.leaf, 0, 1e6, "per extra leaf spanned")
+		.real("nvlink", &w.nvlink, 0, 1e6, "per extra NVLink domain spanned")
+		.real("suspect", &w.suspect, 0, 1e6, "per suspect node")
+		.real("health", &w.health, 0, 1e6, "times (1 - health weight) per node")
+		.real("faster_class", &w.faster_class, 0, 1e6, "per node of a faster class")
+		.real("mixed_class", &w.mixed_class, 0, 1e6, "per extra GPU class in the gang")
+		.real("idle_leaf", &w.idle_leaf, 0, 1e6, "per idle leaf taken in part")
+		.real("idle_node", &w.idle_node, 0, 1e6, "per idle node a sub-node job starts on")
+		.real("stranded", &w.stranded, 0, 1e6, "per node of capacity left in the common domain")
+		.real("load_heavy", &w.load_heavy, 0, 1e6, "times the domain occupancy, heavy communication")
+		.real("load_normal", &w.load_normal, 0, 1e6, "times the domain occupancy, normal communication")
+		.real("load_light", &w.load_light, 0, 1e6, "times the domain occupancy, light communication")
+		.real("link_heavy", &w.link_heavy, 0, 1e6, "times the leaves' link degradation, heavy communication")
+		.real("link_normal", &w.link_normal, 0, 1e6, "times the leaves' link degradation, normal communication")
+		.real("link_light", &w.link_light, 0, 1e6, "times the leaves' link degradation, light communication")
+		.real("value_wait", &w.value_wait, 0, 1e6, "share of its time limit a value-tier job may wait for its cheapest class")
+		.real("balance_time", &w.balance_time, 0, 1e6, "exponent of time in the balanced tier's key")
 		.list("class_order", &w.class_order, "GPU classes from slowest to fastest");
 	return s;
 }

@@ -202,15 +202,10 @@ int guarded(const char *hook, int failed, F &&fn)
 // refused, not ignored.
 status parse_site(int ac, char **av)
 {
-	pl::Site site;
-	ConfigSchema schema;
-	schema.boolean("rank_order", &site.rank_order, "LOOM_NODE_RANK and LOOM_HOSTFILE in each step")
-		.boolean("comm_env", &site.comm_env, "jobs may ask for NCCL settings from the fabric (--comm-env)")
-		.string("conf_dir", &site.conf_dir, "slurm.conf's directory, where the fabric files are")
-		.string("fabric_module", &site.fabric_module, "loom_fabric.so (default: beside spank_place.so)");
-	if (auto st = schema.parse_args(ac, av, "plugstack.conf: spank_place"); !st)
-		return st;
-	g.site = std::move(site);
+	auto site = place::parse_site_args(ac, av, "plugstack.conf: spank_place");
+	if (!site)
+		return unexpected(site.error());
+	g.site = std::move(*site);
 	return ok();
 }
 

@@ -3,6 +3,7 @@
 // where the fabric is. The options side is spank_place_plugin.cpp.
 #pragma once
 
+#include "lib/place/site_args.hpp"
 #include "lib/util/expected.hpp"
 #include "plugins/spank_place/fabric_module.hpp"
 
@@ -15,12 +16,7 @@ extern "C" {
 namespace loom::spank_place {
 
 // plugstack.conf: rank_order=yes|no, comm_env=yes|no, conf_dir=DIR, fabric_module=PATH.
-struct Site {
-	bool rank_order = true;
-	bool comm_env = false; // jobs may ask for --comm-env=auto
-	std::string conf_dir;
-	std::string fabric_module;
-};
+using Site = place::SiteArgs;
 
 // The job's environment variable; "" when it has none.
 std::string job_env(spank_t sp, const char *name);

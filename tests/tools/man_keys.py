@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Every key a loom file format registers is listed in the man page that
-owns the format, with its default, and every key the page lists is
-registered. The registered keys come from the real programs: `loom health
-config --keys`, and the "known keys" list of the error a bogus key draws
-from `loom sim --topo-conf` and `loom place --weights`.
+"""Every key a loom file format or plugin argument list registers is listed
+in the man page that owns it, with its default, and every key the page lists
+is registered. The registered keys come from the real programs: `loom health
+config --keys`, the "known keys" list of the error a bogus key draws from
+`loom sim --topo-conf` and `loom place --weights`, and, for the plugins'
+arguments (spank_ckpt, spank_place, jobcomp/health), the schema the plugin
+parses them with, through tests/tools/schema_values. Where a page states a
+default as "key=VALUE", VALUE is parsed by the reader's own setter and must
+give the reader's default ("300s" and "5min" agree).
 
-    man_keys.py LOOM SRCDIR
+    man_keys.py LOOM SRCDIR SCHEMA_VALUES
 """
 import os
 import re
@@ -48,7 +52,8 @@ def has_default(head, para):
 
 
 def listed_keys(page, section):
-    """{key: paragraph} of the .TP entries of SECTION (through its .SS)."""
+    """{key: head + paragraph} of the .TP entries of SECTION (through its
+    .SS); heads joined by .TQ share the paragraph that follows them."""
     text = open(page).read().split("\n")
     out, inside, i = {}, False, 0
     while i < len(text):
@@ -56,18 +61,70 @@ def listed_keys(page, section):
         if line.startswith(".SH "):
             inside = line[4:].strip().strip('"') == section
         elif inside and line.startswith(".TP") and i + 1 < len(text):
-            head = text[i + 1]
+            heads = [text[i + 1]]
             j = i + 2
+            while j + 1 < len(text) and text[j].startswith(".TQ"):
+                heads.append(text[j + 1])
+                j += 2
             para = []
             while j < len(text) and not text[j].startswith((".TP", ".SH", ".SS")):
                 para.append(text[j])
                 j += 1
-            for k in head_keys(head):
-                out[k] = head + "\n" + "\n".join(para)
+            for head in heads:
+                for k in head_keys(head):
+                    out[k] = head + "\n" + "\n".join(para)
             i = j
             continue
         i += 1
     return out
+
+
+def stated_default(head, key):
+    """VALUE of "key=VALUE" in a .B or .BR head (".B class_order=v100,a100",
+    ".BR link_heavy=400 \", \" link_normal=40"): one word, not a list of
+    choices ("rank_order= yes|no" states none)."""
+    if not re.match(r"\.BR?\s", head):
+        return None
+    for word in re.findall(r'"[^"]*"|\S+', head.replace("\\-", "-"))[1:]:
+        k, eq, v = word.strip('"').partition("=")
+        if k == key and eq and v and "|" not in v:
+            return v
+    return None
+
+
+def schema_values(prog, fmt, words=()):
+    """({key: default}, {key: value after parsing its word}) from schema_values."""
+    r = subprocess.run([prog, fmt] + list(words), capture_output=True, text=True, timeout=60)
+    defaults, parsed = {}, {}
+    for line in r.stdout.splitlines():
+        if line.startswith("= "):
+            k, _, v = line[2:].partition("=")
+            parsed[k] = v
+        elif line.startswith("! "):
+            parsed[line[2:].split("=", 1)[0]] = "(refused: %s)" % line[2:]
+        elif "=" in line:
+            k, _, v = line.partition("=")
+            defaults[k] = v
+    if r.returncode not in (0, 1) or not defaults:
+        sys.exit("man_keys: FAIL: %s %s exited %d: %s" % (prog, fmt, r.returncode, r.stderr[:400]))
+    return defaults, parsed
+
+
+def check_defaults(prog, fmt, page, listed, problems):
+    """Each "key=VALUE" head read by the reader's setter gives its default."""
+    defaults, _ = schema_values(prog, fmt)
+    stated = {}
+    for k, entry in listed.items():
+        head = entry.partition("\n")[0]
+        v = stated_default(head, k)
+        if v is not None and k in defaults:
+            stated[k] = v
+    _, parsed = schema_values(prog, fmt, ["%s=%s" % kv for kv in sorted(stated.items())])
+    for k, v in sorted(stated.items()):
+        if parsed.get(k) != defaults[k]:
+            problems.append("%s: documents %s=%s, which reads as %s; the program's default is %s" %
+                            (page, k, v, parsed.get(k, "(nothing)"), defaults[k]))
+    return len(stated)
 
 
 def known_from_error(cmd):
@@ -79,9 +136,9 @@ def known_from_error(cmd):
 
 
 def main():
-    loom, src = sys.argv[1], sys.argv[2]
+    loom, src, values = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory(prefix="loom-man-keys.") as tmp:
-        return check(loom, src, tmp)
+        return check(loom, src, values, tmp)
 
 
 def examples(page):
@@ -97,7 +154,7 @@ def examples(page):
     return out
 
 
-def check(loom, src, tmp):
+def check(loom, src, values, tmp):
     bogus = os.path.join(tmp, "bogus.conf")
     with open(bogus, "w") as f:
         f.write("loom_man_keys_bogus=1\n")
@@ -105,15 +162,21 @@ def check(loom, src, tmp):
     if r.returncode != 0:
         sys.exit("man_keys: FAIL: loom health config --keys exited %d: %s" % (r.returncode, r.stderr[:400]))
     health = set(line.split()[0] for line in r.stdout.splitlines() if line.strip())
+    def plugin(fmt):
+        return set(schema_values(values, fmt)[0])
+    # (page, section, registered keys, where they come from, schema_values format or None)
     formats = [
-        ("loom-health.conf.5", "KEYS", health, "loom health config --keys"),
+        ("loom-health.conf.5", "KEYS", health, "loom health config --keys", "health"),
         ("loom-topo.conf.5", "KEYS", known_from_error([loom, "sim", "--topo-conf", bogus]),
-         "loom sim --topo-conf"),
+         "loom sim --topo-conf", "topo"),
         ("loom-place.1", "WEIGHTS", known_from_error([loom, "place", "--weights", bogus, "--cluster", bogus,
-                                                      "--request", "nodes=1"]), "loom place --weights"),
+                                                      "--request", "nodes=1"]), "loom place --weights", "weights"),
+        ("spank_ckpt.8", "CONFIGURATION", plugin("spank_ckpt"), "spank_ckpt's schema", "spank_ckpt"),
+        ("spank_place.8", "CONFIGURATION", plugin("spank_place"), "spank_place's schema", "spank_place"),
+        ("jobcomp_health.8", "OPTIONS", plugin("jobcomp_health"), "jobcomp/health's schema", "jobcomp_health"),
     ]
     problems = []
-    for page, section, known, source in formats:
+    for page, section, known, source, fmt in formats:
         listed = listed_keys(os.path.join(src, "doc", page), section)
         for k in sorted(known - set(listed)):
             problems.append("%s %s: key %s (%s knows it) is not listed" % (page, section, k, source))
@@ -125,7 +188,9 @@ def check(loom, src, tmp):
             head, _, para = listed[k].partition("\n")
             if not has_default(head, para):
                 problems.append("%s %s: key %s has no default" % (page, section, k))
-        print("man_keys: %s %s: %d keys registered (%s), %d listed" % (page, section, len(known), source, len(listed)))
+        compared = check_defaults(values, fmt, page, listed, problems) if fmt else 0
+        print("man_keys: %s %s: %d keys registered (%s), %d listed, %d stated defaults compared" %
+              (page, section, len(known), source, len(listed), compared))
     # The health page's example lines, loaded by the reader they are for.
     sample = os.path.join(tmp, "examples.conf")
     lines = examples(os.path.join(src, "doc", "loom-health.conf.5"))
