@@ -34,7 +34,8 @@ lib_libloom_health_la_SOURCES += \
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_health_collectors
 TESTS += tests/unit/test_health_collectors
-tests_unit_test_health_collectors_SOURCES = tests/unit/test_health_collectors.cpp tests/unit/check_main.hpp
+tests_unit_test_health_collectors_SOURCES = tests/unit/test_health_collectors.cpp tests/unit/check_main.hpp \
+	tests/unit/health_collectors_fixture.hpp tests/unit/test_health_collectors_devices.cpp
 tests_unit_test_health_collectors_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_health_collectors_LDADD = $(LOOM_HEALTH_LIBS) $(CHECK_LIBS)
 
