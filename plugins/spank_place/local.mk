@@ -11,7 +11,7 @@ plugins_spank_place_spank_place_la_SOURCES = \
 	lib/place/hints.hpp lib/place/hints.cpp lib/place/tiers.hpp lib/place/tiers.cpp
 # loom-topo.conf's one reader (the tiers at submit): the whole file, as
 # slurmctld reads it, without the fabric model.
-plugins_spank_place_spank_place_la_SOURCES += lib/place/topo_conf.hpp lib/place/topo_conf.cpp \
+plugins_spank_place_spank_place_la_SOURCES += lib/place/topo_conf.hpp lib/place/topo_conf.cpp lib/place/site_args.hpp lib/place/site_args.cpp \
 	lib/place/spare_spec.hpp lib/place/spare_spec.cpp
 # The few lib/util sources it needs, not libloom_util (which brings json-c).
 plugins_spank_place_spank_place_la_SOURCES += lib/util/config.hpp lib/util/config.cpp \

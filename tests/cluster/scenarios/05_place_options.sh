@@ -4,6 +4,9 @@
 help=$(sbatch --help 2>&1)
 echo "$help" | grep -F -- "--comm=heavy|normal|light" >/dev/null || fail "sbatch --help does not list --comm"
 echo "$help" | grep -F -- "--locality=KIND" >/dev/null || fail "sbatch --help does not list --locality"
+# Every option the plugins register is in its man page, and every option a page documents is registered.
+res=$(python3 "$LOOM_SRCDIR/tests/tools/man_options.py" - "$LOOM_SRCDIR" <<<"$help") || fail "$res"
+note "$res"
 if out=$(sbatch -N1 --comm=sometimes --wrap true 2>&1); then
 	fail "sbatch accepted --comm=sometimes: $out"
 fi
