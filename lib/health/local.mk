@@ -41,7 +41,8 @@ tests_unit_test_health_collectors_LDADD = $(LOOM_HEALTH_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/unit/test_health_bounded_reads
 TESTS += tests/unit/test_health_bounded_reads
-tests_unit_test_health_bounded_reads_SOURCES = tests/unit/test_health_bounded_reads.cpp tests/unit/check_main.hpp
+tests_unit_test_health_bounded_reads_SOURCES = tests/unit/test_health_bounded_reads.cpp tests/unit/check_main.hpp \
+	tests/unit/bounded_reads_fixture.hpp tests/unit/test_health_sysfs_garbage.cpp
 tests_unit_test_health_bounded_reads_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_health_bounded_reads_LDADD = $(LOOM_HEALTH_LIBS) $(CHECK_LIBS)
 
