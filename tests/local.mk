@@ -38,7 +38,8 @@ EXTRA_DIST += tests/ckpt/ranks_sdk.sh
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_ckpt_agree tests/unit/test_ckpt_agree_python
 TESTS += tests/unit/test_ckpt_agree tests/unit/test_ckpt_agree_python
-tests_unit_test_ckpt_agree_SOURCES = tests/unit/test_ckpt_agree.cpp tests/unit/check_main.hpp
+tests_unit_test_ckpt_agree_SOURCES = tests/unit/test_ckpt_agree.cpp tests/unit/check_main.hpp \
+	tests/unit/ckpt_agree_fixture.hpp tests/unit/test_ckpt_agree_group.cpp
 tests_unit_test_ckpt_agree_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_ckpt_agree_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 tests_unit_test_ckpt_agree_python_SOURCES = tests/unit/test_ckpt_agree_python.cpp tests/unit/check_main.hpp

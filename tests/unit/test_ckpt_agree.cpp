@@ -3,49 +3,28 @@
 // step a few steps (and seconds) ahead, every rank says yes exactly there,
 // once per seq, a rank past it says so once and does not save; stamps there
 // at the start do not count; the file is re-read only when it changed. The
-// all-reduce hook runs on calls counted alike, twice each time. The request
-// file is read at most once per period, a bad one told once.
+// suite, with the all-reduce hook and the request file
+// (test_ckpt_agree_group.cpp).
 // (tests/unit/test_ckpt_agree_python.cpp: the Python SDK reads and writes the
 // same stamps.)
 #include "lib/ckpt/agree.hpp"
-#include "lib/ckpt/commit.hpp" // remove_tree
 #include "lib/ckpt/layout.hpp"
-#include "lib/ckpt/request.hpp"
 #include "lib/util/fs.hpp"
 
-#include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <fcntl.h>
-#include <memory>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
 // Check defines a fail() macro: include it after the C++ library headers.
-#include "tests/unit/check_main.hpp"
+#include "tests/unit/ckpt_agree_fixture.hpp"
 
 using namespace loom;
 using namespace loom::ckpt;
+using namespace loom::ckpt::testing;
 
 namespace {
-
-// A new directory, removed when the test's process exits.
-std::string temp_dir()
-{
-	static std::vector<std::string> made;
-	char tmpl[] = "/tmp/loom-test-agree-XXXXXX";
-	char *d = ::mkdtemp(tmpl);
-	ck_assert_ptr_nonnull(d);
-	if (made.empty())
-		std::atexit([] {
-			for (const auto &m : made)
-				(void)loom::ckpt::remove_tree(m);
-		});
-	made.push_back(d);
-	return d;
-}
 
 template <typename T>
 void ck_assert_error_has(const expected<T> &r, const std::string &text)
@@ -54,28 +33,6 @@ void ck_assert_error_has(const expected<T> &r, const std::string &text)
 	ck_assert_msg(r.error().str().find(text) != std::string::npos, "'%s' lacks '%s'", r.error().str().c_str(),
 		      text.c_str());
 }
-
-void put(const std::string &path, const std::string &text)
-{
-	auto st = write_file_atomic(path, text, 0644);
-	ck_assert_msg(st.has_value(), "%s", st ? "" : st.error().str().c_str());
-}
-
-// A clock the test moves, and the lines said.
-struct Fake {
-	std::shared_ptr<double> now = std::make_shared<double>(100.0);
-	std::shared_ptr<std::vector<std::string>> said = std::make_shared<std::vector<std::string>>();
-	Clock clock() const
-	{
-		auto t = now;
-		return [t] { return *t; };
-	}
-	Say say() const
-	{
-		auto s = said;
-		return [s](const std::string &line) { s->push_back(line); };
-	}
-};
 
 Stamp stamp_in(const std::string &path)
 {
@@ -287,101 +244,6 @@ START_TEST(a_bad_stamp_is_told_once_and_ignored)
 }
 END_TEST
 
-START_TEST(step_time_is_an_average_of_the_intervals)
-{
-	Fake f;
-	StepTimer t(f.clock());
-	ck_assert(t.tick() == 0); // no interval yet
-	*f.now += 1;
-	ck_assert(t.tick() == 1); // the first as it is
-	*f.now += 2;
-	ck_assert_msg(std::abs(t.tick() - 1.2) < 1e-9, "%g", t.seconds()); // 0.8 * 1 + 0.2 * 2
-	*f.now += 0.2;
-	ck_assert_msg(std::abs(t.tick() - 1.0) < 1e-9, "%g", t.seconds());
-}
-END_TEST
-
-START_TEST(group_calls_the_hook_on_calls_counted_alike)
-{
-	Fake f;
-	std::vector<int64_t> got;
-	int64_t peer_wish = 0, peer_us = 0; // another rank's values
-	bool wish_next = true;
-	GroupAgreement g([&](int64_t v) {
-		got.push_back(v);
-		bool is_wish = wish_next;
-		wish_next = !wish_next;
-		return std::max(v, is_wish ? peer_wish : peer_us);
-	}, 1.0, f.clock());
-	// Call 1 agrees (no step time yet): the next is call 2.
-	ck_assert(!g.decide(false));
-	ck_assert(got == (std::vector<int64_t>{0, 0}));
-	ck_assert_int_eq(g.next_call(), 2);
-	// Call 2: this rank's steps take 0.125 s, the slowest 0.25 s: every 4 calls.
-	peer_us = 250000;
-	*f.now += 0.125;
-	ck_assert(g.decide(true));
-	ck_assert(got == (std::vector<int64_t>{0, 0, 1, 125000}));
-	ck_assert_int_eq(g.next_call(), 6);
-	for (int i = 3; i < 6; i++) {
-		*f.now += 0.125;
-		ck_assert(!g.decide(true));
-	}
-	ck_assert_int_eq(static_cast<long>(got.size()), 4);
-	// Call 6: another rank's wish is the answer.
-	peer_wish = 1;
-	*f.now += 0.125;
-	ck_assert(g.decide(false));
-	ck_assert_int_eq(static_cast<long>(got.size()), 6);
-	ck_assert_int_eq(got[4], 0);
-	ck_assert_int_ge(got[5], 125000); // the average of 0.125 s steps, in whole microseconds
-	ck_assert_int_le(got[5], 125001);
-	ck_assert_int_eq(g.next_call(), 10);
-}
-END_TEST
-
-START_TEST(requests_are_read_at_most_once_per_period)
-{
-	Fake f;
-	std::string dir = temp_dir();
-	ck_assert_int_eq(*write_request(dir, "interval", 1700000000), 1);
-	RequestWatch w(dir, 1.0, f.clock(), f.say()); // seq 1 is older than this program
-	ck_assert(!w.pending());
-	ck_assert_int_eq(*write_request(dir, "time_limit", 1700000001), 2);
-	*f.now += 0.5;
-	ck_assert(!w.pending()); // not read yet
-	*f.now += 0.5;
-	ck_assert(w.pending());
-	ck_assert(w.pending());
-	// A request once read stays until a save serves it, file or not.
-	ck_assert_int_eq(::rename((dir + "/.loom-request").c_str(), (dir + "/kept").c_str()), 0);
-	*f.now += 1;
-	ck_assert(w.pending());
-	ck_assert_int_eq(::rename((dir + "/kept").c_str(), (dir + "/.loom-request").c_str()), 0);
-	w.served();
-	ck_assert(!w.pending());
-	*f.now += 5;
-	ck_assert(!w.pending());
-	put(dir + "/.loom-request", "{\"seq\": 3}");
-	*f.now += 1;
-	ck_assert(!w.pending());
-	*f.now += 1;
-	ck_assert(!w.pending());
-	ck_assert_int_eq(static_cast<long>(f.said->size()), 1);
-	ck_assert_msg(f.said->at(0).find("ignoring the checkpoint request file: " + dir + "/.loom-request: ") == 0,
-		      "%s", f.said->at(0).c_str());
-	put(dir + "/.loom-request", format_request({3, "suspect", 1700000002}));
-	*f.now += 1;
-	ck_assert(w.pending());
-	ck_assert_int_eq(w.latest(), 3);
-	ck_assert_int_eq(static_cast<long>(f.said->size()), 1);
-	RequestWatch none(temp_dir() + "/absent", 1.0, f.clock(), f.say());
-	*f.now += 1;
-	ck_assert(!none.pending());
-	ck_assert_int_eq(static_cast<long>(f.said->size()), 1);
-}
-END_TEST
-
 static Suite *make_suite()
 {
 	Suite *s = suite_create("ckpt_agree");
@@ -395,10 +257,8 @@ static Suite *make_suite()
 	tcase_add_test(tc, stamps_made_before_do_not_count);
 	tcase_add_test(tc, the_file_is_read_again_only_when_it_changed);
 	tcase_add_test(tc, a_bad_stamp_is_told_once_and_ignored);
-	tcase_add_test(tc, step_time_is_an_average_of_the_intervals);
-	tcase_add_test(tc, group_calls_the_hook_on_calls_counted_alike);
-	tcase_add_test(tc, requests_are_read_at_most_once_per_period);
 	suite_add_tcase(s, tc);
+	suite_add_tcase(s, ckpt_agree_group_tests());
 	return s;
 }
 
