@@ -32,6 +32,7 @@ if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_ckpt_helper
 TESTS += tests/unit/test_ckpt_helper
 tests_unit_test_ckpt_helper_SOURCES = tests/unit/test_ckpt_helper.cpp tests/unit/check_main.hpp \
+	tests/unit/ckpt_helper_fixture.hpp tests/unit/test_ckpt_helper_credentials.cpp \
 	plugins/spank_ckpt/job.hpp plugins/spank_ckpt/job.cpp \
 	plugins/spank_ckpt/signal_tasks.hpp plugins/spank_ckpt/signal_tasks.cpp \
 	plugins/spank_ckpt/slurm_api.hpp plugins/spank_ckpt/slurm_api.cpp
