@@ -145,7 +145,7 @@ ConfigSchema schema(HealthConfig &c, std::shared_ptr<std::map<int, XidAction>> c
 		.string("syslog", &c.syslog, "syslog file scanned for link flaps (empty: none)")
 		.choice("gpu_source", &c.gpu_source, {"auto", "nvml", "nvidia-smi", "none"}, "where GPU state comes from")
 		.string("nvml_library", &c.nvml_library, "NVML library for dlopen (default libnvidia-ml.so.1)")
-		.integer("gpu_count", &c.gpu_count, 0, 1024, "GPUs the node must show (0: not checked)")
+		.integer("gpu_count", &c.gpu_count, 0, 1024, "GPUs the node must show (0: its GPU count in Slurm's Gres)")
 		.real("gpu_temp_suspect", &c.gpu_temp_suspect, 0, 200, "GPU temperature (C) that makes the node suspect")
 		.real("gpu_temp_drain", &c.gpu_temp_drain, 0, 200, "GPU temperature (C) that drains")
 		.real("gpu_mem_temp_suspect", &c.gpu_mem_temp_suspect, 0, 200, "HBM temperature (C) that makes the node suspect")
