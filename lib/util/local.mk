@@ -1,7 +1,7 @@
 lib_libloom_util_la_SOURCES += \
 	lib/util/expected.hpp \
 	lib/util/log.hpp lib/util/log.cpp \
-	lib/util/config.hpp lib/util/config.cpp \
+	lib/util/config.hpp lib/util/config.cpp lib/util/config_values.cpp \
 	lib/util/json.hpp lib/util/json.cpp \
 	lib/util/fs.hpp lib/util/fs.cpp \
 	lib/util/hostlist.hpp lib/util/hostlist.cpp \

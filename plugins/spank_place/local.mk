@@ -14,7 +14,7 @@ plugins_spank_place_spank_place_la_SOURCES = \
 plugins_spank_place_spank_place_la_SOURCES += lib/place/topo_conf.hpp lib/place/topo_conf.cpp lib/place/site_args.hpp lib/place/site_args.cpp \
 	lib/place/spare_spec.hpp lib/place/spare_spec.cpp
 # The few lib/util sources it needs, not libloom_util (which brings json-c).
-plugins_spank_place_spank_place_la_SOURCES += lib/util/config.hpp lib/util/config.cpp \
+plugins_spank_place_spank_place_la_SOURCES += lib/util/config.hpp lib/util/config.cpp lib/util/config_values.cpp \
 	lib/util/fs.hpp lib/util/fs.cpp lib/util/log.hpp lib/util/log.cpp
 plugins_spank_place_spank_place_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS)
 plugins_spank_place_spank_place_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)
