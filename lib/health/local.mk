@@ -23,7 +23,7 @@ lib_libloom_health_la_SOURCES += \
 	lib/health/classify.hpp lib/health/classify.cpp \
 	lib/health/failure_stats.hpp lib/health/failure_stats.cpp \
 	lib/health/jobcomp.hpp lib/health/jobcomp.cpp \
-	lib/health/jobcomp_worker.hpp lib/health/jobcomp_worker.cpp \
+	lib/health/jobcomp_worker.hpp lib/health/jobcomp_worker.cpp lib/health/jobcomp_handle.cpp \
 	lib/health/spares.hpp lib/health/spares.cpp \
 	lib/health/gpu_runtime.hpp lib/health/gpu_runtime.cpp \
 	lib/health/gpu_probe.hpp lib/health/gpu_probe.cpp lib/health/gpu_probe_allreduce.cpp
