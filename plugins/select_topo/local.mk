@@ -9,6 +9,8 @@ plugins_select_topo_select_topo_la_SOURCES = \
 	plugins/select_topo/placer.hpp plugins/select_topo/placer.cpp \
 	plugins/select_topo/snapshot.hpp plugins/select_topo/snapshot.cpp \
 	plugins/select_topo/job_test.hpp plugins/select_topo/job_test.cpp \
+	plugins/select_topo/job_test_parts.hpp plugins/select_topo/job_test_request.cpp \
+	plugins/select_topo/job_test_result.cpp \
 	plugins/select_topo/explain.hpp plugins/select_topo/explain.cpp \
 	plugins/select_topo/history.hpp plugins/select_topo/history.cpp \
 	plugins/select_topo/slurm_view.hpp plugins/select_topo/slurm_view.cpp \
