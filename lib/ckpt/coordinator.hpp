@@ -83,6 +83,14 @@ public:
 	int64_t interval() const { return interval_; }
 
 private:
+	// The steps of next(), in order; each but the last returns true when it
+	// decided (d says what).
+	bool requeue_before_time_limit(const Observation &o, Decision &d);
+	bool move_off_suspect(const Observation &o, double cost, Decision &d);
+	bool ask_for_suspect(const Observation &o, Decision &d);
+	bool ask_before_time_limit(const Observation &o, Decision &d);
+	void ask_at_interval(const Observation &o, Decision &d);
+
 	CoordinatorPlan plan_;
 	double start_;
 	int64_t interval_ = 0;

@@ -230,10 +230,14 @@ std::vector<LogLine> ask_log(uint32_t job_id, ckpt::Ask ask, const std::string &
 	return lines;
 }
 
-void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions &opts, const JobFacts &facts,
-			   const JobSetup &setup, pid_t batch_pid)
+namespace {
+
+// The coordinator's plan for this job: the site's and the job's options, its
+// restart budget, and no move off a suspect node for a job that names its
+// nodes.
+ckpt::CoordinatorPlan coordinator_plan(const ckpt::SiteConfig &site, const ckpt::JobOptions &opts,
+				       const JobFacts &facts, const JobSetup &setup)
 {
-	stop();
 	ckpt::CoordinatorPlan plan;
 	plan.interval_auto = opts.interval_auto;
 	plan.interval_s = opts.interval_s;
@@ -253,31 +257,39 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 		}
 	}
 	plan.migrate_window_s = site.migrate_window_s;
+	return plan;
+}
 
-	std::string suspect;
-	if (!site.suspect_flag.empty())
-		if (auto p = ckpt::expand_pattern(site.suspect_flag, {facts.user, "", "", facts.node}); p)
-			suspect = *p;
+// The coordinator's observe hook: the job's end time (asked of Slurm at most
+// every 30 s), its newest checkpoint (through the helper, noted in its
+// AdminComment), the node's suspect flag. Copies share what they remember.
+struct Observer {
+	uint32_t job_id;
+	ckpt::Credentials cred;
+	std::string dir, helper, suspect;
 	struct EndTime {
 		double value = 0, fetched = -1e18;
 		bool warned = false;
 	};
-	auto end = std::make_shared<EndTime>();
 	struct Flag {
 		double mtime = 0, eta_s = 0, last_migration = 0;
 	};
-	auto flag = std::make_shared<Flag>();
-	auto note = std::make_shared<NotePoster>();
-	uint32_t job_id = facts.job_id;
-	ckpt::Credentials cred = facts.cred;
-	std::string dir = setup.dir;
-	std::string helper = helper_path(site);
-	int sig = opts.signal;
+	std::shared_ptr<EndTime> end = std::make_shared<EndTime>();
+	std::shared_ptr<Flag> flag = std::make_shared<Flag>();
+	std::shared_ptr<NotePoster> note = std::make_shared<NotePoster>();
 
-	ckpt::CoordinatorHooks h;
-	h.observe = [=]() {
+	ckpt::Observation operator()() const
+	{
 		ckpt::Observation o;
 		o.now = now_unix();
+		end_time(o);
+		newest(o);
+		suspect_flag(o);
+		return o;
+	}
+
+	void end_time(ckpt::Observation &o) const
+	{
 		if (o.now - end->fetched >= 30) {
 			std::string err;
 			time_t t = job_end_time(job_id, &err);
@@ -289,6 +301,10 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 			}
 		}
 		o.end_time = end->value;
+	}
+
+	void newest(ckpt::Observation &o) const
+	{
 		auto answer = ckpt::run_helper(helper, cred, {"newest", dir}, 60);
 		if (answer) {
 			if (auto n = parse_newest(*answer); n) {
@@ -300,24 +316,48 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 		} else {
 			log_warning("job %u: cannot read %s: %s", job_id, dir.c_str(), answer.error().str().c_str());
 		}
+	}
+
+	void suspect_flag(ckpt::Observation &o) const
+	{
 		struct stat st;
-		if (!suspect.empty() && ::stat(suspect.c_str(), &st) == 0) {
-			double mtime = static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec * 1e-9;
-			o.suspect_mtime = mtime;
-			// The prediction and when the job last moved, read once per new flag.
-			if (mtime != flag->mtime) {
-				flag->mtime = mtime;
-				auto text = read_file(suspect, 4096);
-				flag->eta_s = text ? exchange::parse_suspect_flag(*text).eta_s : 0;
-				auto m = ckpt::run_helper(helper, cred, {"migrated", dir}, 60);
-				auto t = m ? parse_int(trim(*m), 0, INT64_MAX) : expected<int64_t>(unexpected("no answer"));
-				flag->last_migration = t ? static_cast<double>(*t) : 0;
-			}
-			o.suspect_eta_s = flag->eta_s;
-			o.last_migration = flag->last_migration;
+		if (suspect.empty() || ::stat(suspect.c_str(), &st) != 0)
+			return;
+		double mtime = static_cast<double>(st.st_mtim.tv_sec) + st.st_mtim.tv_nsec * 1e-9;
+		o.suspect_mtime = mtime;
+		// The prediction and when the job last moved, read once per new flag.
+		if (mtime != flag->mtime) {
+			flag->mtime = mtime;
+			auto text = read_file(suspect, 4096);
+			flag->eta_s = text ? exchange::parse_suspect_flag(*text).eta_s : 0;
+			auto m = ckpt::run_helper(helper, cred, {"migrated", dir}, 60);
+			auto t = m ? parse_int(trim(*m), 0, INT64_MAX) : expected<int64_t>(unexpected("no answer"));
+			flag->last_migration = t ? static_cast<double>(*t) : 0;
 		}
-		return o;
-	};
+		o.suspect_eta_s = flag->eta_s;
+		o.last_migration = flag->last_migration;
+	}
+};
+
+} // namespace
+
+void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions &opts, const JobFacts &facts,
+			   const JobSetup &setup, pid_t batch_pid)
+{
+	stop();
+	ckpt::CoordinatorPlan plan = coordinator_plan(site, opts, facts, setup);
+	std::string suspect;
+	if (!site.suspect_flag.empty())
+		if (auto p = ckpt::expand_pattern(site.suspect_flag, {facts.user, "", "", facts.node}); p)
+			suspect = *p;
+	uint32_t job_id = facts.job_id;
+	ckpt::Credentials cred = facts.cred;
+	std::string dir = setup.dir;
+	std::string helper = helper_path(site);
+	int sig = opts.signal;
+
+	ckpt::CoordinatorHooks h;
+	h.observe = Observer{job_id, cred, dir, helper, suspect};
 	h.signal = [=](ckpt::Ask ask, const std::string &why) {
 		auto outcome = ask_checkpoint(helper, cred, dir, ask, batch_pid, sig);
 		for (const auto &line : ask_log(job_id, ask, why, sig, dir, outcome))
