@@ -25,6 +25,7 @@ tools_loom_SOURCES += tools/loom_ckpt.cpp
 python_sdk_pkg_files = sdk/python/loom_ckpt/__init__.py sdk/python/loom_ckpt/__main__.py \
 	sdk/python/loom_ckpt/_version.py sdk/python/loom_ckpt/hashio.py sdk/python/loom_ckpt/dcp_io.py \
 	sdk/python/loom_ckpt/datafile.py sdk/python/loom_ckpt/agree.py sdk/python/loom_ckpt/catalog.py sdk/python/loom_ckpt/checkpointer.py \
+	sdk/python/loom_ckpt/restorer.py \
 	sdk/python/loom_ckpt/cli.py sdk/python/loom_ckpt/launch.py sdk/python/loom_ckpt/protocol.py \
 	sdk/python/loom_ckpt/snapshot.py sdk/python/loom_ckpt/store.py sdk/python/loom_ckpt/torch_io.py \
 	sdk/python/loom_ckpt/lightning.py sdk/python/loom_ckpt/hf.py sdk/python/loom_ckpt/frameworks.py

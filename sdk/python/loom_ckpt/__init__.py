@@ -67,7 +67,7 @@ mismatch (said on stderr); the digests of a save are taken while writing.
 # The public names, in modules of one concern each: the format (protocol), the
 # writers (store), the catalog and retention (catalog), the launcher and the
 # agreement of ranks (launch, agree), snapshot memory and PyTorch (snapshot,
-# torch_io), and the Checkpointer.
+# torch_io), and the Checkpointer (its restore: restorer).
 from ._version import __version__  # noqa: F401
 from .protocol import *  # noqa: F401,F403
 from .store import Staging, RankStaging, remove_tree, shared_staging_name  # noqa: F401

@@ -7,11 +7,11 @@ import sys
 import threading
 import time
 
-from . import torch_io
+from . import restorer, torch_io
 from .agree import GroupAgreement, StampAgreement
-from .catalog import find_latest, judge, list_checkpoints, prune
+from .catalog import prune
 from .launch import RequestWatch, launch_ranks, launch_run_id, parse_signal, read_task_env
-from .protocol import MAX_STEP, CheckpointError, check_relative_name
+from .protocol import CheckpointError, check_relative_name
 from .snapshot import TORCH_ASYNC, _byte_view, _dist, _prefault, _snapshot_memory, _torch
 from .store import RankStaging, Staging
 
@@ -348,40 +348,6 @@ class Checkpointer:
                 _dist.destroy_process_group(g)
         self.dcp_group = self._own_group = None
 
-    def _own_ranks(self, c):
-        m = c.manifest
-        if m.get("layout") == "dcp":
-            return {r for r in range(m["world_size"]) if r % self.world_size == self.rank}
-        return {self.rank} if m.get("layout") == "ranks" else None
-
-    def _agreed_restore(self, level, below=None):
-        """7.3: each rank hashes its own part, and the group agrees on the newest
-        step every rank accepts."""
-        cands = [c for c in list_checkpoints(self.dir) if below is None or c.step < below]
-        verdict = {}
-
-        def newest(limit):
-            for c in cands:
-                if c.step > limit:
-                    continue
-                if c.step not in verdict:
-                    own = self._own_ranks(c) if c.manifest else None
-                    verdict[c.step] = judge(c, level, self.world_size, self.rank, own)
-                if verdict[c.step]:
-                    return c.step
-            return -1
-        agreed = MAX_STEP + 1
-        while True:
-            m = self.agreement.minimum(newest(agreed))
-            if m == agreed or m < 0:
-                break
-            agreed = m
-        for c in cands:
-            if c.step > agreed and c.step in verdict and c.reason and self.rank == 0:
-                sys.stderr.write("loom_ckpt: skipping %s: %s\n" % (os.path.basename(c.path), c.problem))
-        found = [c for c in cands if c.step == agreed]
-        return found[0] if found and agreed >= 0 else None
-
     def restore(self, level="full", below=None):
         """The newest verified checkpoint this job can restore (a Checkpoint set
         up for this rank), or None. Every rank gets the same step.
@@ -390,15 +356,4 @@ class Checkpointer:
         the sizes and the ranks, for a caller that verifies the bytes during
         its one read of them (load_torch() does, and falls back to an older
         checkpoint on a mismatch). 'below': only steps below it (a fallback)."""
-        if not self.enabled or not os.path.isdir(self.dir):
-            if isinstance(self.agreement, GroupAgreement):
-                self.agreement.minimum(-1)  # the others may have a directory: stay in step with them
-            return None
-        if isinstance(self.agreement, GroupAgreement):
-            return self._agreed_restore(level, below)
-        skipped = []
-        c = find_latest(self.dir, level, skipped, self.world_size, self.rank, below)
-        for s in skipped:
-            if self.rank == 0:
-                sys.stderr.write("loom_ckpt: skipping %s: %s\n" % (os.path.basename(s.path), s.problem))
-        return c
+        return restorer.restore(self, level, below)
