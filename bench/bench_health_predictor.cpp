@@ -43,25 +43,10 @@ Series build(int n, const std::function<double(int)> &f)
 	return s;
 }
 
-} // namespace
-
-int main(int argc, char **argv)
+// The family generators, each seeded from the one random stream.
+std::vector<Family> families()
 {
-	int per = 500;
-	if (argc > 2) {
-		std::fprintf(stderr, "usage: bench_health_predictor [COUNT]   (default 500)\n");
-		return 2;
-	}
-	if (argc == 2) {
-		auto v = loom::parse_int(argv[1], 1, 100000);
-		if (!v) {
-			std::fprintf(stderr, "usage: bench_health_predictor [COUNT]: '%s': %s\n", argv[1], v.error().message.c_str());
-			return 2;
-		}
-		per = static_cast<int>(*v);
-	}
-	std::mt19937 rng(20261130);
-	std::vector<Family> fams = {
+	return {
 		{"fan-failure", true, 84, [](std::mt19937 &r) {
 			 double base = uni(r, 55, 70), rate = uni(r, 0.3, 1.5), noise = uni(r, 0.3, 2);
 			 int onset = static_cast<int>(uni(r, 15, 60));
@@ -109,43 +94,70 @@ int main(int argc, char **argv)
 			 return build(240, [=](int) { return v; });
 		 }},
 	};
-	std::printf("bench_health_predictor: %d sequences per family, 1 check/min, history 12, horizon 30 min\n", per);
-	std::printf("%-18s %8s %10s %10s %10s %12s\n", "family", "warned", "lead_p10", "lead_med", "lead_min", "false_alarm");
-	long healthy_checks = 0, healthy_warnings = 0, healthy_seqs_warned = 0, healthy_seqs = 0;
-	for (const auto &f : fams) {
-		std::vector<int64_t> leads;
-		int warned = 0, seq_false = 0;
-		long checks = 0, warns = 0;
-		for (int k = 0; k < per; k++) {
-			Series s = f.make(rng);
-			ReplayResult r = replay_series("m", s, f.threshold, 12, 1800);
-			if (f.failing) {
-				if (r.lead_s() > 0) {
-					warned++;
-					leads.push_back(r.lead_s());
-				}
-			} else {
-				checks += static_cast<long>(s.size());
-				warns += r.warnings;
-				seq_false += r.warnings > 0;
-			}
+}
+
+// -1: go on; otherwise the exit code, after the usage on stderr.
+int parse_count(int argc, char **argv, int &per)
+{
+	if (argc > 2) {
+		std::fprintf(stderr, "usage: bench_health_predictor [COUNT]   (default 500)\n");
+		return 2;
+	}
+	if (argc == 2) {
+		auto v = loom::parse_int(argv[1], 1, 100000);
+		if (!v) {
+			std::fprintf(stderr, "usage: bench_health_predictor [COUNT]: '%s': %s\n", argv[1], v.error().message.c_str());
+			return 2;
 		}
+		per = static_cast<int>(*v);
+	}
+	return -1;
+}
+
+// What the healthy families add up to.
+struct Healthy {
+	long checks = 0, warnings = 0, seqs_warned = 0, seqs = 0;
+};
+
+// One family's line: how many failing sequences were warned and how early,
+// or how many healthy ones were warned at all.
+void run_family(const Family &f, int per, std::mt19937 &rng, Healthy &h)
+{
+	std::vector<int64_t> leads;
+	int warned = 0, seq_false = 0;
+	long checks = 0, warns = 0;
+	for (int k = 0; k < per; k++) {
+		Series s = f.make(rng);
+		ReplayResult r = replay_series("m", s, f.threshold, 12, 1800);
 		if (f.failing) {
-			std::sort(leads.begin(), leads.end());
-			auto at = [&](double q) { return leads.empty() ? 0.0 : leads[static_cast<size_t>(q * (leads.size() - 1))] / 60.0; };
-			std::printf("%-18s %7.1f%% %8.1fmin %8.1fmin %8.1fmin %12s\n", f.name, 100.0 * warned / per, at(0.1), at(0.5),
-				    at(0.0), "-");
+			if (r.lead_s() > 0) {
+				warned++;
+				leads.push_back(r.lead_s());
+			}
 		} else {
-			healthy_checks += checks;
-			healthy_warnings += warns;
-			healthy_seqs_warned += seq_false;
-			healthy_seqs += per;
-			std::printf("%-18s %8s %10s %10s %10s %5.2f%% seqs\n", f.name, "-", "-", "-", "-", 100.0 * seq_false / per);
+			checks += static_cast<long>(s.size());
+			warns += r.warnings;
+			seq_false += r.warnings > 0;
 		}
 	}
-	double node_days = static_cast<double>(healthy_checks) / (24 * 60);
-	// Load steps by where they settle: close to the threshold the predictor cannot
-	// tell a warming GPU that will stop at 82 C from one that will not.
+	if (f.failing) {
+		std::sort(leads.begin(), leads.end());
+		auto at = [&](double q) { return leads.empty() ? 0.0 : leads[static_cast<size_t>(q * (leads.size() - 1))] / 60.0; };
+		std::printf("%-18s %7.1f%% %8.1fmin %8.1fmin %8.1fmin %12s\n", f.name, 100.0 * warned / per, at(0.1), at(0.5),
+			    at(0.0), "-");
+	} else {
+		h.checks += checks;
+		h.warnings += warns;
+		h.seqs_warned += seq_false;
+		h.seqs += per;
+		std::printf("%-18s %8s %10s %10s %10s %5.2f%% seqs\n", f.name, "-", "-", "-", "-", 100.0 * seq_false / per);
+	}
+}
+
+// Load steps by where they settle: close to the threshold the predictor cannot
+// tell a warming GPU that will stop at 82 C from one that will not.
+void load_steps(int per)
+{
 	std::mt19937 r2(7);
 	for (auto [lo, hi] : {std::pair{60.0, 76.0}, std::pair{76.0, 82.0}}) {
 		int warned = 0;
@@ -161,8 +173,26 @@ int main(int argc, char **argv)
 		}
 		std::printf("  load steps settling at %.0f-%.0f C: %.1f%% warned\n", lo, hi, 100.0 * warned / per);
 	}
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	int per = 500;
+	if (int rc = parse_count(argc, argv, per); rc >= 0)
+		return rc;
+	std::mt19937 rng(20261130);
+	std::vector<Family> fams = families();
+	std::printf("bench_health_predictor: %d sequences per family, 1 check/min, history 12, horizon 30 min\n", per);
+	std::printf("%-18s %8s %10s %10s %10s %12s\n", "family", "warned", "lead_p10", "lead_med", "lead_min", "false_alarm");
+	Healthy h;
+	for (const auto &f : fams)
+		run_family(f, per, rng, h);
+	double node_days = static_cast<double>(h.checks) / (24 * 60);
+	load_steps(per);
 	std::printf("healthy overall: %ld of %ld sequences warned at least once; %ld warning checks in %ld checks "
 		    "(%.2f per node-day)\n",
-		    healthy_seqs_warned, healthy_seqs, healthy_warnings, healthy_checks, healthy_warnings / node_days);
+		    h.seqs_warned, h.seqs, h.warnings, h.checks, h.warnings / node_days);
 	return 0;
 }
