@@ -159,21 +159,9 @@ bool has_hardware_fields(const ObjectReader &r)
 	return r.has("cpu") || r.has("gpus") || r.has("nics") || r.has("numa");
 }
 
-} // namespace
-
-expected<ClusterSpec> parse_cluster_json(std::string_view text, const std::string &source)
+// "domains", "nvlink_domains" and "rails".
+status parse_switches(ObjectReader &top, ClusterSpec &s)
 {
-	LOOM_TRY(doc, json_parse(text, source));
-	ClusterSpec s;
-	ObjectReader top(doc.get(), "$");
-	LOOM_TRY(version, top.integer("version"));
-	if (version != cluster_format_version)
-		return unexpected(top.field_path("version"),
-				  "unsupported version " + std::to_string(version) + " (this loom reads version 1)");
-	LOOM_TRY(name, top.str_or("name", ""));
-	LOOM_TRY(pcie, top.number_or("pcie_gbps", 256));
-	s.name = name;
-	s.pcie_gbps = pcie;
 	LOOM_CHECK(each(top, "domains", [&](Obj o, const std::string &p) -> status {
 		ObjectReader r(o, p);
 		LOOM_TRY(dn, r.str("name"));
@@ -192,7 +180,7 @@ expected<ClusterSpec> parse_cluster_json(std::string_view text, const std::strin
 		s.nvlink_domains.push_back(NvlinkDomainSpec{vn, bw, p});
 		return ok();
 	}));
-	LOOM_CHECK(each(top, "rails", [&](Obj o, const std::string &p) -> status {
+	return each(top, "rails", [&](Obj o, const std::string &p) -> status {
 		ObjectReader r(o, p);
 		LOOM_TRY(rn, r.str("name"));
 		LOOM_TRY(group, r.str("group"));
@@ -201,7 +189,12 @@ expected<ClusterSpec> parse_cluster_json(std::string_view text, const std::strin
 		LOOM_CHECK(r.finish());
 		s.rails.push_back(RailSpec{rn, group, static_cast<int>(index), up, p});
 		return ok();
-	}));
+	});
+}
+
+// "hardware": shared hardware entries by name.
+expected<std::map<std::string, NodeSpec>> parse_hardware_table(ObjectReader &top)
+{
 	std::map<std::string, NodeSpec> hardware;
 	LOOM_TRY(hw, top.object_or_null("hardware"));
 	if (hw) {
@@ -215,39 +208,66 @@ expected<ClusterSpec> parse_cluster_json(std::string_view text, const std::strin
 			hardware.emplace(key, std::move(h));
 		}
 	}
+	return hardware;
+}
+
+// One of "nodes": its hardware its own or a "hardware" entry's, not both.
+expected<NodeSpec> parse_node(Obj o, const std::string &p, const std::map<std::string, NodeSpec> &hardware)
+{
+	ObjectReader r(o, p);
+	NodeSpec n;
+	n.where = p;
+	LOOM_TRY(nn, r.str("name"));
+	LOOM_TRY(dom, r.str_or("domain", ""));
+	LOOM_TRY(nvl, r.str_or("nvlink_domain", ""));
+	LOOM_TRY(cls, r.str_or("perf_class", ""));
+	LOOM_TRY(hwname, r.str_or("hardware", ""));
+	n.name = nn;
+	n.domain = dom;
+	n.nvlink_domain = nvl;
+	n.perf_class = cls;
+	LOOM_CHECK(each(r, "features", [&](Obj f, const std::string &fp) -> status {
+		if (json_object_get_type(f) != json_type_string || json_object_get_string_len(f) == 0)
+			return unexpected(fp, "expected a non-empty string");
+		n.features.emplace_back(json_object_get_string(f));
+		return ok();
+	}));
+	if (!hwname.empty()) {
+		if (has_hardware_fields(r))
+			return unexpected(p, "give either \"hardware\" or gpus/nics/numa, not both");
+		auto it = hardware.find(hwname);
+		if (it == hardware.end())
+			return unexpected(r.field_path("hardware"), "no hardware entry '" + hwname + "'");
+		n.cpu = it->second.cpu;
+		n.gpus = it->second.gpus;
+		n.nics = it->second.nics;
+		n.numas = it->second.numas;
+	} else {
+		LOOM_CHECK(parse_hardware(r, n));
+	}
+	LOOM_CHECK(r.finish());
+	return n;
+}
+
+} // namespace
+
+expected<ClusterSpec> parse_cluster_json(std::string_view text, const std::string &source)
+{
+	LOOM_TRY(doc, json_parse(text, source));
+	ClusterSpec s;
+	ObjectReader top(doc.get(), "$");
+	LOOM_TRY(version, top.integer("version"));
+	if (version != cluster_format_version)
+		return unexpected(top.field_path("version"),
+				  "unsupported version " + std::to_string(version) + " (this loom reads version 1)");
+	LOOM_TRY(name, top.str_or("name", ""));
+	LOOM_TRY(pcie, top.number_or("pcie_gbps", 256));
+	s.name = name;
+	s.pcie_gbps = pcie;
+	LOOM_CHECK(parse_switches(top, s));
+	LOOM_TRY(hardware, parse_hardware_table(top));
 	LOOM_CHECK(each(top, "nodes", [&](Obj o, const std::string &p) -> status {
-		ObjectReader r(o, p);
-		NodeSpec n;
-		n.where = p;
-		LOOM_TRY(nn, r.str("name"));
-		LOOM_TRY(dom, r.str_or("domain", ""));
-		LOOM_TRY(nvl, r.str_or("nvlink_domain", ""));
-		LOOM_TRY(cls, r.str_or("perf_class", ""));
-		LOOM_TRY(hwname, r.str_or("hardware", ""));
-		n.name = nn;
-		n.domain = dom;
-		n.nvlink_domain = nvl;
-		n.perf_class = cls;
-		LOOM_CHECK(each(r, "features", [&](Obj f, const std::string &fp) -> status {
-			if (json_object_get_type(f) != json_type_string || json_object_get_string_len(f) == 0)
-				return unexpected(fp, "expected a non-empty string");
-			n.features.emplace_back(json_object_get_string(f));
-			return ok();
-		}));
-		if (!hwname.empty()) {
-			if (has_hardware_fields(r))
-				return unexpected(p, "give either \"hardware\" or gpus/nics/numa, not both");
-			auto it = hardware.find(hwname);
-			if (it == hardware.end())
-				return unexpected(r.field_path("hardware"), "no hardware entry '" + hwname + "'");
-			n.cpu = it->second.cpu;
-			n.gpus = it->second.gpus;
-			n.nics = it->second.nics;
-			n.numas = it->second.numas;
-		} else {
-			LOOM_CHECK(parse_hardware(r, n));
-		}
-		LOOM_CHECK(r.finish());
+		LOOM_TRY(n, parse_node(o, p, hardware));
 		s.nodes.push_back(std::move(n));
 		return ok();
 	}));

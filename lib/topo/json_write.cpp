@@ -125,6 +125,91 @@ std::string hardware_name(const NodeSpec &n, std::map<std::string, int> &used)
 	return k == 1 ? base : base + "-" + std::to_string(k);
 }
 
+Json domains_json(const Cluster &c)
+{
+	Json a = Json::array();
+	for (const Domain &d : c.domains) {
+		Json o = Json::object();
+		o.set("name", Json::string(d.name)).set("kind", Json::string(c.kinds.name(d.kind)));
+		if (d.parent != none)
+			o.set("parent", Json::string(c.domains[d.parent].name));
+		if (d.uplink_gbps > 0)
+			o.set("uplink_gbps", Json::number(d.uplink_gbps));
+		a.push(std::move(o));
+	}
+	return a;
+}
+
+Json nvlink_domains_json(const Cluster &c)
+{
+	Json a = Json::array();
+	for (const NvlinkDomain &v : c.nvlink_domains) {
+		Json o = Json::object();
+		o.set("name", Json::string(v.name));
+		if (v.gbps > 0)
+			o.set("gbps", Json::number(v.gbps));
+		a.push(std::move(o));
+	}
+	return a;
+}
+
+Json rails_json(const Cluster &c)
+{
+	Json a = Json::array();
+	for (const Rail &r : c.rails) {
+		Json o = Json::object();
+		o.set("name", Json::string(r.name)).set("group", Json::string(c.domains[r.group].name));
+		o.set("rail", Json::integer(r.index));
+		if (r.uplink_gbps > 0)
+			o.set("uplink_gbps", Json::number(r.uplink_gbps));
+		a.push(std::move(o));
+	}
+	return a;
+}
+
+// A node's names and features; its hardware is added by the caller.
+Json node_json(const NodeSpec &n)
+{
+	Json o = Json::object();
+	o.set("name", Json::string(n.name));
+	if (!n.domain.empty())
+		o.set("domain", Json::string(n.domain));
+	if (!n.nvlink_domain.empty())
+		o.set("nvlink_domain", Json::string(n.nvlink_domain));
+	if (!n.perf_class.empty())
+		o.set("perf_class", Json::string(n.perf_class));
+	if (!n.features.empty()) {
+		Json f = Json::array();
+		for (const auto &s : n.features)
+			f.push(Json::string(s));
+		o.set("features", std::move(f));
+	}
+	return o;
+}
+
+// The "hardware" entries: one per distinct hardware, which nodes name.
+struct HardwareTable {
+	Json entries = Json::object();
+	std::map<std::string, std::string> by_content; // compact hardware JSON -> entry name
+	std::map<std::string, int> used;
+
+	// Names n's entry (added when new) as o's "hardware"; nothing when n has no hardware.
+	void refer(Json &o, const NodeSpec &n)
+	{
+		Json h = Json::object();
+		if (!add_hardware(h, n))
+			return;
+		std::string key = h.dump(false);
+		auto it = by_content.find(key);
+		if (it == by_content.end()) {
+			std::string hn = hardware_name(n, used);
+			it = by_content.emplace(key, hn).first;
+			entries.set(hn.c_str(), std::move(h));
+		}
+		o.set("hardware", Json::string(it->second));
+	}
+};
+
 } // namespace
 
 std::string write_cluster_json(const Cluster &c, const JsonWriteOptions &opt)
@@ -135,81 +220,25 @@ std::string write_cluster_json(const Cluster &c, const JsonWriteOptions &opt)
 		top.set("name", Json::string(c.name));
 	if (c.pcie_gbps != 256)
 		top.set("pcie_gbps", Json::number(c.pcie_gbps));
-	if (!c.domains.empty()) {
-		Json a = Json::array();
-		for (const Domain &d : c.domains) {
-			Json o = Json::object();
-			o.set("name", Json::string(d.name)).set("kind", Json::string(c.kinds.name(d.kind)));
-			if (d.parent != none)
-				o.set("parent", Json::string(c.domains[d.parent].name));
-			if (d.uplink_gbps > 0)
-				o.set("uplink_gbps", Json::number(d.uplink_gbps));
-			a.push(std::move(o));
-		}
-		top.set("domains", std::move(a));
-	}
-	if (!c.nvlink_domains.empty()) {
-		Json a = Json::array();
-		for (const NvlinkDomain &v : c.nvlink_domains) {
-			Json o = Json::object();
-			o.set("name", Json::string(v.name));
-			if (v.gbps > 0)
-				o.set("gbps", Json::number(v.gbps));
-			a.push(std::move(o));
-		}
-		top.set("nvlink_domains", std::move(a));
-	}
-	if (!c.rails.empty()) {
-		Json a = Json::array();
-		for (const Rail &r : c.rails) {
-			Json o = Json::object();
-			o.set("name", Json::string(r.name)).set("group", Json::string(c.domains[r.group].name));
-			o.set("rail", Json::integer(r.index));
-			if (r.uplink_gbps > 0)
-				o.set("uplink_gbps", Json::number(r.uplink_gbps));
-			a.push(std::move(o));
-		}
-		top.set("rails", std::move(a));
-	}
-	Json hardware = Json::object();
-	std::map<std::string, std::string> by_content; // compact hardware JSON -> entry name
-	std::map<std::string, int> used;
+	if (!c.domains.empty())
+		top.set("domains", domains_json(c));
+	if (!c.nvlink_domains.empty())
+		top.set("nvlink_domains", nvlink_domains_json(c));
+	if (!c.rails.empty())
+		top.set("rails", rails_json(c));
+	HardwareTable hardware;
 	Json nodes = Json::array();
 	for (size_t i = 0; i < c.nodes.size(); i++) {
 		NodeSpec n = node_spec(c, static_cast<Index>(i));
-		Json o = Json::object();
-		o.set("name", Json::string(n.name));
-		if (!n.domain.empty())
-			o.set("domain", Json::string(n.domain));
-		if (!n.nvlink_domain.empty())
-			o.set("nvlink_domain", Json::string(n.nvlink_domain));
-		if (!n.perf_class.empty())
-			o.set("perf_class", Json::string(n.perf_class));
-		if (!n.features.empty()) {
-			Json f = Json::array();
-			for (const auto &s : n.features)
-				f.push(Json::string(s));
-			o.set("features", std::move(f));
-		}
-		if (opt.share_hardware) {
-			Json h = Json::object();
-			if (add_hardware(h, n)) {
-				std::string key = h.dump(false);
-				auto it = by_content.find(key);
-				if (it == by_content.end()) {
-					std::string hn = hardware_name(n, used);
-					it = by_content.emplace(key, hn).first;
-					hardware.set(hn.c_str(), std::move(h));
-				}
-				o.set("hardware", Json::string(it->second));
-			}
-		} else {
+		Json o = node_json(n);
+		if (opt.share_hardware)
+			hardware.refer(o, n);
+		else
 			add_hardware(o, n);
-		}
 		nodes.push(std::move(o));
 	}
-	if (!by_content.empty())
-		top.set("hardware", std::move(hardware));
+	if (!hardware.by_content.empty())
+		top.set("hardware", std::move(hardware.entries));
 	top.set("nodes", std::move(nodes));
 	return top.dump(opt.pretty);
 }

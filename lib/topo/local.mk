@@ -1,11 +1,13 @@
 # lib/topo: the fabric topology model, its formats and node discovery.
 lib_libloom_topo_la_SOURCES += \
 	lib/topo/model.hpp lib/topo/model.cpp \
-	lib/topo/build.hpp lib/topo/build.cpp lib/topo/spec.cpp lib/topo/try.hpp \
+	lib/topo/build.hpp lib/topo/build.cpp lib/topo/build_nodes.hpp lib/topo/build_nodes.cpp \
+	lib/topo/spec.cpp lib/topo/try.hpp \
 	lib/topo/cluster_json.hpp lib/topo/json_read.cpp lib/topo/json_write.cpp \
 	lib/topo/slurm_conf.hpp lib/topo/slurm_conf.cpp lib/topo/topology_tree.cpp lib/topo/topology_block.cpp \
 	lib/topo/topology_yaml.cpp \
-	lib/topo/ib_graph.hpp lib/topo/ibnetdiscover.hpp lib/topo/ibnetdiscover.cpp lib/topo/ib_fabric.cpp \
+	lib/topo/ib_graph.hpp lib/topo/ibnetdiscover.hpp lib/topo/ibnetdiscover.cpp \
+	lib/topo/ib_fabric.cpp lib/topo/ib_domains.cpp \
 	lib/topo/xml.hpp lib/topo/xml.cpp lib/topo/nccl_xml.hpp lib/topo/nccl_xml.cpp \
 	lib/topo/nccl_env.hpp lib/topo/nccl_env.cpp \
 	lib/topo/discover.hpp lib/topo/discover.cpp lib/topo/discover_hwloc.cpp lib/topo/discover_nvml.cpp \

@@ -79,6 +79,71 @@ expected<std::vector<std::pair<std::string, std::string>>> slurm_words(std::stri
 	return out;
 }
 
+namespace {
+
+// "include FILE".
+bool include_line(const std::string &line)
+{
+	return strncasecmp(line.c_str(), "include", 7) == 0 && line.size() > 7 &&
+	       std::isspace(static_cast<unsigned char>(line[7]));
+}
+
+// Key=Value...: a key of letters, digits and '_' right before the first '='.
+bool key_value_line(const std::string &line)
+{
+	size_t eq = line.find('=');
+	size_t key_end = line.find_first_of(" \t=");
+	return !(eq == std::string::npos || key_end != eq || eq == 0 ||
+		 !std::all_of(line.begin(), line.begin() + static_cast<std::ptrdiff_t>(eq),
+			      [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; }));
+}
+
+// Features=a,b,...: the features, empty ones dropped.
+std::vector<std::string> features_of(const std::string &value)
+{
+	std::vector<std::string> out;
+	for (size_t p = 0; p <= value.size();) {
+		size_t comma = value.find(',', p);
+		std::string f = value.substr(p, comma == std::string::npos ? std::string::npos : comma - p);
+		if (!f.empty())
+			out.push_back(f);
+		if (comma == std::string::npos)
+			break;
+		p = comma + 1;
+	}
+	return out;
+}
+
+// Gres=...: the GPUs of gpu[:type]:count[(S:...)] (the last such item).
+status read_gres(const std::string &value, SlurmNode &node, const std::string &where)
+{
+	for (size_t p = 0; p <= value.size();) {
+		size_t comma = value.find(',', p);
+		std::string g = value.substr(p, comma == std::string::npos ? std::string::npos : comma - p);
+		if (g.rfind("gpu", 0) == 0) {
+			g = g.substr(0, g.find('('));
+			size_t c1 = g.find(':'), c2 = g.rfind(':');
+			if (c1 == std::string::npos)
+				node.gpus = 1;
+			else {
+				std::string n = g.substr(c2 + 1);
+				char *end = nullptr;
+				long v = std::strtol(n.c_str(), &end, 10);
+				if (n.empty() || *end || v < 0 || v > 1024)
+					return unexpected(where, "Gres=: bad GPU count in '" + g + "'");
+				node.gpus = static_cast<int>(v);
+				node.gpu_type = c2 > c1 ? g.substr(c1 + 1, c2 - c1 - 1) : "";
+			}
+		}
+		if (comma == std::string::npos)
+			break;
+		p = comma + 1;
+	}
+	return ok();
+}
+
+} // namespace
+
 expected<std::vector<SlurmNode>> parse_slurm_nodes(std::string_view text, const std::string &source)
 {
 	std::vector<SlurmNode> out;
@@ -89,16 +154,11 @@ expected<std::vector<SlurmNode>> parse_slurm_nodes(std::string_view text, const 
 		std::string where = source + ":" + std::to_string(line_no);
 		// Every line is Key=Value... or an include: anything else is not a
 		// slurm.conf (a binary, another program's file), said at its line.
-		if (strncasecmp(line.c_str(), "include", 7) == 0 && line.size() > 7 &&
-		    std::isspace(static_cast<unsigned char>(line[7]))) {
+		if (include_line(line)) {
 			includes = true;
 			continue;
 		}
-		size_t eq = line.find('=');
-		size_t key_end = line.find_first_of(" \t=");
-		if (eq == std::string::npos || key_end != eq || eq == 0 ||
-		    !std::all_of(line.begin(), line.begin() + static_cast<std::ptrdiff_t>(eq),
-				 [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; }))
+		if (!key_value_line(line))
 			return unexpected(where, "not a slurm.conf line (expected Key=Value): '" + shown(line) + "'");
 		if (line.size() < 9 || strncasecmp(line.c_str(), "NodeName=", 9) != 0)
 			continue;
@@ -108,42 +168,10 @@ expected<std::vector<SlurmNode>> parse_slurm_nodes(std::string_view text, const 
 		proto.where = where;
 		for (size_t k = 1; k < words.size(); k++) {
 			const auto &[key, value] = words[k];
-			if (slurm_key_is(key, "Feature") || slurm_key_is(key, "Features")) {
-				proto.features.clear();
-				for (size_t p = 0; p <= value.size();) {
-					size_t comma = value.find(',', p);
-					std::string f = value.substr(p, comma == std::string::npos ? std::string::npos : comma - p);
-					if (!f.empty())
-						proto.features.push_back(f);
-					if (comma == std::string::npos)
-						break;
-					p = comma + 1;
-				}
-			} else if (slurm_key_is(key, "Gres")) {
-				for (size_t p = 0; p <= value.size();) {
-					size_t comma = value.find(',', p);
-					std::string g = value.substr(p, comma == std::string::npos ? std::string::npos : comma - p);
-					// gpu[:type]:count[(S:...)]
-					if (g.rfind("gpu", 0) == 0) {
-						g = g.substr(0, g.find('('));
-						size_t c1 = g.find(':'), c2 = g.rfind(':');
-						if (c1 == std::string::npos)
-							proto.gpus = 1;
-						else {
-							std::string n = g.substr(c2 + 1);
-							char *end = nullptr;
-							long v = std::strtol(n.c_str(), &end, 10);
-							if (n.empty() || *end || v < 0 || v > 1024)
-								return unexpected(where, "Gres=: bad GPU count in '" + g + "'");
-							proto.gpus = static_cast<int>(v);
-							proto.gpu_type = c2 > c1 ? g.substr(c1 + 1, c2 - c1 - 1) : "";
-						}
-					}
-					if (comma == std::string::npos)
-						break;
-					p = comma + 1;
-				}
-			}
+			if (slurm_key_is(key, "Feature") || slurm_key_is(key, "Features"))
+				proto.features = features_of(value);
+			else if (slurm_key_is(key, "Gres"))
+				LOOM_CHECK(read_gres(value, proto, where));
 		}
 		if (strcasecmp(words[0].second.c_str(), "DEFAULT") == 0) {
 			defaults = proto;

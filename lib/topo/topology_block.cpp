@@ -30,6 +30,102 @@ std::vector<Index> block_order(const Cluster &c)
 	return order;
 }
 
+struct Block {
+	std::string name, where;
+	std::vector<std::string> nodes;
+};
+
+// The blocks with their nodes expanded: names unique, each node in one block.
+expected<std::vector<Block>> expand_blocks(const std::vector<BlockRecord> &records, const std::string &source)
+{
+	std::vector<Block> blocks;
+	std::map<std::string, std::string> node_where, block_where;
+	HostlistBudget node_names(max_cluster_nodes, "nodes");
+	if (records.size() > max_cluster_domains)
+		return unexpected(source, "more than " + std::to_string(max_cluster_domains) + " blocks");
+	for (const BlockRecord &r : records) {
+		Block b{r.name, r.where, {}};
+		if (b.name.empty())
+			return unexpected(r.where, "empty block name");
+		if (auto it = block_where.find(b.name); it != block_where.end())
+			return unexpected(r.where, "block '" + b.name + "' defined twice (first at " + it->second + ")");
+		block_where[b.name] = r.where;
+		auto names = node_names.expand(r.nodes);
+		if (!names)
+			return unexpected(r.where, "nodes: " + names.error().message);
+		for (auto &n : *names) {
+			if (auto it = node_where.find(n); it != node_where.end())
+				return unexpected(r.where, "node '" + n + "' is already in a block (" + it->second + ")");
+			node_where[n] = r.where;
+			b.nodes.push_back(n);
+		}
+		if (b.nodes.empty())
+			return unexpected(r.where, "block '" + b.name + "' has no nodes");
+		blocks.push_back(std::move(b));
+	}
+	if (blocks.empty())
+		return unexpected(source, "no blocks");
+	return blocks;
+}
+
+// BlockSizes: each a node count, a power of two times the one before; none
+// given: default_block_sizes(). No block is smaller than the first.
+status check_block_sizes(const std::vector<Block> &blocks, std::vector<int> &sizes, const std::string &sizes_where)
+{
+	for (size_t k = 1; k < sizes.size(); k++) {
+		long n = sizes[k], prev = sizes[k - 1];
+		if (n <= prev || n % prev != 0 || ((n / prev) & (n / prev - 1)) != 0)
+			return unexpected(sizes_where, "BlockSizes: " + std::to_string(n) + " is not a power of two times " +
+							       std::to_string(prev));
+	}
+	for (int v : sizes)
+		if (v <= 0 || v > (1 << 24))
+			return unexpected(sizes_where, "BlockSizes: not a node count: " + std::to_string(v));
+	size_t smallest = blocks[0].nodes.size();
+	for (const Block &b : blocks)
+		smallest = std::min(smallest, b.nodes.size());
+	if (sizes.empty())
+		sizes = default_block_sizes(static_cast<int>(smallest), static_cast<int>(blocks.size()));
+	for (const Block &b : blocks)
+		if (b.nodes.size() < static_cast<size_t>(sizes[0]))
+			return unexpected(b.where, "block '" + b.name + "' has " + std::to_string(b.nodes.size()) +
+							   " nodes, fewer than the base block size " + std::to_string(sizes[0]) +
+							   " (" + sizes_where + ")");
+	return ok();
+}
+
+// Each larger block size groups that many consecutive blocks of the size
+// below ("blockSIZE"); a root ("blocks") holds them all. 'below' holds the
+// base blocks, 'at' every domain's index in s.domains.
+status aggregate_blocks(ClusterSpec &s, std::vector<std::string> below, std::map<std::string, size_t> &at,
+			const std::vector<int> &sizes, const std::string &sizes_where, const std::string &source)
+{
+	for (size_t k = 1; k < sizes.size() && below.size() > 1; k++) {
+		size_t group = static_cast<size_t>(sizes[k] / sizes[k - 1]);
+		std::vector<std::string> level;
+		for (size_t i = 0; i < below.size(); i += group) {
+			std::string name = "block" + std::to_string(sizes[k]) + "-" + std::to_string(level.size() + 1);
+			if (at.count(name))
+				return unexpected(sizes_where, "a block is named '" + name + "', the name of an aggregated block");
+			at[name] = s.domains.size();
+			s.domains.push_back(DomainSpec{name, "block" + std::to_string(sizes[k]), "", 0, sizes_where});
+			for (size_t j = i; j < std::min(below.size(), i + group); j++)
+				s.domains[at[below[j]]].parent = name;
+			level.push_back(name);
+		}
+		below = std::move(level);
+	}
+	if (below.size() > 1) {
+		if (at.count("blocks"))
+			return unexpected(source, "a block is named 'blocks', the name of the root of all blocks");
+		s.domains.push_back(DomainSpec{"blocks", "blocks", "", 0, source});
+		for (auto &d : s.domains)
+			if (d.parent.empty() && d.name != "blocks")
+				d.parent = "blocks";
+	}
+	return ok();
+}
+
 } // namespace
 
 std::vector<int> default_block_sizes(int smallest, int blocks)
@@ -81,59 +177,9 @@ expected<std::string> write_block_conf(const Cluster &c)
 expected<ClusterSpec> block_spec(const std::vector<BlockRecord> &records, std::vector<int> sizes,
 				 const std::string &sizes_where, const std::string &source)
 {
-	struct Block {
-		std::string name, where;
-		std::vector<std::string> nodes;
-	};
-	std::vector<Block> blocks;
-	std::map<std::string, std::string> node_where, block_where;
-	HostlistBudget node_names(max_cluster_nodes, "nodes");
-	if (records.size() > max_cluster_domains)
-		return unexpected(source, "more than " + std::to_string(max_cluster_domains) + " blocks");
-	for (const BlockRecord &r : records) {
-		Block b{r.name, r.where, {}};
-		if (b.name.empty())
-			return unexpected(r.where, "empty block name");
-		if (auto it = block_where.find(b.name); it != block_where.end())
-			return unexpected(r.where, "block '" + b.name + "' defined twice (first at " + it->second + ")");
-		block_where[b.name] = r.where;
-		auto names = node_names.expand(r.nodes);
-		if (!names)
-			return unexpected(r.where, "nodes: " + names.error().message);
-		for (auto &n : *names) {
-			if (auto it = node_where.find(n); it != node_where.end())
-				return unexpected(r.where, "node '" + n + "' is already in a block (" + it->second + ")");
-			node_where[n] = r.where;
-			b.nodes.push_back(n);
-		}
-		if (b.nodes.empty())
-			return unexpected(r.where, "block '" + b.name + "' has no nodes");
-		blocks.push_back(std::move(b));
-	}
-	if (blocks.empty())
-		return unexpected(source, "no blocks");
-	for (size_t k = 1; k < sizes.size(); k++) {
-		long n = sizes[k], prev = sizes[k - 1];
-		if (n <= prev || n % prev != 0 || ((n / prev) & (n / prev - 1)) != 0)
-			return unexpected(sizes_where, "BlockSizes: " + std::to_string(n) + " is not a power of two times " +
-							       std::to_string(prev));
-	}
-	for (int v : sizes)
-		if (v <= 0 || v > (1 << 24))
-			return unexpected(sizes_where, "BlockSizes: not a node count: " + std::to_string(v));
-	size_t smallest = blocks[0].nodes.size();
-	for (const Block &b : blocks)
-		smallest = std::min(smallest, b.nodes.size());
-	if (sizes.empty())
-		sizes = default_block_sizes(static_cast<int>(smallest), static_cast<int>(blocks.size()));
-	for (const Block &b : blocks)
-		if (b.nodes.size() < static_cast<size_t>(sizes[0]))
-			return unexpected(b.where, "block '" + b.name + "' has " + std::to_string(b.nodes.size()) +
-							   " nodes, fewer than the base block size " + std::to_string(sizes[0]) +
-							   " (" + sizes_where + ")");
-	// Base blocks are NVLink domains and domains of kind "block"; each larger
-	// block size groups that many consecutive base blocks ("blockSIZE"); a
-	// root holds them all.
+	LOOM_TRY(blocks, expand_blocks(records, source));
+	LOOM_CHECK(check_block_sizes(blocks, sizes, sizes_where));
+	// Base blocks are NVLink domains and domains of kind "block".
 	ClusterSpec s;
 	std::vector<std::string> below; // the domains of the level below
 	std::map<std::string, size_t> at;
@@ -151,29 +197,7 @@ expected<ClusterSpec> block_spec(const std::vector<BlockRecord> &records, std::v
 			s.nodes.push_back(std::move(ns));
 		}
 	}
-	for (size_t k = 1; k < sizes.size() && below.size() > 1; k++) {
-		size_t group = static_cast<size_t>(sizes[k] / sizes[k - 1]);
-		std::vector<std::string> level;
-		for (size_t i = 0; i < below.size(); i += group) {
-			std::string name = "block" + std::to_string(sizes[k]) + "-" + std::to_string(level.size() + 1);
-			if (at.count(name))
-				return unexpected(sizes_where, "a block is named '" + name + "', the name of an aggregated block");
-			at[name] = s.domains.size();
-			s.domains.push_back(DomainSpec{name, "block" + std::to_string(sizes[k]), "", 0, sizes_where});
-			for (size_t j = i; j < std::min(below.size(), i + group); j++)
-				s.domains[at[below[j]]].parent = name;
-			level.push_back(name);
-		}
-		below = std::move(level);
-	}
-	if (below.size() > 1) {
-		if (at.count("blocks"))
-			return unexpected(source, "a block is named 'blocks', the name of the root of all blocks");
-		s.domains.push_back(DomainSpec{"blocks", "blocks", "", 0, source});
-		for (auto &d : s.domains)
-			if (d.parent.empty() && d.name != "blocks")
-				d.parent = "blocks";
-	}
+	LOOM_CHECK(aggregate_blocks(s, std::move(below), at, sizes, sizes_where, source));
 	return s;
 }
 
