@@ -58,6 +58,115 @@ status parse_classes(std::string_view text, std::vector<ClassShare> &out)
 	return {};
 }
 
+// Class boundaries by node number, rounded to whole pods where the shares
+// allow (a generation is bought a pod at a time).
+std::vector<int64_t> class_ends(const ClusterGen &g, int64_t nodes, int64_t pods)
+{
+	std::vector<int64_t> class_end;
+	double acc = 0;
+	int64_t pod_nodes = static_cast<int64_t>(g.nodes_per_leaf) * g.leaves_per_pod;
+	for (const ClassShare &c : g.classes) {
+		acc += c.share;
+		int64_t end = static_cast<int64_t>(std::llround(acc * static_cast<double>(nodes)));
+		if (pods > static_cast<int64_t>(g.classes.size()) * 2)
+			end = std::min<int64_t>(nodes, (end + pod_nodes / 2) / pod_nodes * pod_nodes);
+		class_end.push_back(end);
+	}
+	class_end.back() = nodes;
+	return class_end;
+}
+
+// The cluster as it is generated, pod by pod.
+struct Builder {
+	const ClusterGen &g;
+	topo::ClusterSpec &s;
+	int64_t nodes = 0; // in all
+	bool rail = false;
+	bool one_pod = false;
+	int per_nvl = 0; // nodes per NVLink domain; 0: none
+	double leaf_up = 0, pod_up = 0;
+	std::vector<int64_t> class_end;
+	int64_t node = 0; // the next node's number
+
+	Builder(const ClusterGen &gen, topo::ClusterSpec &spec) : g(gen), s(spec) {}
+
+	// Node k of its leaf: its class, NVLink domain, GPUs and a NIC per GPU.
+	topo::NodeSpec make_node(const std::string &leaf, int k)
+	{
+		topo::NodeSpec n;
+		n.name = strprintf("n%05lld", static_cast<long long>(node + 1));
+		n.domain = leaf;
+		n.where = n.name;
+		size_t ci = 0;
+		while (ci + 1 < class_end.size() && node >= class_end[ci])
+			ci++;
+		n.perf_class = g.classes[ci].name;
+		n.features = {n.perf_class};
+		if (per_nvl > 0) {
+			n.nvlink_domain = strprintf("%s-nvl%d", leaf.c_str(), k / per_nvl + 1);
+			if (k % per_nvl == 0)
+				s.nvlink_domains.push_back({n.nvlink_domain, g.nvlink_gbps, n.nvlink_domain});
+		}
+		for (int x = 0; x < g.gpus_per_node; x++) {
+			topo::GpuSpec gs;
+			gs.index = x;
+			gs.model = n.perf_class;
+			gs.nvswitch = true;
+			gs.nic = strprintf("mlx5_%d", x);
+			n.gpus.push_back(gs);
+			topo::NicSpec nic;
+			nic.device = gs.nic;
+			nic.link_layer = topo::LinkLayer::infiniband;
+			nic.rate_gbps = g.nic_gbps;
+			nic.rail = x;
+			if (rail)
+				nic.rail_switch = strprintf("%s-rail%d", leaf.c_str(), x);
+			n.nics.push_back(nic);
+		}
+		if (g.cores_per_node > 0)
+			n.numas.push_back({0, "0-" + std::to_string(g.cores_per_node - 1), 0, ""});
+		return n;
+	}
+
+	// Pod p (from 0): its leaves (or rail groups and their rails) and nodes.
+	void add_pod(int64_t p)
+	{
+		size_t pod_first = s.nodes.size();
+		std::vector<std::pair<int, int>> where; // (place in its leaf, leaf in the pod) of the pod's nodes
+		std::string pod = strprintf("pod%lld", static_cast<long long>(p + 1));
+		s.domains.push_back({pod, "pod", one_pod ? "" : "spine", one_pod ? 0 : pod_up, pod});
+		for (int l = 0; l < g.leaves_per_pod && node < nodes; l++) {
+			int64_t leaf_no = p * g.leaves_per_pod + l + 1;
+			std::string leaf = strprintf("%s%lld", rail ? "su" : "leaf", static_cast<long long>(leaf_no));
+			s.domains.push_back({leaf, rail ? "railgroup" : "leaf", pod, leaf_up, leaf});
+			if (rail)
+				for (int r = 0; r < g.gpus_per_node; r++)
+					s.rails.push_back({strprintf("%s-rail%d", leaf.c_str(), r), leaf, r, 0, leaf});
+			for (int k = 0; k < g.nodes_per_leaf && node < nodes; k++) {
+				s.nodes.push_back(make_node(leaf, k));
+				where.emplace_back(k, l);
+				node++;
+			}
+		}
+		if (g.cabling == "across")
+			name_across(pod_first, where);
+	}
+
+	// Names go round the pod's leaves: the first node of each leaf, then the
+	// second of each, ...
+	void name_across(size_t pod_first, const std::vector<std::pair<int, int>> &where)
+	{
+		std::vector<size_t> by(where.size());
+		for (size_t i = 0; i < by.size(); i++)
+			by[i] = i;
+		std::stable_sort(by.begin(), by.end(), [&](size_t a, size_t b) { return where[a] < where[b]; });
+		for (size_t r = 0; r < by.size(); r++) {
+			topo::NodeSpec &n = s.nodes[pod_first + by[r]];
+			n.name = strprintf("n%05lld", static_cast<long long>(pod_first + r + 1));
+			n.where = n.name;
+		}
+	}
+};
 
 } // namespace
 
@@ -122,98 +231,23 @@ std::string format_cluster_gen(const ClusterGen &g)
 expected<topo::ClusterSpec> cluster_spec(const ClusterGen &g)
 {
 	topo::ClusterSpec s;
-	int64_t nodes = (g.gpus + g.gpus_per_node - 1) / g.gpus_per_node;
-	int64_t leaves = (nodes + g.nodes_per_leaf - 1) / g.nodes_per_leaf;
+	Builder b(g, s);
+	b.nodes = (g.gpus + g.gpus_per_node - 1) / g.gpus_per_node;
+	int64_t leaves = (b.nodes + g.nodes_per_leaf - 1) / g.nodes_per_leaf;
 	int64_t pods = (leaves + g.leaves_per_pod - 1) / g.leaves_per_pod;
-	bool rail = g.fabric == "rail";
-	s.name = strprintf("%s-%lldgpu", g.fabric.c_str(), static_cast<long long>(nodes * g.gpus_per_node));
-	s.level_names = {rail ? "railgroup" : "leaf", "pod", "spine"};
+	b.rail = g.fabric == "rail";
+	s.name = strprintf("%s-%lldgpu", g.fabric.c_str(), static_cast<long long>(b.nodes * g.gpus_per_node));
+	s.level_names = {b.rail ? "railgroup" : "leaf", "pod", "spine"};
 	double node_gbps = g.nic_gbps * g.gpus_per_node;
-	double leaf_up = node_gbps * g.nodes_per_leaf / g.leaf_oversub;
-	double pod_up = leaf_up * g.leaves_per_pod / g.pod_oversub;
-	const char *leaf_kind = rail ? "railgroup" : "leaf";
-	bool one_pod = pods == 1;
-	if (!one_pod)
+	b.leaf_up = node_gbps * g.nodes_per_leaf / g.leaf_oversub;
+	b.pod_up = b.leaf_up * g.leaves_per_pod / g.pod_oversub;
+	b.one_pod = pods == 1;
+	if (!b.one_pod)
 		s.domains.push_back({"spine", "spine", "", 0, "spine"});
-	int per_nvl = g.nvl_gpus > 0 ? g.nvl_gpus / g.gpus_per_node : 0;
-	// Class boundaries by node number, rounded to whole pods where the
-	// shares allow (a generation is bought a pod at a time).
-	std::vector<int64_t> class_end;
-	double acc = 0;
-	int64_t pod_nodes = static_cast<int64_t>(g.nodes_per_leaf) * g.leaves_per_pod;
-	for (const ClassShare &c : g.classes) {
-		acc += c.share;
-		int64_t end = static_cast<int64_t>(std::llround(acc * static_cast<double>(nodes)));
-		if (pods > static_cast<int64_t>(g.classes.size()) * 2)
-			end = std::min<int64_t>(nodes, (end + pod_nodes / 2) / pod_nodes * pod_nodes);
-		class_end.push_back(end);
-	}
-	class_end.back() = nodes;
-	int64_t node = 0;
-	for (int64_t p = 0; p < pods && node < nodes; p++) {
-		size_t pod_first = s.nodes.size();
-		std::vector<std::pair<int, int>> where; // (place in its leaf, leaf in the pod) of the pod's nodes
-		std::string pod = strprintf("pod%lld", static_cast<long long>(p + 1));
-		s.domains.push_back({pod, "pod", one_pod ? "" : "spine", one_pod ? 0 : pod_up, pod});
-		for (int l = 0; l < g.leaves_per_pod && node < nodes; l++) {
-			int64_t leaf_no = p * g.leaves_per_pod + l + 1;
-			std::string leaf = strprintf("%s%lld", rail ? "su" : "leaf", static_cast<long long>(leaf_no));
-			s.domains.push_back({leaf, leaf_kind, pod, leaf_up, leaf});
-			if (rail)
-				for (int r = 0; r < g.gpus_per_node; r++)
-					s.rails.push_back({strprintf("%s-rail%d", leaf.c_str(), r), leaf, r, 0, leaf});
-			for (int k = 0; k < g.nodes_per_leaf && node < nodes; k++) {
-				topo::NodeSpec n;
-				n.name = strprintf("n%05lld", static_cast<long long>(node + 1));
-				n.domain = leaf;
-				n.where = n.name;
-				size_t ci = 0;
-				while (ci + 1 < class_end.size() && node >= class_end[ci])
-					ci++;
-				n.perf_class = g.classes[ci].name;
-				n.features = {n.perf_class};
-				if (per_nvl > 0) {
-					n.nvlink_domain = strprintf("%s-nvl%d", leaf.c_str(), k / per_nvl + 1);
-					if (k % per_nvl == 0)
-						s.nvlink_domains.push_back({n.nvlink_domain, g.nvlink_gbps, n.nvlink_domain});
-				}
-				for (int x = 0; x < g.gpus_per_node; x++) {
-					topo::GpuSpec gs;
-					gs.index = x;
-					gs.model = n.perf_class;
-					gs.nvswitch = true;
-					gs.nic = strprintf("mlx5_%d", x);
-					n.gpus.push_back(gs);
-					topo::NicSpec nic;
-					nic.device = gs.nic;
-					nic.link_layer = topo::LinkLayer::infiniband;
-					nic.rate_gbps = g.nic_gbps;
-					nic.rail = x;
-					if (rail)
-						nic.rail_switch = strprintf("%s-rail%d", leaf.c_str(), x);
-					n.nics.push_back(nic);
-				}
-				if (g.cores_per_node > 0)
-					n.numas.push_back({0, "0-" + std::to_string(g.cores_per_node - 1), 0, ""});
-				s.nodes.push_back(std::move(n));
-				where.emplace_back(k, l);
-				node++;
-			}
-		}
-		if (g.cabling == "across") {
-			// Names go round the pod's leaves: the first node of each leaf, then
-			// the second of each, ...
-			std::vector<size_t> by(where.size());
-			for (size_t i = 0; i < by.size(); i++)
-				by[i] = i;
-			std::stable_sort(by.begin(), by.end(), [&](size_t a, size_t b) { return where[a] < where[b]; });
-			for (size_t r = 0; r < by.size(); r++) {
-				topo::NodeSpec &n = s.nodes[pod_first + by[r]];
-				n.name = strprintf("n%05lld", static_cast<long long>(pod_first + r + 1));
-				n.where = n.name;
-			}
-		}
-	}
+	b.per_nvl = g.nvl_gpus > 0 ? g.nvl_gpus / g.gpus_per_node : 0;
+	b.class_end = class_ends(g, b.nodes, pods);
+	for (int64_t p = 0; p < pods && b.node < b.nodes; p++)
+		b.add_pod(p);
 	return s;
 }
 

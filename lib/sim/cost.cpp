@@ -128,6 +128,68 @@ double ring_bottleneck(const topo::Cluster &c, const std::vector<topo::Index> &n
 	return b;
 }
 
+// A node's class speed (1 when its class has none).
+double class_speed(const topo::Cluster &c, const CostModel &m, const topo::Node &node)
+{
+	if (node.perf_class < c.classes.size()) {
+		auto it = m.class_speed.find(c.classes.name(node.perf_class));
+		if (it != m.class_speed.end())
+			return it->second;
+	}
+	return 1;
+}
+
+// The lowest domain holding every node (none: the whole cluster). The
+// common_domain of the first node with each in turn: the lowest over all is
+// the one of smallest level.
+topo::Index lowest_common(const topo::Cluster &c, const std::vector<topo::Index> &nodes)
+{
+	topo::Index low = topo::none;
+	for (topo::Index n : nodes) {
+		topo::Index d = c.common_domain(nodes[0], n);
+		if (d == topo::none)
+			return topo::none;
+		if (low == topo::none ||
+		    c.domains[static_cast<size_t>(d)].level < c.domains[static_cast<size_t>(low)].level)
+			low = d;
+	}
+	return low;
+}
+
+// The domains below 'low' whose uplinks the job crosses, with its GPUs under
+// each, by domain.
+std::vector<std::pair<topo::Index, double>> crossed(const topo::Cluster &c, const std::vector<topo::Index> &nodes,
+						    topo::Index low)
+{
+	std::unordered_map<topo::Index, double> under;
+	for (topo::Index n : nodes) {
+		const topo::Node &node = c.nodes[static_cast<size_t>(n)];
+		for (topo::Index d = node.leaf; d != topo::none && d != low;
+		     d = c.domains[static_cast<size_t>(d)].parent)
+			under[d] += node.gpu_count;
+	}
+	std::vector<std::pair<topo::Index, double>> out(under.begin(), under.end());
+	std::sort(out.begin(), out.end());
+	return out;
+}
+
+// The share model's bottleneck: each crossed uplink shared by every GPU
+// under it (or, with contention, by those that send across it).
+double share_bottleneck(const topo::Cluster &c, const CostModel &m, const Span &s, double ref)
+{
+	double b = ref;
+	for (const auto &[d, g] : s.crossing) {
+		const topo::Domain &dom = c.domains[static_cast<size_t>(d)];
+		if (dom.uplink_gbps <= 0 || dom.gpu_count <= 0)
+			continue;                                    // not limiting, or unknown
+		double senders = static_cast<double>(dom.gpu_count); // a full domain
+		if (m.crossing)
+			senders = std::min(senders, g + std::max(0.0, crossing_at(m, d)));
+		b = std::min(b, uplink(c, m, d) / std::max(senders, 1.0));
+	}
+	return b;
+}
+
 } // namespace
 
 std::vector<uint32_t> slurm_order(const topo::Cluster &c)
@@ -159,26 +221,9 @@ Span placement_cost(const topo::Cluster &c, const std::vector<topo::Index> &node
 			nvl.insert(node.nvlink_domain);
 		else
 			all_nvl = false;
-		double v = 1;
-		if (node.perf_class < c.classes.size()) {
-			auto it = m.class_speed.find(c.classes.name(node.perf_class));
-			if (it != m.class_speed.end())
-				v = it->second;
-		}
-		speed = std::min(speed, v);
+		speed = std::min(speed, class_speed(c, m, node));
 	}
-	// common_domain of the first node with each in turn: the lowest over all
-	// is the one of smallest level.
-	topo::Index low = topo::none;
-	for (topo::Index n : nodes) {
-		topo::Index d = c.common_domain(nodes[0], n);
-		if (d == topo::none) {
-			low = topo::none;
-			break;
-		}
-		if (low == topo::none || c.domains[static_cast<size_t>(d)].level < c.domains[static_cast<size_t>(low)].level)
-			low = d;
-	}
+	topo::Index low = lowest_common(c, nodes);
 	s.leaves = static_cast<int>(leaves.size());
 	if (!m.uplink_factor.empty())
 		for (topo::Index l : leaves)
@@ -193,33 +238,17 @@ Span placement_cost(const topo::Cluster &c, const std::vector<topo::Index> &node
 		s.bottleneck_gbps = ref;
 		return s;
 	}
-	// The domains whose uplinks the job crosses, with its GPUs under each.
-	if (leaves.size() > 1 && !(all_nvl && nvl.size() == 1)) {
-		std::unordered_map<topo::Index, double> under;
-		for (topo::Index n : nodes) {
-			const topo::Node &node = c.nodes[static_cast<size_t>(n)];
-			for (topo::Index d = node.leaf; d != topo::none && d != low; d = c.domains[static_cast<size_t>(d)].parent)
-				under[d] += node.gpu_count;
-		}
-		s.crossing.assign(under.begin(), under.end());
-		std::sort(s.crossing.begin(), s.crossing.end());
-	}
+	bool one_nvl = all_nvl && nvl.size() == 1;
+	if (leaves.size() > 1 && !one_nvl)
+		s.crossing = crossed(c, nodes, low);
 	double b = ref;
-	if (all_nvl && nvl.size() == 1) {
+	if (one_nvl) {
 		double g = c.nvlink_domains[static_cast<size_t>(*nvl.begin())].gbps;
 		b = g > 0 ? g : ref;
 	} else if (leaves.size() > 1 && m.model == CommModel::ring) {
 		b = ring_bottleneck(c, nodes, low, m, ref, s.ring_leaf_edges);
 	} else if (leaves.size() > 1) {
-		for (const auto &[d, g] : s.crossing) {
-			const topo::Domain &dom = c.domains[static_cast<size_t>(d)];
-			if (dom.uplink_gbps <= 0 || dom.gpu_count <= 0)
-				continue; // not limiting, or unknown
-			double senders = static_cast<double>(dom.gpu_count); // a full domain
-			if (m.crossing)
-				senders = std::min(senders, g + std::max(0.0, crossing_at(m, d)));
-			b = std::min(b, uplink(c, m, d) / std::max(senders, 1.0));
-		}
+		b = share_bottleneck(c, m, s, ref);
 	}
 	s.bottleneck_gbps = b;
 	double f = comm == place::Comm::heavy ? m.comm_heavy : comm == place::Comm::light ? m.comm_light : m.comm_normal;

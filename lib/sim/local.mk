@@ -2,7 +2,7 @@
 # lib/place's engine, lib/ckpt's interval policy and lib/health's judgement.
 lib_libloom_sim_la_SOURCES += \
 	lib/sim/cluster_gen.hpp lib/sim/cluster_gen.cpp \
-	lib/sim/jobs.hpp lib/sim/jobs.cpp \
+	lib/sim/jobs.hpp lib/sim/jobs.cpp lib/sim/job_mix.cpp \
 	lib/sim/failures.hpp lib/sim/failures.cpp \
 	lib/sim/cost.hpp lib/sim/cost.cpp \
 	lib/sim/placer.hpp lib/sim/placer.cpp \
