@@ -32,100 +32,126 @@ status parse_nodes(std::string_view v, Request &r)
 	return ok();
 }
 
-ConfigSchema request_schema(Request &r)
+// A count from 'min' to max_count, into an int.
+ConfigSchema::Setter count(int *out, int64_t min)
 {
-	ConfigSchema s;
-	auto integer = [](int *out, int64_t min) {
-		return [out, min](std::string_view v) -> status {
-			auto x = parse_int(v, min, max_count);
-			if (!x)
-				return unexpected(x.error());
-			*out = static_cast<int>(*x);
-			return ok();
-		};
-	};
-	// locality=KIND[:MODE], or the old within=KIND / prefer=KIND: one of them.
-	auto locality = [&r](std::string_view v, Locality old_mode) -> status {
-		if (old_mode != Locality::any && v.find(':') != std::string_view::npos)
-			return unexpected("expected a domain kind or level (no ':' here)");
-		auto h = parse_locality(v);
-		if (!h)
-			return unexpected(h.error().message);
-		if (r.locality != Locality::any)
-			return unexpected("give one of 'locality', 'within' or 'prefer'");
-		r.locality = old_mode != Locality::any ? old_mode : h->mode;
-		r.locality_level = std::move(h->kind);
+	return [out, min](std::string_view v) -> status {
+		auto x = parse_int(v, min, max_count);
+		if (!x)
+			return unexpected(x.error());
+		*out = static_cast<int>(*x);
 		return ok();
 	};
-	s.add("nodes", "node count N or MIN-MAX", [&r](std::string_view v) { return parse_nodes(v, r); })
-		.add("gpus_per_node", "GPUs on every node", integer(&r.gpus_per_node, 0))
-		.add("gpus", "GPUs in total", integer(&r.gpus, 0))
-		.add("cores_per_node", "cores on every node", integer(&r.cores_per_node, 0))
+}
+
+// Seconds, up to 2^40.
+ConfigSchema::Setter seconds(int64_t *out)
+{
+	return [out](std::string_view v) -> status {
+		auto x = parse_int(v, 0, int64_t{1} << 40);
+		if (!x)
+			return unexpected(x.error());
+		*out = *x;
+		return ok();
+	};
+}
+
+// A name, as given (checked against the site's table later).
+ConfigSchema::Setter name(std::string *out)
+{
+	return [out](std::string_view v) -> status {
+		*out = std::string(v);
+		return ok();
+	};
+}
+
+// locality=KIND[:MODE], or the old within=KIND / prefer=KIND (old_mode): one of them.
+status set_locality(Request &r, std::string_view v, Locality old_mode)
+{
+	if (old_mode != Locality::any && v.find(':') != std::string_view::npos)
+		return unexpected("expected a domain kind or level (no ':' here)");
+	auto h = parse_locality(v);
+	if (!h)
+		return unexpected(h.error().message);
+	if (r.locality != Locality::any)
+		return unexpected("give one of 'locality', 'within' or 'prefer'");
+	r.locality = old_mode != Locality::any ? old_mode : h->mode;
+	r.locality_level = std::move(h->kind);
+	return ok();
+}
+
+status set_class(Request &r, std::string_view v)
+{
+	r.gpu_class = v == "any" ? "" : std::string(v);
+	return ok();
+}
+
+status set_comm(Request &r, std::string_view v)
+{
+	auto c = parse_comm(v);
+	if (!c)
+		return unexpected(c.error().message);
+	r.comm = *c;
+	return ok();
+}
+
+status set_gpu_mem(Request &r, std::string_view v)
+{
+	auto m = parse_size(v);
+	if (!m)
+		return unexpected(m.error());
+	r.need.min_mem = *m;
+	return ok();
+}
+
+status set_workload(Request &r, std::string_view v)
+{
+	auto w = parse_workload(v);
+	if (!w)
+		return unexpected(w.error());
+	r.need.workload = *w;
+	return ok();
+}
+
+status set_exclude(Request &r, std::string_view v)
+{
+	auto names = hostlist_expand(v, topo::max_cluster_nodes);
+	if (!names)
+		return unexpected(names.error());
+	r.exclude = std::move(*names);
+	return ok();
+}
+
+// The keys, in the order the usage lists them.
+ConfigSchema request_schema(Request &r)
+{
+	using std::string_view;
+	ConfigSchema s;
+	s.add("nodes", "node count N or MIN-MAX", [&r](string_view v) { return parse_nodes(v, r); })
+		.add("gpus_per_node", "GPUs on every node", count(&r.gpus_per_node, 0))
+		.add("gpus", "GPUs in total", count(&r.gpus, 0))
+		.add("cores_per_node", "cores on every node", count(&r.cores_per_node, 0))
 		.boolean("exclusive", &r.whole_node, "whole nodes")
-		.add("class", "GPU class", [&r](std::string_view v) -> status {
-			r.gpu_class = v == "any" ? "" : std::string(v);
-			return ok();
-		})
+		.add("class", "GPU class", [&r](string_view v) { return set_class(r, v); })
 		.boolean("faster", &r.allow_faster_class, "a faster class when the class is full")
 		.add("comm", "communication intensity: heavy, normal or light",
-		     [&r](std::string_view v) -> status {
-			     auto c = parse_comm(v);
-			     if (!c)
-				     return unexpected(c.error().message);
-			     r.comm = *c;
-			     return ok();
-		     })
+		     [&r](string_view v) { return set_comm(r, v); })
 		.add("locality", "KIND[:strict|:prefer]: the gang in one domain of this kind or level",
-		     [locality](std::string_view v) { return locality(v, Locality::any); })
+		     [&r](string_view v) { return set_locality(r, v, Locality::any); })
 		.add("within", "old spelling of locality=KIND:strict",
-		     [locality](std::string_view v) { return locality(v, Locality::strict); })
+		     [&r](string_view v) { return set_locality(r, v, Locality::strict); })
 		.add("prefer", "old spelling of locality=KIND:prefer",
-		     [locality](std::string_view v) { return locality(v, Locality::prefer); })
-		.add("switches", "at most this many leaves", integer(&r.max_leaves, 0))
-		.add("tier", "GPU tier (value, balanced, fast or a site tier)", [&r](std::string_view v) -> status {
-			r.need.tier = std::string(v);
-			return ok();
-		})
-		.add("min_class", "GPU classes at least this fast", [&r](std::string_view v) -> status {
-			r.need.min_class = std::string(v);
-			return ok();
-		})
-		.add("gpu_mem", "memory per GPU at least (80G)", [&r](std::string_view v) -> status {
-			auto m = parse_size(v);
-			if (!m)
-				return unexpected(m.error());
-			r.need.min_mem = *m;
-			return ok();
-		})
-		.add("workload", "train or infer: which throughput of a class counts", [&r](std::string_view v) -> status {
-			auto w = parse_workload(v);
-			if (!w)
-				return unexpected(w.error());
-			r.need.workload = *w;
-			return ok();
-		})
+		     [&r](string_view v) { return set_locality(r, v, Locality::prefer); })
+		.add("switches", "at most this many leaves", count(&r.max_leaves, 0))
+		.add("tier", "GPU tier (value, balanced, fast or a site tier)", name(&r.need.tier))
+		.add("min_class", "GPU classes at least this fast", name(&r.need.min_class))
+		.add("gpu_mem", "memory per GPU at least (80G)", [&r](string_view v) { return set_gpu_mem(r, v); })
+		.add("workload", "train or infer: which throughput of a class counts",
+		     [&r](string_view v) { return set_workload(r, v); })
 		.boolean("mixed", &r.need.mixed, "the gang may span GPU classes")
-		.add("limit", "time limit in seconds", [&r](std::string_view v) -> status {
-			auto x = parse_int(v, 0, int64_t{1} << 40);
-			if (!x)
-				return unexpected(x.error());
-			r.limit_s = *x;
-			return ok();
-		})
-		.add("may_wait", "seconds a value tier may wait for a cheaper start", [&r](std::string_view v) -> status {
-			auto x = parse_int(v, 0, int64_t{1} << 40);
-			if (!x)
-				return unexpected(x.error());
-			r.may_wait_s = *x;
-			return ok();
-		})
-		.add("exclude", "nodes not to use (hostlist)", [&r](std::string_view v) -> status {
-			auto names = hostlist_expand(v, topo::max_cluster_nodes);
-			if (!names)
-				return unexpected(names.error());
-			r.exclude = std::move(*names);
-			return ok();
-		});
+		.add("limit", "time limit in seconds", seconds(&r.limit_s))
+		.add("may_wait", "seconds a value tier may wait for a cheaper start", seconds(&r.may_wait_s))
+		.add("exclude", "nodes not to use (hostlist)", [&r](string_view v) { return set_exclude(r, v); });
 	return s;
 }
 

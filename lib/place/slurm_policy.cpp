@@ -194,10 +194,8 @@ expected<Within> place_sized(const State &state, const Request &request, const A
 	return fit;
 }
 
-} // namespace
-
-expected<Within> place_within(const State &state, const Request &request, const Allowed &allowed,
-			      const SlurmConstraints &cons, const Weights &weights, int max_candidates)
+// Sizes and indices of the constraints against the cluster's.
+status check_constraints(const State &state, const Allowed &allowed, const SlurmConstraints &cons)
 {
 	if (allowed.size() != state.node_count())
 		return unexpected(strprintf("allowed set has %zu nodes, the cluster %zu", allowed.size(), state.node_count()));
@@ -207,7 +205,12 @@ expected<Within> place_within(const State &state, const Request &request, const 
 	if (!cons.weight.empty() && cons.weight.size() != state.node_count())
 		return unexpected(strprintf("node weights for %zu nodes, the cluster has %zu", cons.weight.size(),
 					    state.node_count()));
-	// Weight tiers among the offered nodes, lowest first.
+	return ok();
+}
+
+// Weight tiers among the offered nodes, lowest first.
+std::vector<uint64_t> weight_tiers(const State &state, const Allowed &allowed, const SlurmConstraints &cons)
+{
 	std::vector<uint64_t> tiers;
 	if (!cons.weight.empty()) {
 		for (size_t n = 0; n < state.node_count(); n++)
@@ -216,25 +219,43 @@ expected<Within> place_within(const State &state, const Request &request, const 
 		std::sort(tiers.begin(), tiers.end());
 		tiers.erase(std::unique(tiers.begin(), tiers.end()), tiers.end());
 	}
-	if (tiers.size() <= 1)
-		return place_sized(state, request, allowed, cons, weights, max_candidates);
-	auto upto = [&](size_t t) {
-		Allowed a(state.node_count());
-		for (size_t n = 0; n < state.node_count(); n++)
-			if (allowed.test(static_cast<Index>(n)) && cons.weight[n] <= tiers[t])
-				a.set(static_cast<Index>(n));
-		return a;
-	};
-	// The lightest tier (with every lighter one) that holds the job: fitting
-	// only grows with the set offered, so a binary search over the tiers finds
-	// it in O(log tiers) decisions however many distinct weights a site uses.
+	return tiers;
+}
+
+// What every step of place_within asks with.
+struct Ask {
+	const State &state;
+	const Request &request;
+	const SlurmConstraints &cons;
+	const Weights &weights;
+	int maxc;
+};
+
+// The offered nodes of weight up to 'w' (below: under it).
+Allowed weighted(const Ask &a, const Allowed &allowed, uint64_t w, bool below)
+{
+	Allowed out(a.state.node_count());
+	for (size_t n = 0; n < a.state.node_count(); n++)
+		if (allowed.test(static_cast<Index>(n)) && (below ? a.cons.weight[n] < w : a.cons.weight[n] <= w))
+			out.set(static_cast<Index>(n));
+	return out;
+}
+
+// The lightest tier (with every lighter one) that holds the job, into t:
+// fitting only grows with the set offered, so a binary search over the tiers
+// finds it in O(log tiers) decisions however many distinct weights a site
+// uses. Not placed (or an error) when not even all the tiers hold it.
+expected<Within> lightest_tier(const Ask &a, const Allowed &allowed, const std::vector<uint64_t> &tiers, size_t &t)
+{
 	size_t lo = 0, hi = tiers.size() - 1;
-	expected<Within> best = place_sized(state, request, upto(hi), cons, weights, max_candidates);
+	expected<Within> best =
+		place_sized(a.state, a.request, weighted(a, allowed, tiers[hi], false), a.cons, a.weights, a.maxc);
 	if (!best || !best->decision.placed())
 		return best;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		auto m = place_sized(state, request, upto(mid), cons, weights, max_candidates);
+		auto m = place_sized(a.state, a.request, weighted(a, allowed, tiers[mid], false), a.cons, a.weights,
+				     a.maxc);
 		if (!m)
 			return m;
 		if (m->decision.placed()) {
@@ -244,39 +265,65 @@ expected<Within> place_within(const State &state, const Request &request, const 
 			lo = mid + 1;
 		}
 	}
-	size_t t = hi;
-	// Above the first tier, as cons_tres: every node of the lighter tiers that
-	// can take its share is in the gang, and the engine chooses only the rest,
-	// around them. (Where that cannot hold, with --switches or a strict
-	// locality, the tightest placement over the tiers up to t stands.)
-	if (t > 0 && per_node(request)) {
-		Allowed lighter(state.node_count());
-		for (size_t n = 0; n < state.node_count(); n++)
-			if (allowed.test(static_cast<Index>(n)) && cons.weight[n] < tiers[t])
-				lighter.set(static_cast<Index>(n));
-		Filter f(state, request, &lighter);
-		if (auto st = resolve(f, weights); !st)
-			return unexpected(st.error());
-		NodeMask taken(state.node_count());
-		for (Index n : cons.required)
-			taken.set(n);
-		SlurmConstraints first = cons;
-		size_t added = 0;
-		for (size_t n = 0; n < state.node_count() && static_cast<int>(first.required.size()) < request.node_limit(); n++)
-			if (lighter.test(static_cast<Index>(n)) && !taken.test(static_cast<Index>(n)) &&
-			    f.fits(static_cast<Index>(n))) {
-				first.required.push_back(static_cast<Index>(n));
-				added++;
-			}
-		if (added > 0 && static_cast<int>(first.required.size()) < request.node_limit()) {
-			std::string label = "the lighter tiers' " + std::to_string(added) + " nodes" +
-					    (cons.required.empty() ? "" : " and the required ones");
-			auto forced = place_sized(state, request, upto(t), first, weights, max_candidates, label);
-			if (!forced)
-				return forced;
-			if (forced->decision.placed())
-				best = std::move(forced);
+	t = hi;
+	return best;
+}
+
+// Above the first tier, as cons_tres: every node of the lighter tiers that
+// can take its share is in the gang, and the engine chooses only the rest,
+// around them. (Where that cannot hold, with --switches or a strict
+// locality, 'best', the tightest placement over the tiers up to t, stands.)
+expected<Within> around_lighter(const Ask &a, const Allowed &allowed, const std::vector<uint64_t> &tiers, size_t t,
+				Within best)
+{
+	const State &state = a.state;
+	const Request &request = a.request;
+	Allowed lighter = weighted(a, allowed, tiers[t], true);
+	Filter f(state, request, &lighter);
+	if (auto st = resolve(f, a.weights); !st)
+		return unexpected(st.error());
+	NodeMask taken(state.node_count());
+	for (Index n : a.cons.required)
+		taken.set(n);
+	SlurmConstraints first = a.cons;
+	size_t added = 0;
+	for (size_t n = 0; n < state.node_count() && static_cast<int>(first.required.size()) < request.node_limit();
+	     n++)
+		if (lighter.test(static_cast<Index>(n)) && !taken.test(static_cast<Index>(n)) &&
+		    f.fits(static_cast<Index>(n))) {
+			first.required.push_back(static_cast<Index>(n));
+			added++;
 		}
+	if (added > 0 && static_cast<int>(first.required.size()) < request.node_limit()) {
+		std::string label = "the lighter tiers' " + std::to_string(added) + " nodes" +
+				    (a.cons.required.empty() ? "" : " and the required ones");
+		auto forced = place_sized(state, request, weighted(a, allowed, tiers[t], false), first, a.weights,
+					  a.maxc, label);
+		if (!forced || forced->decision.placed())
+			return forced;
+	}
+	return best;
+}
+
+} // namespace
+
+expected<Within> place_within(const State &state, const Request &request, const Allowed &allowed,
+			      const SlurmConstraints &cons, const Weights &weights, int max_candidates)
+{
+	if (auto st = check_constraints(state, allowed, cons); !st)
+		return unexpected(st.error());
+	std::vector<uint64_t> tiers = weight_tiers(state, allowed, cons);
+	if (tiers.size() <= 1)
+		return place_sized(state, request, allowed, cons, weights, max_candidates);
+	Ask a{state, request, cons, weights, max_candidates};
+	size_t t = 0;
+	expected<Within> best = lightest_tier(a, allowed, tiers, t);
+	if (!best || !best->decision.placed())
+		return best;
+	if (t > 0 && per_node(request)) {
+		best = around_lighter(a, allowed, tiers, t, std::move(*best));
+		if (!best)
+			return best;
 	}
 	std::string s = "weight tier " + std::to_string(t + 1) + " of " + std::to_string(tiers.size());
 	best->note = best->note.empty() ? s : s + ", " + best->note;

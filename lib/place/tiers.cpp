@@ -1,7 +1,7 @@
-// loom placement: GPU classes, prices and tiers (tiers.hpp).
+// loom placement: GPU classes, prices and tiers (tiers.hpp); their keys in
+// loom-topo.conf are read in topo_conf.cpp.
 #include "lib/place/tiers.hpp"
 
-#include "lib/place/topo_conf.hpp"
 #include "lib/util/log.hpp"
 
 #include <algorithm>
@@ -16,31 +16,6 @@ const Tier builtins[] = {
 	{"balanced", Objective::balanced, "", 0, true},
 	{"fast", Objective::fast, "", 0, true},
 };
-
-std::vector<std::string_view> split(std::string_view s, char sep)
-{
-	std::vector<std::string_view> out;
-	size_t b = 0;
-	for (;;) {
-		size_t e = s.find(sep, b);
-		out.push_back(s.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b));
-		if (e == std::string_view::npos)
-			return out;
-		b = e + 1;
-	}
-}
-
-expected<int> parse_clock(std::string_view s)
-{
-	auto colon = s.find(':');
-	if (colon == std::string_view::npos)
-		return unexpected("'" + std::string(s) + "': expected HH:MM");
-	auto h = parse_int(s.substr(0, colon), 0, 24);
-	auto m = parse_int(s.substr(colon + 1), 0, 59);
-	if (!h || !m || (*h == 24 && *m != 0))
-		return unexpected("'" + std::string(s) + "': expected HH:MM from 00:00 to 24:00");
-	return static_cast<int>(*h * 60 + *m);
-}
 
 std::string money(double x)
 {
@@ -184,138 +159,6 @@ int64_t wait_budget(double share, int64_t limit_s, int64_t waited_s, int64_t sla
 	if (slack_s != no_deadline)
 		b = std::min(b, slack_s);
 	return std::max<int64_t>(0, b);
-}
-
-void add_tier_keys(ConfigSchema &schema, TierTable *t)
-{
-	schema.prefix("gpu_class",
-		      "a GPU class: throughput:X[,train:X][,infer:X][,mem:SIZE][,price:X][,offpeak_price:X]",
-		      [t](std::string_view name, std::string_view v) -> status {
-			      PerfClass c;
-			      c.name = std::string(name);
-			      for (std::string_view item : split(v, ',')) {
-				      auto colon = item.find(':');
-				      if (colon == std::string_view::npos || colon == 0)
-					      return unexpected("'" + std::string(item) + "': expected KEY:VALUE (throughput, train, "
-											    "infer, mem, price, offpeak_price)");
-				      std::string_view k = item.substr(0, colon), x = item.substr(colon + 1);
-				      if (k == "mem") {
-					      auto m = parse_size(x);
-					      if (!m || *m == 0)
-						      return unexpected("mem:'" + std::string(x) + "': expected a size per GPU (80G)");
-					      c.mem = *m;
-					      continue;
-				      }
-				      double *out = k == "throughput" ? &c.throughput : k == "train" ? &c.train
-							    : k == "infer"	    ? &c.infer
-							    : k == "price"	    ? &c.price
-							    : k == "offpeak_price" ? &c.offpeak_price
-										   : nullptr;
-				      if (!out)
-					      return unexpected("unknown class key '" + std::string(k) +
-								"' (known: throughput, train, infer, mem, price, offpeak_price)");
-				      bool speed = k == "throughput" || k == "train" || k == "infer";
-				      auto r = parse_real(x, speed ? 1e-3 : 0, speed ? 1e3 : 1e9);
-				      if (!r)
-					      return unexpected(std::string(k) + ":'" + std::string(x) + "': " + r.error().str());
-				      *out = *r;
-			      }
-			      t->classes.push_back(std::move(c));
-			      return ok();
-		      });
-	schema.prefix("gpu_tier", "a site tier: value|balanced|fast[,min_class:CLASS][,mem:SIZE]",
-		      [t](std::string_view name, std::string_view v) -> status {
-			      for (const Tier &b : builtins)
-				      if (b.name == name)
-					      return unexpected("'" + std::string(name) + "' is a built-in tier (" +
-								builtin_tier_words + ")");
-			      Tier tier;
-			      tier.name = std::string(name);
-			      auto parts = split(v, ',');
-			      auto o = parse_objective(parts[0]);
-			      if (!o)
-				      return unexpected(o.error());
-			      tier.objective = *o;
-			      for (size_t i = 1; i < parts.size(); i++) {
-				      std::string_view item = parts[i];
-				      auto colon = item.find(':');
-				      std::string_view k = item.substr(0, colon);
-				      std::string_view x = colon == std::string_view::npos ? "" : item.substr(colon + 1);
-				      if (k == "min_class" && !x.empty()) {
-					      tier.min_class = std::string(x);
-				      } else if (k == "mem" && !x.empty()) {
-					      auto m = parse_size(x);
-					      if (!m || *m == 0)
-						      return unexpected("mem:'" + std::string(x) + "': expected a size per GPU (80G)");
-					      tier.min_mem = *m;
-				      } else {
-					      return unexpected("'" + std::string(item) + "': expected min_class:CLASS or mem:SIZE");
-				      }
-			      }
-			      t->site_tiers.push_back(std::move(tier));
-			      return ok();
-		      });
-	schema.add("offpeak", "hours when offpeak_price applies: HH:MM-HH:MM (slurmctld's local time)",
-		   [t](std::string_view v) -> status {
-			   auto dash = v.find('-');
-			   if (dash == std::string_view::npos)
-				   return unexpected("expected HH:MM-HH:MM");
-			   auto a = parse_clock(v.substr(0, dash));
-			   auto b = parse_clock(v.substr(dash + 1));
-			   if (!a)
-				   return unexpected(a.error());
-			   if (!b)
-				   return unexpected(b.error());
-			   t->offpeak_from = *a % 1440;
-			   t->offpeak_to = *b % 1440;
-			   return ok();
-		   });
-}
-
-status check_tiers(TierTable &t, std::vector<std::string> &gpu_classes, const std::string &where)
-{
-	if (t.classes.empty()) {
-		if (!t.site_tiers.empty())
-			return unexpected(where, "gpu_tier." + t.site_tiers[0].name + ": no gpu_class.NAME is defined");
-		if (t.offpeak_from >= 0)
-			return unexpected(where, "offpeak: no gpu_class.NAME is defined");
-		return ok();
-	}
-	if (gpu_classes.empty()) {
-		std::vector<const PerfClass *> by(t.classes.size());
-		for (size_t i = 0; i < by.size(); i++)
-			by[i] = &t.classes[i];
-		std::stable_sort(by.begin(), by.end(),
-				 [](const PerfClass *a, const PerfClass *b) { return a->throughput < b->throughput; });
-		for (const PerfClass *c : by)
-			gpu_classes.push_back(c->name);
-	}
-	for (const PerfClass &c : t.classes)
-		if (std::find(gpu_classes.begin(), gpu_classes.end(), c.name) == gpu_classes.end())
-			return unexpected(where, "gpu_class." + c.name + ": '" + c.name +
-							 "' is not in gpu_classes (the node features naming GPU classes)");
-	for (const Tier &tier : t.site_tiers)
-		if (!tier.min_class.empty() && !t.find_class(tier.min_class))
-			return unexpected(where, "gpu_tier." + tier.name + ": min_class '" + tier.min_class +
-							 "' is not a class (" + t.class_words() + ")");
-	bool priced = false, unpriced = false;
-	for (const PerfClass &c : t.classes)
-		(c.price > 0 ? priced : unpriced) = true;
-	if (priced && unpriced)
-		for (const PerfClass &c : t.classes)
-			if (c.price <= 0)
-				return unexpected(where, "gpu_class." + c.name +
-								 ": no price, while other classes have one (value and balanced "
-								 "compare prices: give every class one, or none)");
-	return ok();
-}
-
-expected<TierTable> read_tier_table(const std::string &path)
-{
-	auto c = read_topo_conf(path);
-	if (!c)
-		return unexpected(c.error());
-	return std::move(c->tiers);
 }
 
 status check_need(const TierTable &t, const Need &n)

@@ -98,6 +98,8 @@ public:
 	int minutes_to_offpeak(int minute_of_day) const;
 };
 
+// The table in loom-topo.conf (add_tier_keys, check_tiers and read_tier_table
+// are in topo_conf.cpp, beside the file's other keys).
 // Registers gpu_class.NAME, gpu_tier.NAME and offpeak on a schema, filling t.
 void add_tier_keys(ConfigSchema &schema, TierTable *t);
 // Once the file is read: every site tier's min_class is a class, every class
