@@ -86,7 +86,8 @@ int parse_args(int argc, char **argv, Args &a)
 		if (arg == "--size") {
 			auto s = parse_size(v);
 			if (!s || *s == 0) {
-				std::fprintf(stderr, "bench_ckpt: --size: '%s': expected a size such as 256M or 4G\n", v.c_str());
+				std::fprintf(stderr, "bench_ckpt: --size: '%s': expected a size such as 256M or 4G\n",
+					     v.c_str());
 				return 2;
 			}
 			a.size = *s;
@@ -97,7 +98,8 @@ int parse_args(int argc, char **argv, Args &a)
 		} else if (arg == "--reps") {
 			auto r = parse_int(v, 1, 100);
 			if (!r) {
-				std::fprintf(stderr, "bench_ckpt: --reps: '%s': %s\n", v.c_str(), r.error().message.c_str());
+				std::fprintf(stderr, "bench_ckpt: --reps: '%s': %s\n", v.c_str(),
+					     r.error().message.c_str());
 				return 2;
 			}
 			a.reps = static_cast<int>(*r);
@@ -116,14 +118,16 @@ int parse_args(int argc, char **argv, Args &a)
 		} else if (arg == "--settle") {
 			auto t = parse_int(v, 0, 600);
 			if (!t) {
-				std::fprintf(stderr, "bench_ckpt: --settle: '%s': %s\n", v.c_str(), t.error().message.c_str());
+				std::fprintf(stderr, "bench_ckpt: --settle: '%s': %s\n", v.c_str(),
+					     t.error().message.c_str());
 				return 2;
 			}
 			a.settle_s = static_cast<int>(*t);
 			i++;
 		} else {
-			std::fprintf(stderr, "usage: bench_ckpt [--size 1G] [--dir /var/tmp] [--reps 2] [--copy-threads N]"
-					     " [--huge-pages] [--settle S]\n");
+			std::fprintf(stderr,
+				     "usage: bench_ckpt [--size 1G] [--dir /var/tmp] [--reps 2] [--copy-threads N]"
+				     " [--huge-pages] [--settle S]\n");
 			return 2;
 		}
 	}
@@ -154,7 +158,8 @@ std::vector<ckpt::BufferView> shards(std::vector<char> &state)
 	std::vector<ckpt::BufferView> views;
 	size_t shard = (size + 3) / 4;
 	for (size_t off = 0, k = 0; off < size; off += shard, k++)
-		views.push_back({"shard" + std::to_string(k) + ".bin", state.data() + off, std::min(shard, size - off)});
+		views.push_back(
+			{"shard" + std::to_string(k) + ".bin", state.data() + off, std::min(shard, size - off)});
 	return views;
 }
 
@@ -249,8 +254,8 @@ int report(const Bench &b, Results &m)
 	const Args &a = b.args;
 	double mib = static_cast<double>(a.size) / (1 << 20);
 	std::printf("bench_ckpt: %.0f MiB in %s, best of %d, snapshot copied by %d thread(s)%s, %d s settle\n", mib,
-		    a.base.c_str(), a.reps, ckpt::copy_threads_for(b.ws, a.size), a.huge_pages ? " into huge pages" : "",
-		    a.settle_s);
+		    a.base.c_str(), a.reps, ckpt::copy_threads_for(b.ws, a.size),
+		    a.huge_pages ? " into huge pages" : "", a.settle_s);
 	std::printf("  %-38s %7.2f s  %8.1f MiB/s\n", "plain write+fsync", m.plain, mib / m.plain);
 	std::printf("  %-38s %7.2f s  %8.1f MiB/s\n", "sync save", m.sync, mib / m.sync);
 	auto first = [&](const char *what, std::vector<double> v) {

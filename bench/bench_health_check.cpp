@@ -31,7 +31,8 @@ int main(int argc, char **argv)
 	if (argc == 2) {
 		auto v = loom::parse_int(argv[1], 1, 100000);
 		if (!v) {
-			std::fprintf(stderr, "usage: bench_health_check [COUNT]: '%s': %s\n", argv[1], v.error().message.c_str());
+			std::fprintf(stderr, "usage: bench_health_check [COUNT]: '%s': %s\n", argv[1],
+				     v.error().message.c_str());
 			return 2;
 		}
 		iters = static_cast<int>(*v);

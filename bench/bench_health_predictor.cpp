@@ -47,7 +47,8 @@ Series build(int n, const std::function<double(int)> &f)
 std::vector<Family> families()
 {
 	return {
-		{"fan-failure", true, 84, [](std::mt19937 &r) {
+		{"fan-failure", true, 84,
+		 [](std::mt19937 &r) {
 			 double base = uni(r, 55, 70), rate = uni(r, 0.3, 1.5), noise = uni(r, 0.3, 2);
 			 int onset = static_cast<int>(uni(r, 15, 60));
 			 std::mt19937 n(r());
@@ -55,29 +56,40 @@ std::vector<Family> families()
 				 return base + uni(n, -noise, noise) + (i > onset ? rate * (i - onset) : 0);
 			 });
 		 }},
-		{"thermal-creep", true, 84, [](std::mt19937 &r) {
+		{"thermal-creep", true, 84,
+		 [](std::mt19937 &r) {
 			 double base = uni(r, 60, 72), rate = uni(r, 0.1, 0.3), noise = uni(r, 0.2, 1);
 			 std::mt19937 n(r());
-			 return build(static_cast<int>((90 - base) / rate), [=, &n](int i) mutable { return base + rate * i + uni(n, -noise, noise); });
+			 return build(static_cast<int>((90 - base) / rate),
+				      [=, &n](int i) mutable { return base + rate * i + uni(n, -noise, noise); });
 		 }},
-		{"ecc-storm", true, 2e7, [](std::mt19937 &r) {
+		{"ecc-storm", true, 2e7,
+		 [](std::mt19937 &r) {
 			 double start = uni(r, 1e5, 5e6), g = uni(r, 1.05, 1.20);
-			 return build(static_cast<int>(std::log(3e7 / start) / std::log(g)) + 2, [=](int i) { return std::floor(start * std::pow(g, i)); });
+			 return build(static_cast<int>(std::log(3e7 / start) / std::log(g)) + 2,
+				      [=](int i) { return std::floor(start * std::pow(g, i)); });
 		 }},
-		{"ib-degrading", true, 1000, [](std::mt19937 &r) {
+		{"ib-degrading", true, 1000,
+		 [](std::mt19937 &r) {
 			 double base = uni(r, 0, 200), rate = uni(r, 5, 50);
 			 std::mt19937 n(r());
 			 return build(static_cast<int>((1100 - base) / rate) + 2, [=, &n](int i) mutable {
 				 return std::floor(base + rate * i + uni(n, -rate / 4, rate / 4));
 			 });
 		 }},
-		{"healthy-noise", false, 84, [](std::mt19937 &r) {
+		{"healthy-noise", false, 84,
+		 [](std::mt19937 &r) {
 			 double base = uni(r, 55, 78), noise = uni(r, 0.5, 4);
 			 std::mt19937 n(r());
-			 return build(240, [=, &n](int i) mutable { (void)i; return std::min(83.0, base + uni(n, -noise, noise)); });
+			 return build(240, [=, &n](int i) mutable {
+				 (void)i;
+				 return std::min(83.0, base + uni(n, -noise, noise));
+			 });
 		 }},
-		{"healthy-load-step", false, 84, [](std::mt19937 &r) {
-			 double idle = uni(r, 30, 45), busy = uni(r, 60, 82), tau = uni(r, 0.3, 0.8), noise = uni(r, 0.3, 1.5);
+		{"healthy-load-step", false, 84,
+		 [](std::mt19937 &r) {
+			 double idle = uni(r, 30, 45), busy = uni(r, 60, 82), tau = uni(r, 0.3, 0.8),
+				noise = uni(r, 0.3, 1.5);
 			 int at = static_cast<int>(uni(r, 5, 60));
 			 std::mt19937 n(r());
 			 return build(180, [=, &n](int i) mutable {
@@ -85,11 +97,13 @@ std::vector<Family> families()
 				 return std::min(83.5, v + uni(n, -noise, noise));
 			 });
 		 }},
-		{"healthy-ecc-slow", false, 2e7, [](std::mt19937 &r) {
+		{"healthy-ecc-slow", false, 2e7,
+		 [](std::mt19937 &r) {
 			 double start = uni(r, 0, 1e6), rate = uni(r, 0, 1000);
 			 return build(240, [=](int i) { return std::floor(start + rate * i); });
 		 }},
-		{"healthy-ib-flat", false, 1000, [](std::mt19937 &r) {
+		{"healthy-ib-flat", false, 1000,
+		 [](std::mt19937 &r) {
 			 double v = std::floor(uni(r, 0, 500));
 			 return build(240, [=](int) { return v; });
 		 }},
@@ -106,7 +120,8 @@ int parse_count(int argc, char **argv, int &per)
 	if (argc == 2) {
 		auto v = loom::parse_int(argv[1], 1, 100000);
 		if (!v) {
-			std::fprintf(stderr, "usage: bench_health_predictor [COUNT]: '%s': %s\n", argv[1], v.error().message.c_str());
+			std::fprintf(stderr, "usage: bench_health_predictor [COUNT]: '%s': %s\n", argv[1],
+				     v.error().message.c_str());
 			return 2;
 		}
 		per = static_cast<int>(*v);
@@ -142,15 +157,18 @@ void run_family(const Family &f, int per, std::mt19937 &rng, Healthy &h)
 	}
 	if (f.failing) {
 		std::sort(leads.begin(), leads.end());
-		auto at = [&](double q) { return leads.empty() ? 0.0 : leads[static_cast<size_t>(q * (leads.size() - 1))] / 60.0; };
-		std::printf("%-18s %7.1f%% %8.1fmin %8.1fmin %8.1fmin %12s\n", f.name, 100.0 * warned / per, at(0.1), at(0.5),
-			    at(0.0), "-");
+		auto at = [&](double q) {
+			return leads.empty() ? 0.0 : leads[static_cast<size_t>(q * (leads.size() - 1))] / 60.0;
+		};
+		std::printf("%-18s %7.1f%% %8.1fmin %8.1fmin %8.1fmin %12s\n", f.name, 100.0 * warned / per, at(0.1),
+			    at(0.5), at(0.0), "-");
 	} else {
 		h.checks += checks;
 		h.warnings += warns;
 		h.seqs_warned += seq_false;
 		h.seqs += per;
-		std::printf("%-18s %8s %10s %10s %10s %5.2f%% seqs\n", f.name, "-", "-", "-", "-", 100.0 * seq_false / per);
+		std::printf("%-18s %8s %10s %10s %10s %5.2f%% seqs\n", f.name, "-", "-", "-", "-",
+			    100.0 * seq_false / per);
 	}
 }
 
@@ -162,7 +180,8 @@ void load_steps(int per)
 	for (auto [lo, hi] : {std::pair{60.0, 76.0}, std::pair{76.0, 82.0}}) {
 		int warned = 0;
 		for (int k = 0; k < per; k++) {
-			double idle = uni(r2, 30, 45), busy = uni(r2, lo, hi), tau = uni(r2, 0.3, 0.8), noise = uni(r2, 0.3, 1.5);
+			double idle = uni(r2, 30, 45), busy = uni(r2, lo, hi), tau = uni(r2, 0.3, 0.8),
+			       noise = uni(r2, 0.3, 1.5);
 			int at = static_cast<int>(uni(r2, 5, 60));
 			std::mt19937 n(r2());
 			Series s = build(180, [=, &n](int i) mutable {
@@ -185,7 +204,8 @@ int main(int argc, char **argv)
 	std::mt19937 rng(20261130);
 	std::vector<Family> fams = families();
 	std::printf("bench_health_predictor: %d sequences per family, 1 check/min, history 12, horizon 30 min\n", per);
-	std::printf("%-18s %8s %10s %10s %10s %12s\n", "family", "warned", "lead_p10", "lead_med", "lead_min", "false_alarm");
+	std::printf("%-18s %8s %10s %10s %10s %12s\n", "family", "warned", "lead_p10", "lead_med", "lead_min",
+		    "false_alarm");
 	Healthy h;
 	for (const auto &f : fams)
 		run_family(f, per, rng, h);

@@ -63,8 +63,8 @@ std::vector<Shape> shapes(bool quick)
 		t.nvlink_nodes = 9;
 		return t;
 	};
-	std::vector<Shape> v = {{"fat-1k", fat(2, 4)}, {"nvl-1k", nvl(2, 4)}, {"fat-10k", fat(5, 16)},
-				{"nvl-10k", nvl(5, 14)}};
+	std::vector<Shape> v = {
+		{"fat-1k", fat(2, 4)}, {"nvl-1k", nvl(2, 4)}, {"fat-10k", fat(5, 16)}, {"nvl-10k", nvl(5, 14)}};
 	if (!quick) {
 		v.push_back({"fat-100k", fat(50, 16)});
 		v.push_back({"nvl-100k", nvl(44, 16)});
@@ -102,11 +102,11 @@ void fill(State &s, double occupancy, std::mt19937_64 &rng)
 std::vector<Request> request_mix()
 {
 	std::vector<std::string> text = {
-		"gpus_per_node=1",	    "gpus_per_node=2",		    "gpus_per_node=4",
-		"gpus_per_node=1",	    "nodes=1 gpus_per_node=8",	    "nodes=2 gpus_per_node=8",
-		"nodes=4 gpus_per_node=8",  "nodes=8 gpus_per_node=8",	    "nodes=16 gpus_per_node=8 comm=heavy",
-		"nodes=32 gpus_per_node=8", "nodes=64 gpus_per_node=8",	    "nodes=4 gpus_per_node=8 comm=heavy",
-		"gpus=12 nodes=1-2",	    "nodes=2 gpus_per_node=4",	    "nodes=9 gpus_per_node=8 comm=heavy",
+		"gpus_per_node=1",          "gpus_per_node=2",          "gpus_per_node=4",
+		"gpus_per_node=1",          "nodes=1 gpus_per_node=8",  "nodes=2 gpus_per_node=8",
+		"nodes=4 gpus_per_node=8",  "nodes=8 gpus_per_node=8",  "nodes=16 gpus_per_node=8 comm=heavy",
+		"nodes=32 gpus_per_node=8", "nodes=64 gpus_per_node=8", "nodes=4 gpus_per_node=8 comm=heavy",
+		"gpus=12 nodes=1-2",        "nodes=2 gpus_per_node=4",  "nodes=9 gpus_per_node=8 comm=heavy",
 		"nodes=3 exclusive=yes"};
 	std::vector<Request> out;
 	for (const auto &t : text)
@@ -135,7 +135,9 @@ struct Tally {
 	double pct(double p)
 	{
 		std::sort(us.begin(), us.end());
-		return us.empty() ? 0 : us[std::min(us.size() - 1, static_cast<size_t>(p * static_cast<double>(us.size())))];
+		return us.empty()
+			       ? 0
+			       : us[std::min(us.size() - 1, static_cast<size_t>(p * static_cast<double>(us.size())))];
 	}
 	double mean(double v) const { return placed ? v / static_cast<double>(placed) : 0; }
 };
@@ -257,7 +259,8 @@ int main(int argc, char **argv)
 					tb = std::min(tb, t2 - t1);
 				}
 				if (!d || !b) {
-					std::fprintf(stderr, "bench_place: %s\n", (!d ? d.error() : b.error()).str().c_str());
+					std::fprintf(stderr, "bench_place: %s\n",
+						     (!d ? d.error() : b.error()).str().c_str());
 					return 1;
 				}
 				eng.us.push_back(te);
@@ -268,10 +271,11 @@ int main(int argc, char **argv)
 				}
 			}
 			for (auto [name, t] : {std::pair<const char *, Tally *>{"engine", &eng}, {"baseline", &base}})
-				std::printf("%-9s %6lld %3.0f%% | %-8s %8.1f %8.1f %3zu/%-3zu %6.2f %7.2f %7.2f %9.1f\n", sh.name,
-					    static_cast<long long>(c->total_gpus()), occ * 100, name, t->pct(0.5), t->pct(0.99),
-					    t->placed, reqs.size(), t->mean(t->leaves), t->mean(t->broken_nodes),
-					    t->mean(t->broken_leaves), t->mean(t->idle_left));
+				std::printf(
+					"%-9s %6lld %3.0f%% | %-8s %8.1f %8.1f %3zu/%-3zu %6.2f %7.2f %7.2f %9.1f\n",
+					sh.name, static_cast<long long>(c->total_gpus()), occ * 100, name, t->pct(0.5),
+					t->pct(0.99), t->placed, reqs.size(), t->mean(t->leaves),
+					t->mean(t->broken_nodes), t->mean(t->broken_leaves), t->mean(t->idle_left));
 		}
 		int steps = quick ? 2000 : 5000;
 		StreamResult e = stream(*c, false, seed, steps), b = stream(*c, true, seed, steps);

@@ -34,7 +34,8 @@ ClusterSpec synthetic(int gpus, bool nvl72)
 		if (n % (per_leaf * leaves_per_pod) == 0)
 			s.domains.push_back(DomainSpec{"pod" + std::to_string(pod), "pod", "spine", 51200, ""});
 		if (n % per_leaf == 0)
-			s.domains.push_back(DomainSpec{"leaf" + std::to_string(leaf), "leaf", "pod" + std::to_string(pod), 12800, ""});
+			s.domains.push_back(DomainSpec{"leaf" + std::to_string(leaf), "leaf",
+						       "pod" + std::to_string(pod), 12800, ""});
 		if (nvl72 && n % 9 == 0)
 			s.nvlink_domains.push_back(NvlinkDomainSpec{"nvl" + std::to_string(n / 9), 7200, ""});
 		NodeSpec ns;
@@ -117,14 +118,15 @@ int main(int argc, char **argv)
 				std::fprintf(stderr, "bench_topo: %s\n", c.error().str().c_str());
 				return 1;
 			}
-			std::string path = dir + "/bench-topo-" + std::to_string(gpus) + (shared ? "-shared" : "-inline") + ".json";
+			std::string path = dir + "/bench-topo-" + std::to_string(gpus) +
+					   (shared ? "-shared" : "-inline") + ".json";
 			std::string text = write_cluster_json(*c, {false, shared});
 			if (!write_file_atomic(path, text)) {
 				std::fprintf(stderr, "bench_topo: cannot write %s\n", path.c_str());
 				return 1;
 			}
-			std::printf("%s (%.1f MiB, hardware %s): ", path.c_str(), static_cast<double>(text.size()) / (1 << 20),
-				    shared ? "shared" : "inline");
+			std::printf("%s (%.1f MiB, hardware %s): ", path.c_str(),
+				    static_cast<double>(text.size()) / (1 << 20), shared ? "shared" : "inline");
 			std::fflush(stdout);
 			pid_t pid = fork();
 			if (pid == 0) {

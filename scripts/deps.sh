@@ -22,6 +22,8 @@ pkgs=(
 	groff-base
 	# shellcheck: every shell script is checked in make check (tests/tools/shellcheck.sh)
 	shellcheck
+	# clang-format: every C++ source is checked in make check (tests/tools/clang_format.sh)
+	clang-format
 	# one compiler cache for every build tree; http-parser (and libyaml) for
 	# the Slurm releases built from source (scripts/slurm.sh)
 	ccache libhttp-parser-dev

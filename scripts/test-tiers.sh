@@ -8,7 +8,7 @@ tests_of() { make -s --no-print-directory -C "$1" print-tests | tr ' ' '\n' | gr
 # The sanitizers watch instrumented C++ only: the tests that run none (the
 # Python SDK's, the man pages, bash completion, the ELF checks of the
 # plugins, the fetch of Slurm archives) are the unit tier's alone.
-SAN_SKIP='/(sdk_python|sdk_torch|sdk_io|sdk_wheel|frameworks|ranks_python|ranks_mpi|conformance_py|man_pages|man_keys|completion|check_symbols|link_weight|slurm_fetch|module_graph|shellcheck)\.sh$'
+SAN_SKIP='/(sdk_python|sdk_torch|sdk_io|sdk_wheel|frameworks|ranks_python|ranks_mpi|conformance_py|man_pages|man_keys|completion|check_symbols|link_weight|slurm_fetch|module_graph|shellcheck|clang_format)\.sh$'
 # -O1 and line tables only (-g1): reports keep their file:line frames, and the
 # compile takes about two thirds of -O2 -g's time.
 # Each test runs once: the unit tier runs those that execute no instrumented

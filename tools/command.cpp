@@ -20,9 +20,8 @@ Command::Command(const char *n, const char *s, Main f) : name(n), summary(s), fn
 {
 	auto &r = registry();
 	r.push_back(this);
-	std::sort(r.begin(), r.end(), [](const Command *a, const Command *b) {
-		return std::string(a->name) < std::string(b->name);
-	});
+	std::sort(r.begin(), r.end(),
+		  [](const Command *a, const Command *b) { return std::string(a->name) < std::string(b->name); });
 }
 
 const std::vector<const Command *> &commands() { return registry(); }

@@ -14,7 +14,8 @@ TESTS += tests/tools/slurm_fetch.sh
 EXTRA_DIST += tests/tools/slurm_fetch.sh
 # Every command and subcommand: --help exits 0 with its usage, a bad option 2.
 TESTS += tests/tools/cli_walk.sh tests/tools/shell_pipes.sh tests/tools/health_exit_codes.sh tests/tools/completion.sh \
-	tests/tools/man_pages.sh tests/tools/man_keys.sh tests/tools/module_graph.sh tests/tools/shellcheck.sh
+	tests/tools/man_pages.sh tests/tools/man_keys.sh tests/tools/module_graph.sh tests/tools/shellcheck.sh \
+	tests/tools/clang_format.sh
 # man_keys.sh compares each documented default with the reader's own, through this.
 check_PROGRAMS += tests/tools/schema_values
 tests_tools_schema_values_SOURCES = tests/tools/schema_values.cpp
@@ -22,4 +23,4 @@ tests_tools_schema_values_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 tests_tools_schema_values_LDADD = lib/libloom_health.la lib/libloom_ckpt.la $(LOOM_PLACE_LIBS)
 EXTRA_DIST += tests/tools/cli_walk.sh tests/tools/shell_pipes.sh tests/tools/health_exit_codes.sh tests/tools/completion.sh \
 	tests/tools/man_pages.sh tests/tools/man_keys.sh tests/tools/man_keys.py tests/tools/man_options.py tests/tools/module_graph.sh \
-	tests/tools/module_graph.py tests/tools/shellcheck.sh .shellcheckrc
+	tests/tools/module_graph.py tests/tools/shellcheck.sh .shellcheckrc tests/tools/clang_format.sh .clang-format

@@ -40,14 +40,18 @@ tool::OptionTable ckpt_options(const std::string &sub, CkptArgs &a)
 {
 	using namespace tool;
 	std::string cmd = "loom ckpt " + sub;
-	OptionTable t(cmd, sub == "ls" ? "DIR|--job ID [--json]" : sub == "verify" ? "DIR|--job ID [--quick] [--ranks N]"
-										: "DIR|--job ID --keep N [--dry-run]",
-		      sub == "ls"       ? "Committed checkpoints, newest first, with a quick check of each.\n" + std::string(ckpt_about)
-		      : sub == "verify" ? "Checks every checkpoint's files against its manifest (SHA-256; --quick: sizes)\n"
-					  "and names the one a restore would take; exit 1 when any is broken.\n" +
-						  std::string(ckpt_about)
-					: "Keeps the newest N complete checkpoints, removes older ones and staging debris.\n" +
-						  std::string(ckpt_about));
+	OptionTable t(cmd,
+		      sub == "ls"       ? "DIR|--job ID [--json]"
+		      : sub == "verify" ? "DIR|--job ID [--quick] [--ranks N]"
+					: "DIR|--job ID --keep N [--dry-run]",
+		      sub == "ls" ? "Committed checkpoints, newest first, with a quick check of each.\n" +
+					    std::string(ckpt_about)
+		      : sub == "verify"
+			      ? "Checks every checkpoint's files against its manifest (SHA-256; --quick: sizes)\n"
+				"and names the one a restore would take; exit 1 when any is broken.\n" +
+					std::string(ckpt_about)
+			      : "Keeps the newest N complete checkpoints, removes older ones and staging debris.\n" +
+					std::string(ckpt_about));
 	t.add("--job", "ID", "the --ckpt job whose directory to use", [&a](const std::string &v) {
 		if (!parse_int(v, 1, INT64_MAX))
 			return std::string("expected a job id");
@@ -203,7 +207,7 @@ int cmd_verify(const std::string &dir, bool quick, int64_t ranks)
 	const ckpt::Entry *restore = nullptr;
 	for (const auto &e : *list) {
 		status st = e.manifest ? ckpt::verify_checkpoint(e.path, *e.manifest,
-								  quick ? ckpt::Verify::quick : ckpt::Verify::full)
+								 quick ? ckpt::Verify::quick : ckpt::Verify::full)
 				       : status(unexpected(e.path, e.problem));
 		if (!st) {
 			bad++;

@@ -42,12 +42,13 @@ int config_main(int argc, char **argv)
 	bool keys = false;
 	OptionTable t("loom health config", "[FILE | --keys]",
 		      "Checks a health configuration (default /etc/loom/health.conf) as loom health check reads it.");
-	t.add("--keys", "", "list every key with its default and meaning", set_flag(keys)).positional([&path](const std::string &v) {
-		if (!path.empty())
-			return "one FILE only ('" + path + "', '" + v + "')";
-		path = v;
-		return std::string();
-	});
+	t.add("--keys", "", "list every key with its default and meaning", set_flag(keys))
+		.positional([&path](const std::string &v) {
+			if (!path.empty())
+				return "one FILE only ('" + path + "', '" + v + "')";
+			path = v;
+			return std::string();
+		});
 	t.epilog("Exit: 0 valid, 1 not, 2 bad usage.");
 	if (int rc = t.parse(argc, argv); rc >= 0)
 		return rc;

@@ -21,8 +21,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -50,7 +50,6 @@ std::string node_name(const std::string &given)
 	std::string h = host;
 	return h.substr(0, h.find('.'));
 }
-
 
 // The deadline: a read that blocks in the kernel (a hung NFS mount, a
 // device) cannot be interrupted, so past the deadline the process says
@@ -109,23 +108,29 @@ tool::OptionTable check_options(CheckArgs &a)
 		      a.config_given = true;
 		      return std::string();
 	      })
-		.add("--root", "DIR", "read /sys, /proc and logs under DIR (replay a recorded node)", set_string(a.root))
+		.add("--root", "DIR", "read /sys, /proc and logs under DIR (replay a recorded node)",
+		     set_string(a.root))
 		.add("--json", "", "print the verdict as JSON", set_flag(a.json))
 		.add("--prometheus", "FILE", "write a node_exporter textfile (atomically)", set_string(a.prom))
-		.add("--node", "NAME", "Slurm node name (default $SLURMD_NODENAME, then the host name)", set_string(a.node_arg))
+		.add("--node", "NAME", "Slurm node name (default $SLURMD_NODENAME, then the host name)",
+		     set_string(a.node_arg))
 		.add("--drain", "",
 		     "act on the node in Slurm: drain when critical, mark it suspect\n"
 		     "(Extra=loom:suspect:...) when suspect or unknown; resume and\n"
 		     "clear what loom set once ok for the hold-down time",
 		     set_flag(a.drain))
-		.add("--state-dir", "DIR", "hold-down state, predictor history and the suspect flag", set_string(a.state_dir))
+		.add("--state-dir", "DIR", "hold-down state, predictor history and the suspect flag",
+		     set_string(a.state_dir))
 		.add("--hold-down", "DUR", "override health.conf's hold_down (e.g. 10m)", set_duration(a.hold_down))
-		.add("--nvidia-smi", "FILE", "take GPU state from this nvidia-smi -q text instead of NVML", set_string(a.smi))
-		.add("--no-predict", "", "do not run the predictor", [&a](const std::string &) {
-			a.predict = false;
-			return std::string();
-		})
-		.add("--timeout", "DUR", "no verdict within DUR (default 60s) exits 3 (unknown)", set_duration(a.timeout_s, 1))
+		.add("--nvidia-smi", "FILE", "take GPU state from this nvidia-smi -q text instead of NVML",
+		     set_string(a.smi))
+		.add("--no-predict", "", "do not run the predictor",
+		     [&a](const std::string &) {
+			     a.predict = false;
+			     return std::string();
+		     })
+		.add("--timeout", "DUR", "no verdict within DUR (default 60s) exits 3 (unknown)",
+		     set_duration(a.timeout_s, 1))
 		.add("--quiet", "", "print nothing but errors (the exit code says it)", set_flag(a.quiet));
 	t.epilog("Exit: 0 ok, 1 warning (suspect), 2 critical (drain), 3 unknown (cannot judge,\n"
 		 "unusable configuration or usage: nothing is drained).");
@@ -197,15 +202,16 @@ void print_verdict(const std::string &node, const NodeSample &sample, const Verd
 		    v.reason().c_str());
 	for (const auto &f : v.findings)
 		std::printf("  %-8s %-18s %s\n", outcome_name(f.severity), f.check.c_str(), f.evidence.c_str());
-	std::printf("  (%zu GPUs from %s", sample.gpus.size(), sample.gpu_source.empty() ? "nowhere" : sample.gpu_source.c_str());
+	std::printf("  (%zu GPUs from %s", sample.gpus.size(),
+		    sample.gpu_source.empty() ? "nowhere" : sample.gpu_source.c_str());
 	if (c.gpu_count > 0)
 		std::printf(", %lld expected by %s", static_cast<long long>(c.gpu_count), expected_from.c_str());
 	std::printf(", %zu Xid events, %zu IB ports; %.1f ms)\n", sample.xids.size(), sample.ib_ports.size(), ms);
 }
 
 // The verdict's consequences: the textfile, the suspect flag, Slurm.
-int report(const CheckArgs &a, const std::string &node, const NodeSample &sample, const Verdict &v, const HealthConfig &c,
-	   ScontrolOps &slurm, const InSlurm &in_slurm, HoldState &hold)
+int report(const CheckArgs &a, const std::string &node, const NodeSample &sample, const Verdict &v,
+	   const HealthConfig &c, ScontrolOps &slurm, const InSlurm &in_slurm, HoldState &hold)
 {
 	int rc = v.exit_code();
 	if (!a.prom.empty())
@@ -219,8 +225,8 @@ int report(const CheckArgs &a, const std::string &node, const NodeSample &sample
 	if (!a.drain)
 		return rc;
 	if (!in_slurm.node) {
-		std::fprintf(stderr, "loom health: cannot ask Slurm about %s: %s: nothing done in Slurm\n", node.c_str(),
-			     in_slurm.error.c_str());
+		std::fprintf(stderr, "loom health: cannot ask Slurm about %s: %s: nothing done in Slurm\n",
+			     node.c_str(), in_slurm.error.c_str());
 		if (rc == 0)
 			rc = outcome_exit_code(Outcome::unknown);
 	} else if (act_on_slurm(slurm, *in_slurm.node, node, v, hold, c.hold_down, a.quiet) != 0 && rc == 0) {

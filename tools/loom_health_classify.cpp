@@ -11,8 +11,8 @@
 #include "lib/util/json.hpp"
 #include "lib/util/log.hpp"
 
-#include <cstdio>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -74,7 +74,8 @@ tool::Setter set_nodes(std::vector<std::string> &out)
 }
 
 // An integer into 'out' of another width.
-template <typename T> tool::Setter set_number(T &out, int64_t lo, int64_t hi)
+template <typename T>
+tool::Setter set_number(T &out, int64_t lo, int64_t hi)
 {
 	return [&out, lo, hi](const std::string &v) {
 		auto n = parse_int(v, lo, hi);
@@ -91,16 +92,20 @@ tool::OptionTable classify_options(ClassifyArgs &a)
 	JobEnd &j = a.job;
 	OptionTable t("loom health classify", "--state STATE [OPTION]...",
 		      "Prints the failure class, the culprit nodes and what jobcomp/health would do.");
-	t.add("--state", "STATE", "the job's end state (COMPLETED, FAILED, NODE_FAIL, TIMEOUT, OUT_OF_MEMORY, ...)", set_string(j.state))
+	t.add("--state", "STATE", "the job's end state (COMPLETED, FAILED, NODE_FAIL, TIMEOUT, OUT_OF_MEMORY, ...)",
+	      set_string(j.state))
 		.add("--exit-code", "N", "its exit code", set_number(j.exit_code, 0, 255))
 		.add("--signal", "N", "the signal that ended it", set_number(j.signal, 0, 64))
 		.add("--nodes", "n1,n2", "its nodes", set_nodes(j.nodes))
-		.add("--node-state", "NODE=STATE", "a node's state in Slurm (repeat)", set_into(j.node_state, "NODE=STATE"))
-		.add("--node-reason", "NODE=REASON", "a node's reason in Slurm (repeat)", set_into(j.node_reason, "NODE=REASON"))
-		.add("--log", "FILE", "the job's output or error file (repeat)", [&a](const std::string &v) {
-			a.logs.push_back(v);
-			return std::string();
-		})
+		.add("--node-state", "NODE=STATE", "a node's state in Slurm (repeat)",
+		     set_into(j.node_state, "NODE=STATE"))
+		.add("--node-reason", "NODE=REASON", "a node's reason in Slurm (repeat)",
+		     set_into(j.node_reason, "NODE=REASON"))
+		.add("--log", "FILE", "the job's output or error file (repeat)",
+		     [&a](const std::string &v) {
+			     a.logs.push_back(v);
+			     return std::string();
+		     })
 		.add("--checkpointed", "", "the job checkpoints (--ckpt)", set_flag(j.checkpointed))
 		.add("--requeue", "", "the job may be requeued", set_flag(j.requeue_allowed))
 		.add("--restarts", "N", "how often it was requeued already", set_number(j.restart_count, 0, 1000000))
@@ -127,13 +132,13 @@ void print_classification(const Classification &c, const JobDecision &d, bool js
 		std::fputs(out.dump().c_str(), stdout);
 		return;
 	}
-	std::printf("class: %s%s\nevidence: %s\n", failure_class_name(c.cls), is_infrastructure(c.cls) ? " (infrastructure)" : "",
-		    c.evidence.c_str());
+	std::printf("class: %s%s\nevidence: %s\n", failure_class_name(c.cls),
+		    is_infrastructure(c.cls) ? " (infrastructure)" : "", c.evidence.c_str());
 	std::string cul;
 	for (const auto &n : c.culprits)
 		cul += (cul.empty() ? "" : ",") + n;
-	std::printf("drain: %s\nrequeue: %s\ndecision: %s\n", cul.empty() ? "none" : cul.c_str(), d.requeue ? "yes" : "no",
-		    d.why.c_str());
+	std::printf("drain: %s\nrequeue: %s\ndecision: %s\n", cul.empty() ? "none" : cul.c_str(),
+		    d.requeue ? "yes" : "no", d.why.c_str());
 }
 
 } // namespace
@@ -170,7 +175,8 @@ int loom_health_classify_main(int argc, char **argv)
 int loom_health_stats_main(int argc, char **argv)
 {
 	std::string path;
-	tool::OptionTable t("loom health stats", "FILE", "Prints the failure statistics jobcomp/health keeps (failure-stats.json).");
+	tool::OptionTable t("loom health stats", "FILE",
+			    "Prints the failure statistics jobcomp/health keeps (failure-stats.json).");
 	t.positional([&path](const std::string &v) {
 		if (!path.empty())
 			return std::string("one statistics file only");
@@ -207,4 +213,3 @@ int loom_health_stats_main(int argc, char **argv)
 			    g.failures ? std::to_string(g.mtbf_s() / 3600).substr(0, 10).c_str() : "-");
 	return 0;
 }
-

@@ -7,9 +7,9 @@
 #include "tools/command.hpp"
 #include "tools/options.hpp"
 
-#include "lib/topo/net_probe.hpp"
 #include "lib/topo/build.hpp"
 #include "lib/topo/formats.hpp"
+#include "lib/topo/net_probe.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/hostlist.hpp"
@@ -89,10 +89,13 @@ tool::OptionTable net_options(NetArgs &a)
 		.add("--measure", "", "probe the server at ADDR and print the result line", set_mode(a, "--measure"))
 		.add("--judge", "", "read the result lines (RESULTS a file, - for stdin) and name a bad link",
 		     set_mode(a, "--judge"))
-		.add("--bind", "ADDR", "the address to serve on (default all)", noted(a.given, "--bind", set_string(a.bind)))
+		.add("--bind", "ADDR", "the address to serve on (default all)",
+		     noted(a.given, "--bind", set_string(a.bind)))
 		.add("--port", "P", "the UDP port (default 18515)", noted(a.given, "--port", set_int(a.port, 1, 65535)))
-		.add("--for", "DUR", "how long to serve (up to 1h)", noted(a.given, "--for", set_seconds_upto_1h(a.for_s)))
-		.add("--count", "N", "echo packets to send (default 200)", noted(a.given, "--count", set_int(a.count, 1, 100000)))
+		.add("--for", "DUR", "how long to serve (up to 1h)",
+		     noted(a.given, "--for", set_seconds_upto_1h(a.for_s)))
+		.add("--count", "N", "echo packets to send (default 200)",
+		     noted(a.given, "--count", set_int(a.count, 1, 100000)))
 		.add("--payload", "BYTES", "bytes per packet, 16 to 65000 (default 1024)",
 		     noted(a.given, "--payload", set_int(a.payload, 16, 65000)))
 		.add("--gap-ms", "X", "milliseconds between packets (default 1)",
@@ -103,9 +106,11 @@ tool::OptionTable net_options(NetArgs &a)
 		     noted(a.given, "--names", set_string(a.names)))
 		.add("--max-loss", "X", strprintf("the share of packets a link may lose (default %g)", a.lim.max_loss),
 		     noted(a.given, "--max-loss", set_real(a.lim.max_loss, 0, 1, "expected a share from 0 to 1")))
-		.add("--rtt-factor", "X", strprintf("a link slower than X times its peers' median is bad (default %g)", a.lim.rtt_factor),
+		.add("--rtt-factor", "X",
+		     strprintf("a link slower than X times its peers' median is bad (default %g)", a.lim.rtt_factor),
 		     noted(a.given, "--rtt-factor", set_real(a.lim.rtt_factor, 1, 1000, "expected 1 to 1000")))
-		.add("--rtt-floor-ms", "X", strprintf("round trips under X ms are never slow (default %g)", a.lim.rtt_floor_ms),
+		.add("--rtt-floor-ms", "X",
+		     strprintf("round trips under X ms are never slow (default %g)", a.lim.rtt_floor_ms),
 		     noted(a.given, "--rtt-floor-ms", set_real(a.lim.rtt_floor_ms, 0, 60000, "expected 0 to 60000")))
 		.positional([&a](const std::string &v) {
 			a.pos.push_back(v);
@@ -165,8 +170,8 @@ int measure(const NetArgs &a)
 		(void)::gethostname(h, sizeof(h) - 1);
 		client = h;
 	}
-	auto r = topo::measure_echo(a.pos[0], static_cast<int>(a.port), static_cast<int>(a.count), static_cast<int>(a.payload),
-				    a.gap_ms, static_cast<int>(a.timeout_s * 1000));
+	auto r = topo::measure_echo(a.pos[0], static_cast<int>(a.port), static_cast<int>(a.count),
+				    static_cast<int>(a.payload), a.gap_ms, static_cast<int>(a.timeout_s * 1000));
 	if (!r) {
 		std::fprintf(stderr, "%s: --measure: %s\n", cmd, r.error().str().c_str());
 		return tool::exit_problems;
@@ -224,8 +229,9 @@ int loom_health_netprobe_main(int argc, char **argv)
 	if (a.pos.size() != want)
 		return usage_error(t, a.mode == "--serve"     ? "--serve takes no positional argument"
 				      : a.mode == "--measure" ? "--measure: expected the server's ADDR"
-				      : a.mode == "--pairs"   ? "--pairs: expected FABRIC and NODELIST"
-							      : "--judge: expected FABRIC and RESULTS (a file, - for stdin)");
+				      : a.mode == "--pairs"
+					      ? "--pairs: expected FABRIC and NODELIST"
+					      : "--judge: expected FABRIC and RESULTS (a file, - for stdin)");
 	if (a.mode == "--pairs")
 		return pairs(a);
 	if (a.mode == "--serve")

@@ -79,7 +79,8 @@ tool::Setter set_probes(ProbeArgs &a)
 		size_t start = 0;
 		while (start <= list.size()) {
 			size_t comma = list.find(',', start);
-			std::string w = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+			std::string w =
+				list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
 			if (w == "membw")
 				a.membw = true;
 			else if (w == "allreduce")
@@ -195,8 +196,8 @@ void print_allreduce(const AllReduceResult &r)
 	std::printf("all-reduce: %s\n  %d GPUs, NCCL %s, %zu MiB per GPU, %d iterations\n", res.c_str(), r.gpus,
 		    nccl_version(r.nccl_version).c_str(), r.bytes >> 20, r.iterations);
 	if (r.seconds > 0)
-		std::printf("  %.0f us per all-reduce: algbw %.1f GB/s, busbw %.1f GB/s (pass at %.1f)\n", r.seconds * 1e6,
-			    r.algbw_gb_per_s, r.busbw_gb_per_s, r.min_busbw_gb_per_s);
+		std::printf("  %.0f us per all-reduce: algbw %.1f GB/s, busbw %.1f GB/s (pass at %.1f)\n",
+			    r.seconds * 1e6, r.algbw_gb_per_s, r.busbw_gb_per_s, r.min_busbw_gb_per_s);
 	std::printf("  data: %s\n", r.data_ok ? "every element n(n+1)/2" : "not verified");
 	if (!r.error.empty())
 		std::printf("  error: %s\n", r.error.c_str());

@@ -77,7 +77,8 @@ int spares_main(std::string file, bool json)
 		have += d.spares.size();
 		std::string spares = d.spares.empty() ? "-" : hostlist_compress(d.spares);
 		if (static_cast<int>(d.spares.size()) < d.want)
-			spares += "  (short: " + std::to_string(d.spares.size()) + " of " + std::to_string(d.want) + ")";
+			spares +=
+				"  (short: " + std::to_string(d.spares.size()) + " of " + std::to_string(d.want) + ")";
 		std::printf("%-*s  %-*s  %5zu  %4d  %s\n", static_cast<int>(w_kind), d.kind.c_str(),
 			    static_cast<int>(w_name), d.name.c_str(), d.nodes.size(), d.want, spares.c_str());
 	}
@@ -137,8 +138,7 @@ loom::tool::Setter set_clock(int &minute)
 loom::tool::OptionTable place_options(PlaceArgs &a)
 {
 	using namespace loom::tool;
-	OptionTable t("loom place",
-		      "[--explain] --cluster FILE [--state FILE] --request \"KEY=VALUE ...\" [OPTION]...",
+	OptionTable t("loom place", "[--explain] --cluster FILE [--state FILE] --request \"KEY=VALUE ...\" [OPTION]...",
 		      "Prints the nodes the placement engine chooses for the request, the runner-up and why.");
 	t.also("--spares [--spare-file FILE] [--json]");
 	t.add("--explain", "", "the decision and why (the default)", [](const std::string &) { return std::string(); })
@@ -151,7 +151,8 @@ loom::tool::OptionTable place_options(PlaceArgs &a)
 			     a.have_request = true;
 			     return std::string();
 		     })
-		.add_input("--weights", "FILE", "score weights (default: built in, see --show-weights)", read_weights(a.weights))
+		.add_input("--weights", "FILE", "score weights (default: built in, see --show-weights)",
+			   read_weights(a.weights))
 		.add_input("--topo-conf", "FILE",
 			   "the GPU classes, prices and tiers of this loom-topo.conf (tier=, min_class=,\n"
 			   "gpu_mem= in requests; a price per hour on each candidate)",
@@ -189,7 +190,8 @@ void print_decision(const loom::topo::Cluster &c, const loom::place::Request &r,
 	std::fputs(place::format_decision(c, r, d).c_str(), stdout);
 	if (b) {
 		std::string text = place::format_decision(c, r, *b);
-		std::fputs(("\nSlurm topology/tree would choose:\n" + text.substr(text.find('\n') + 1)).c_str(), stdout);
+		std::fputs(("\nSlurm topology/tree would choose:\n" + text.substr(text.find('\n') + 1)).c_str(),
+			   stdout);
 	}
 }
 
@@ -202,7 +204,7 @@ int explain(const PlaceArgs &a, const loom::place::Request &request)
 		return tool::exit_problems;
 	}
 	auto state = a.state_file.empty() ? expected<place::State>(place::State(*cluster))
-					   : place::load_state_file(*cluster, a.state_file);
+					  : place::load_state_file(*cluster, a.state_file);
 	if (!state) {
 		std::fprintf(stderr, "loom place: %s\n", state.error().str().c_str());
 		return tool::exit_problems;

@@ -6,8 +6,8 @@
 
 #include "lib/place/spares.hpp"
 #include "lib/sim/cluster_gen.hpp"
-#include "lib/sim/report.hpp"
 #include "lib/sim/placer.hpp"
+#include "lib/sim/report.hpp"
 #include "lib/topo/cluster_json.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
@@ -142,8 +142,8 @@ int read_jobs(SimArgs &a, World &w)
 		return say(t.error());
 	w.jobs = std::move(*t);
 	int copies = repeat_trace(a, w.jobs);
-	w.jobs_desc = strprintf("trace: %s (arrivals x%.4g, sizes x%g, from day %lld%s)", a.trace_file.c_str(), a.time_scale,
-				a.size_scale, static_cast<long long>(a.skip_days),
+	w.jobs_desc = strprintf("trace: %s (arrivals x%.4g, sizes x%g, from day %lld%s)", a.trace_file.c_str(),
+				a.time_scale, a.size_scale, static_cast<long long>(a.skip_days),
 				copies > 1 ? strprintf(", played %d times over", copies).c_str() : "");
 	if (a.days == 0 && !w.jobs.empty())
 		a.days = w.jobs.back().submit_s / 86400 + 1;
@@ -186,31 +186,36 @@ std::string describe(const SimArgs &a, const World &w, size_t failures_drawn)
 	int64_t job_gpu_h = 0;
 	for (const sim::Job &j : w.jobs)
 		job_gpu_h += static_cast<int64_t>(j.gpus()) * j.work_s / 3600;
-	std::string p = strprintf("cluster    %s\n           %zu nodes, %lld GPUs, %zu NVLink domains\n", w.cluster_desc.c_str(),
-				  w.cluster.nodes.size(), static_cast<long long>(w.gpus), w.cluster.nvlink_domains.size());
-	p += strprintf("jobs       %s\n           %zu jobs, %lld GPU-hours of work, %lld days simulated\n", w.jobs_desc.c_str(),
-		       w.jobs.size(), static_cast<long long>(job_gpu_h), static_cast<long long>(a.days));
-	p += strprintf("failures   %s           %zu failures drawn (seed %lld)\n", sim::format_failure_model(b.failures).c_str(),
-		       failures_drawn, static_cast<long long>(a.seed));
+	std::string p = strprintf("cluster    %s\n           %zu nodes, %lld GPUs, %zu NVLink domains\n",
+				  w.cluster_desc.c_str(), w.cluster.nodes.size(), static_cast<long long>(w.gpus),
+				  w.cluster.nvlink_domains.size());
+	p += strprintf("jobs       %s\n           %zu jobs, %lld GPU-hours of work, %lld days simulated\n",
+		       w.jobs_desc.c_str(), w.jobs.size(), static_cast<long long>(job_gpu_h),
+		       static_cast<long long>(a.days));
+	p += strprintf("failures   %s           %zu failures drawn (seed %lld)\n",
+		       sim::format_failure_model(b.failures).c_str(), failures_drawn, static_cast<long long>(a.seed));
 	p += strprintf("checkpoint interval %s, cost %gs, restart %llds\n",
 		       b.ckpt.interval_s ? format_duration(b.ckpt.interval_s).c_str() : "auto", b.ckpt.cost_s,
 		       static_cast<long long>(b.ckpt.restart_s));
 	if (!b.spares.empty() || b.migrate)
 		p += strprintf("spares     %s, lent to jobs of up to %s, replacement %llds; migration %s\n",
-			       b.spares.empty() ? "none" : a.spares_text.c_str(), format_duration(b.spares.lend_max_s).c_str(),
-			       static_cast<long long>(b.replace_s), b.migrate ? "on" : "off");
+			       b.spares.empty() ? "none" : a.spares_text.c_str(),
+			       format_duration(b.spares.lend_max_s).c_str(), static_cast<long long>(b.replace_s),
+			       b.migrate ? "on" : "off");
 	if (b.cost.model != sim::CommModel::share || b.cost.rank_order || b.contention)
 		p += strprintf("comm       %s model, %s rank order%s\n", sim::comm_model_name(b.cost.model),
-			       b.cost.rank_order ? "loom's" : "Slurm's", b.contention ? ", uplinks shared by the jobs across them" : "");
+			       b.cost.rank_order ? "loom's" : "Slurm's",
+			       b.contention ? ", uplinks shared by the jobs across them" : "");
 	if (b.weights.tiers) {
 		std::string cls;
 		for (const place::PerfClass &pc : b.weights.tiers->classes)
-			cls += strprintf("%s%s x%g %.2f/GPU-h", cls.empty() ? "" : ", ", pc.name.c_str(), pc.throughput, pc.price);
+			cls += strprintf("%s%s x%g %.2f/GPU-h", cls.empty() ? "" : ", ", pc.name.c_str(), pc.throughput,
+					 pc.price);
 		p += "classes    " + cls + "; jobs with a tier: " + b.tier_mode + "\n";
 	}
 	if (b.degraded_uplinks > 0)
-		p += strprintf("degraded   %d leaf uplinks at %g of capacity; link marks on %g of their nodes\n", b.degraded_uplinks,
-			       b.degraded_factor, b.link_marks);
+		p += strprintf("degraded   %d leaf uplinks at %g of capacity; link marks on %g of their nodes\n",
+			       b.degraded_uplinks, b.degraded_factor, b.link_marks);
 	return p;
 }
 
@@ -234,8 +239,9 @@ int run_placer(const SimArgs &a, const World &w, const std::vector<sim::Failure>
 			if (t - last < std::chrono::milliseconds(250))
 				return;
 			last = t;
-			std::fprintf(stderr, "\rloom sim: %-8s day %6.1f of %lld (%3.0f%%)", p.c_str(), double(now) / 86400,
-				     static_cast<long long>(a.days), 100.0 * double(now) / double(std::max<int64_t>(1, a.base.horizon_s)));
+			std::fprintf(stderr, "\rloom sim: %-8s day %6.1f of %lld (%3.0f%%)", p.c_str(),
+				     double(now) / 86400, static_cast<long long>(a.days),
+				     100.0 * double(now) / double(std::max<int64_t>(1, a.base.horizon_s)));
 			std::fflush(stderr);
 		};
 	auto r = sim::simulate(w.cluster, w.jobs, drawn, cfg);
@@ -251,7 +257,8 @@ int run_all(SimArgs &a, const World &w)
 {
 	a.base.horizon_s = a.days * 86400;
 	a.base.large_gpus = a.large;
-	auto drawn = sim::draw_failures(a.base.failures, w.cluster.nodes.size(), a.base.horizon_s, static_cast<uint64_t>(a.seed));
+	auto drawn = sim::draw_failures(a.base.failures, w.cluster.nodes.size(), a.base.horizon_s,
+					static_cast<uint64_t>(a.seed));
 	if (auto st = make_dirs(a.out_dir); !st)
 		return say(st.error());
 	std::string params = describe(a, w, drawn.size());
@@ -295,6 +302,7 @@ int sim_main(int argc, char **argv)
 	return run_all(a, w);
 }
 
-loom::tool::Command sim_command{"sim", "simulate the cluster: a trace, failures and placers at 10k-100k GPUs", sim_main};
+loom::tool::Command sim_command{"sim", "simulate the cluster: a trace, failures and placers at 10k-100k GPUs",
+				sim_main};
 
 } // namespace

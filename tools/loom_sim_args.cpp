@@ -82,7 +82,8 @@ Setter set_degraded(SimArgs &a)
 		auto f = colon == std::string::npos ? expected<double>(a.base.degraded_factor)
 						    : parse_real(v.substr(colon + 1), 1e-3, 1);
 		if (!n || !f)
-			return std::string("expected N[:FACTOR], a whole number of leaves and a factor from 0.001 to 1");
+			return std::string(
+				"expected N[:FACTOR], a whole number of leaves and a factor from 0.001 to 1");
 		a.base.degraded_uplinks = static_cast<int>(*n);
 		a.base.degraded_factor = *f;
 		return std::string();
@@ -143,7 +144,8 @@ void add_inputs(OptionTable &t, SimArgs &a)
 		     "and block on clusters with NVLink domains)",
 		     add_placers(a.placers))
 		.add("--failures", "MODEL|default|none",
-		     "failure model file; default: Llama 3's rates and causes; none: no failures", set_string(a.failures))
+		     "failure model file; default: Llama 3's rates and causes; none: no failures",
+		     set_string(a.failures))
 		.add("--days", "N", "simulated days (jobs arriving later are left out; default: the trace's span)",
 		     set_int(a.days, 1, 36500))
 		.add("--seed", "N", "failures and generated jobs (default 1)", set_int(a.seed, 0, INT64_MAX))
@@ -166,13 +168,15 @@ void add_checkpoints_and_spares(OptionTable &t, SimArgs &a)
 		.add("--ckpt-cost", "DUR", "blocking time of one checkpoint (default 60s)", set_cost(b.ckpt.cost_s))
 		.add("--restart-cost", "DUR", "restore and warm-up after a restart (default 300s)",
 		     set_duration(b.ckpt.restart_s))
-		.add("--spares", "SPEC", "a spare pool, as loom-topo.conf's spares= (\"nvlink:1,pod:2%\"; default none)",
-		     set_spares(a))
-		.add("--spare-lend", "DUR", "jobs with a time limit up to DUR may use spares (spare_lend=; default 30m)",
+		.add("--spares", "SPEC",
+		     "a spare pool, as loom-topo.conf's spares= (\"nvlink:1,pod:2%\"; default none)", set_spares(a))
+		.add("--spare-lend", "DUR",
+		     "jobs with a time limit up to DUR may use spares (spare_lend=; default 30m)",
 		     set_duration(b.spares.lend_max_s))
 		.add("--replace-time", "DUR", "failure detected to running again on spares (default 10s)",
 		     set_duration(b.replace_s))
-		.add("--migrate", "yes|no", "--ckpt jobs move off a node marked suspect (spank_ckpt migrate=; default no)",
+		.add("--migrate", "yes|no",
+		     "--ckpt jobs move off a node marked suspect (spank_ckpt migrate=; default no)",
 		     set_yes_no(b.migrate));
 }
 
@@ -196,7 +200,8 @@ void add_model(OptionTable &t, SimArgs &a)
 		     "an uplink is shared by the jobs running across it at a job's start, not by\n"
 		     "every GPU under it (default no: a full domain)",
 		     set_yes_no(b.contention))
-		.add("--rank-order", "yes|no", "ring: jobs run in loom's rank order (LOOM_HOSTFILE), else Slurm's (default no)",
+		.add("--rank-order", "yes|no",
+		     "ring: jobs run in loom's rank order (LOOM_HOSTFILE), else Slurm's (default no)",
 		     set_yes_no(b.cost.rank_order))
 		.add("--degraded-uplinks", "N[:FACTOR]",
 		     "N leaves, spread over the cluster, have uplinks at FACTOR of their capacity\n(default 0.25)",
@@ -230,10 +235,12 @@ void add_output(OptionTable &t, SimArgs &a)
 
 OptionTable sim_options(SimArgs &a)
 {
-	OptionTable t("loom sim", "(--cluster FILE | --generate SPEC) (--trace FILE | --generate-jobs SPEC) --out DIR [OPTION]...",
-		      "Replays jobs against a cluster under a Slurm-like scheduler loop (priority, backfill, time limits,\n"
-		      "requeue) with each placer in turn, the same jobs and the same failures for each; writes CSV files\n"
-		      "and SVG plots to DIR and prints a summary.");
+	OptionTable t(
+		"loom sim",
+		"(--cluster FILE | --generate SPEC) (--trace FILE | --generate-jobs SPEC) --out DIR [OPTION]...",
+		"Replays jobs against a cluster under a Slurm-like scheduler loop (priority, backfill, time limits,\n"
+		"requeue) with each placer in turn, the same jobs and the same failures for each; writes CSV files\n"
+		"and SVG plots to DIR and prints a summary.");
 	add_inputs(t, a);
 	add_checkpoints_and_spares(t, a);
 	add_model(t, a);
@@ -245,11 +252,14 @@ OptionTable sim_options(SimArgs &a)
 int check_sim_args(const OptionTable &t, const SimArgs &a)
 {
 	if (a.base.cost.rank_order && a.base.cost.model != sim::CommModel::ring) {
-		std::fprintf(stderr, "loom sim: --rank-order yes needs --comm-model ring (the share model does not depend on the order)\n");
+		std::fprintf(stderr, "loom sim: --rank-order yes needs --comm-model ring (the share model does not "
+				     "depend on the order)\n");
 		return exit_usage;
 	}
-	if (a.cluster_file.empty() == a.gen.empty() || a.trace_file.empty() == a.gen_jobs.empty() || a.out_dir.empty()) {
-		std::fprintf(stderr, "loom sim: give one of --cluster and --generate, one of --trace and --generate-jobs, and --out\n");
+	if (a.cluster_file.empty() == a.gen.empty() || a.trace_file.empty() == a.gen_jobs.empty() ||
+	    a.out_dir.empty()) {
+		std::fprintf(stderr, "loom sim: give one of --cluster and --generate, one of --trace and "
+				     "--generate-jobs, and --out\n");
 		t.usage(stderr);
 		return exit_usage;
 	}

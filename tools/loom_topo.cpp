@@ -78,7 +78,8 @@ int discover(const tool::TopoArgs &a)
 		return write_out(a.out, write_cluster_json(*c, {true, false}));
 	const Node &n = c->nodes[0];
 	std::printf("node %s: %u GPUs, %u NICs, %u NUMA nodes; hwloc %s, NVML %s\n", n.name.c_str(), n.gpu_count,
-		    n.nic_count, n.numa_count, d->hwloc_loaded ? "loaded" : "not used", d->nvml_loaded ? "loaded" : "not found");
+		    n.nic_count, n.numa_count, d->hwloc_loaded ? "loaded" : "not used",
+		    d->nvml_loaded ? "loaded" : "not found");
 	for (uint16_t k = 0; k < n.gpu_count; k++) {
 		const Gpu &g = c->gpus[n.gpu_begin + k];
 		std::printf("  gpu %u %s %s numa %d nvlinks %u%s nic %s\n", g.index, g.pci_bus_id.c_str(),
@@ -111,8 +112,8 @@ int build(const tool::TopoArgs &a)
 		for (auto &n : node->nodes) {
 			auto it = at.find(n.name);
 			if (it == at.end()) {
-				std::fprintf(stderr, "loom topo build: %s: node '%s' is not in the fabric file\n", path.c_str(),
-					     n.name.c_str());
+				std::fprintf(stderr, "loom topo build: %s: node '%s' is not in the fabric file\n",
+					     path.c_str(), n.name.c_str());
 				problems++;
 				continue;
 			}
@@ -265,7 +266,8 @@ int ranks(const tool::TopoArgs &a, const tool::OptionTable &t)
 			return std::make_pair(std::string("(not in the fabric)"), std::string("-"));
 		const Node &nd = c->nodes[n];
 		return std::make_pair(nd.leaf == none ? std::string("-") : c->domains[nd.leaf].name,
-				      nd.nvlink_domain == none ? std::string("-") : c->nvlink_domains[nd.nvlink_domain].name);
+				      nd.nvlink_domain == none ? std::string("-")
+							       : c->nvlink_domains[nd.nvlink_domain].name);
 	};
 	std::printf("%-5s %-20s %-20s %s\n", "rank", "node", "leaf", "nvlink");
 	for (size_t i = 0; i < order->size(); i++) {
@@ -303,8 +305,10 @@ int topo_main(int argc, char **argv)
 		tool::topo_usage(stdout);
 		return tool::exit_ok;
 	}
-	if (sub != "discover" && sub != "build" && sub != "convert" && sub != "show" && sub != "check" && sub != "ranks") {
-		std::fprintf(stderr, "loom topo: %s\n", sub.empty() ? "missing subcommand" : ("unknown subcommand '" + sub + "'").c_str());
+	if (sub != "discover" && sub != "build" && sub != "convert" && sub != "show" && sub != "check" &&
+	    sub != "ranks") {
+		std::fprintf(stderr, "loom topo: %s\n",
+			     sub.empty() ? "missing subcommand" : ("unknown subcommand '" + sub + "'").c_str());
 		tool::topo_usage(stderr);
 		return tool::exit_usage;
 	}

@@ -43,7 +43,8 @@ Setter set_level_names(std::vector<std::string> &out)
 			size_t c = v.find(',', p);
 			std::string w = v.substr(p, c == std::string::npos ? std::string::npos : c - p);
 			if (w.empty() || w == topo::nvlink_kind || w.find_first_of(" \t:=") != std::string::npos)
-				return std::string("expected names like leaf,su,spine (not empty, not nvlink, no spaces, ':' or '=')");
+				return std::string("expected names like leaf,su,spine (not empty, not nvlink, no "
+						   "spaces, ':' or '=')");
 			out.push_back(w);
 			if (c == std::string::npos)
 				break;
@@ -95,10 +96,11 @@ OptionTable discover_options(TopoArgs &a)
 
 OptionTable build_options(TopoArgs &a)
 {
-	OptionTable t("loom topo build",
-		      "--fabric FILE [--from-format F] [--placeholders skip|guid] [--level-names A,B] [-o FILE] NODEFILE...",
-		      "The cluster file: the fabric from FILE, each node's hardware from its NODEFILE\n"
-		      "(loom topo discover --json).");
+	OptionTable t(
+		"loom topo build",
+		"--fabric FILE [--from-format F] [--placeholders skip|guid] [--level-names A,B] [-o FILE] NODEFILE...",
+		"The cluster file: the fabric from FILE, each node's hardware from its NODEFILE\n"
+		"(loom topo discover --json).");
 	t.add("--fabric", "FILE", "the fabric (any format in)", noted(a.given, "--fabric", set_string(a.fabric)))
 		.add("--from-format", "F", "its format (default: from the content)", set_from_format(a.from_format));
 	add_reading(t, a);
@@ -113,10 +115,12 @@ OptionTable convert_options(TopoArgs &a)
 	t.add("--from", "FILE", "the input", noted(a.given, "--from", set_string(a.from)))
 		.add("--from-format", "F", "its format (default: from the content)", set_from_format(a.from_format))
 		.add("--to", "FORMAT", "the output format",
-		     noted(a.given, "--to", set_choice(a.to, {"json", "topology.conf", "block", "topology.yaml", "gres.conf", "nccl"})))
+		     noted(a.given, "--to",
+			   set_choice(a.to, {"json", "topology.conf", "block", "topology.yaml", "gres.conf", "nccl"})))
 		.add("--node", "NAME", "--to nccl: that node only", noted(a.given, "--node", set_string(a.node)))
 		.add("--gpus-per-node", "N", "GPUs of a node the input does not describe",
-		     noted(a.given, "--gpus-per-node", set_int(a.gpus_per_node, 0, static_cast<int64_t>(topo::max_gpus_per_node))))
+		     noted(a.given, "--gpus-per-node",
+			   set_int(a.gpus_per_node, 0, static_cast<int64_t>(topo::max_gpus_per_node))))
 		.add("--gpu-model", "M", "their model", set_string(a.gpu_model))
 		.add("--node-features", "FILE", "slurm.conf or a NodeName= file: each node's Gres and Features",
 		     noted(a.given, "--node-features", set_string(a.node_features)))

@@ -14,10 +14,10 @@
 namespace loom::tool {
 
 struct TopoArgs {
-	std::vector<std::string> pos; // positional words (NODEFILE..., CLUSTER, NODELIST)
+	std::vector<std::string> pos;   // positional words (NODEFILE..., CLUSTER, NODELIST)
 	std::vector<std::string> given; // the options given, by name
-	std::string root = "/", hwloc_xml, hostname, out, fabric, from, to, node, gpu_model, node_features, class_features,
-		    name, slurm_conf;
+	std::string root = "/", hwloc_xml, hostname, out, fabric, from, to, node, gpu_model, node_features,
+		    class_features, name, slurm_conf;
 	topo::Format from_format = topo::Format::unknown;
 	topo::ReadOptions read;               // --placeholders
 	std::vector<std::string> level_names; // --level-names

@@ -86,7 +86,8 @@ int topo_show(const TopoArgs &a, const OptionTable &t)
 		Json nvl = Json::array();
 		for (const auto &v : c->nvlink_domains) {
 			Json vo = Json::object();
-			vo.set("name", Json::string(v.name)).set("nodes", Json::integer(static_cast<int64_t>(v.nodes.size())));
+			vo.set("name", Json::string(v.name))
+				.set("nodes", Json::integer(static_cast<int64_t>(v.nodes.size())));
 			vo.set("gpus", Json::integer(v.gpu_count));
 			nvl.push(std::move(vo));
 		}
@@ -99,8 +100,8 @@ int topo_show(const TopoArgs &a, const OptionTable &t)
 		return exit_ok;
 	}
 	std::printf("cluster %s: %zu nodes, %lld GPUs, %zu domains in %u levels, %zu NVLink domains\n",
-		    c->name.empty() ? "(unnamed)" : c->name.c_str(), c->nodes.size(), static_cast<long long>(c->total_gpus()),
-		    c->domains.size(), c->levels, c->nvlink_domains.size());
+		    c->name.empty() ? "(unnamed)" : c->name.c_str(), c->nodes.size(),
+		    static_cast<long long>(c->total_gpus()), c->domains.size(), c->levels, c->nvlink_domains.size());
 	std::printf("locality kinds: %s\n", join(locality_kinds(*c), ", ").c_str());
 	for (Index d = 0; d < static_cast<Index>(c->domains.size()); d++)
 		if (c->domains[d].parent == none)
@@ -133,9 +134,11 @@ int check_fabric(const std::string &path, size_t &problems)
 	for (const IbLeftOut &l : f->left_out) {
 		bool problem = l.why == IbLeftOut::Why::placeholder || l.why == IbLeftOut::Why::unnamed;
 		problems += problem;
-		std::printf("%s: HCA %s \"%s\" on %s port %d: %s%s\n", path.c_str(), l.guid.c_str(), shown(l.desc, 60).c_str(),
-			    l.sw.empty() ? "no switch" : l.sw.c_str(), l.sw_port, left_out_name(l.why),
-			    problem ? " (set its node description, or convert with --placeholders guid)" : ", not a compute node");
+		std::printf("%s: HCA %s \"%s\" on %s port %d: %s%s\n", path.c_str(), l.guid.c_str(),
+			    shown(l.desc, 60).c_str(), l.sw.empty() ? "no switch" : l.sw.c_str(), l.sw_port,
+			    left_out_name(l.why),
+			    problem ? " (set its node description, or convert with --placeholders guid)"
+				    : ", not a compute node");
 	}
 	return exit_ok;
 }
@@ -157,7 +160,8 @@ int topo_check(const TopoArgs &a, const OptionTable &t)
 			return rc;
 		if (cluster.empty()) {
 			if (problems) {
-				std::fprintf(stderr, "loom topo check: %zu HCAs whose node description names no host\n", problems);
+				std::fprintf(stderr, "loom topo check: %zu HCAs whose node description names no host\n",
+					     problems);
 				return exit_problems;
 			}
 			return exit_ok;

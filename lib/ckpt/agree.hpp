@@ -62,7 +62,7 @@ expected<std::optional<Stamp>> read_stamp(const std::string &path);
 // 0644; the directory is made (0700) when it is not there.
 status write_stamp(const std::string &path, const Stamp &s);
 
-using Clock = std::function<double()>;              // seconds, monotonic
+using Clock = std::function<double()>;                // seconds, monotonic
 using Say = std::function<void(const std::string &)>; // one line, without "\n"
 Clock monotonic_clock();
 Say stderr_say(); // "loom_ckpt: <line>\n" on stderr
@@ -82,8 +82,7 @@ private:
 
 class RequestWatch {
 public:
-	RequestWatch(std::string dir, double period_s = 1.0, Clock clock = monotonic_clock(),
-		     Say say = stderr_say());
+	RequestWatch(std::string dir, double period_s = 1.0, Clock clock = monotonic_clock(), Say say = stderr_say());
 	// A request newer than the one served; the file is read at most once per period.
 	bool pending();
 	// A save starts: every request written so far is served. The file is

@@ -83,8 +83,7 @@ expected<SnapshotMemory> SnapshotMemory::map(size_t size, bool huge_pages)
 	size_t len = cap + (huge ? huge_page : 0);
 	void *p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
-		return unexpected("snapshot memory",
-				  strprintf("cannot map %zu bytes: %s", len, std::strerror(errno)));
+		return unexpected("snapshot memory", strprintf("cannot map %zu bytes: %s", len, std::strerror(errno)));
 	m.base_ = p;
 	m.length_ = len;
 	m.data_ = static_cast<char *>(p);
@@ -320,7 +319,7 @@ status AsyncWriter::save_async(int64_t step, const std::vector<BufferView> &buff
 {
 	auto t0 = std::chrono::steady_clock::now();
 	uint64_t seq = ++saves_; // counted on every rank, whether this save gets far or not
-	join_worker(); // one snapshot in flight at most
+	join_worker();           // one snapshot in flight at most
 	{
 		std::lock_guard<std::mutex> lock(mu_);
 		if (!last_)

@@ -33,14 +33,14 @@ struct BufferView {
 
 struct WriterSettings {
 	std::string dir;
-	int keep = 3;            // retention after each commit (rank 0's); 0 keeps all
+	int keep = 3; // retention after each commit (rank 0's); 0 keeps all
 	// A world of one process writes loom-ckpt/1. A larger one writes each
 	// rank's share of a loom-ckpt/2 checkpoint (commit_ranks.hpp): every
 	// rank of the launch must save every step; rank 0 commits once every
 	// rank's part is there, waiting at most commit_timeout_s.
 	int64_t world_size = 1;
 	int64_t rank = 0;
-	std::string run;         // the launch's run id (ranks.hpp), needed with world_size > 1
+	std::string run; // the launch's run id (ranks.hpp), needed with world_size > 1
 	double commit_timeout_s = 600;
 	int64_t restart_count = 0;
 	std::string job_id;
@@ -60,9 +60,9 @@ struct WriterSettings {
 
 struct SaveReport {
 	int64_t step = -1;
-	std::string path;         // committed checkpoint (rank > 0: the one rank 0 commits)
-	double stall_s = 0;       // time save_async() held the caller
-	double write_s = 0;       // background write and commit
+	std::string path;   // committed checkpoint (rank > 0: the one rank 0 commits)
+	double stall_s = 0; // time save_async() held the caller
+	double write_s = 0; // background write and commit
 	uint64_t bytes = 0;
 };
 

@@ -55,7 +55,8 @@ int open_in_checkpoint(const std::string &dir, const std::string &name, Problem 
 				*what = "is missing";
 			} else if (e == ELOOP || e == ENOTDIR) {
 				*why = Problem::file_refused;
-				*what = last ? "is a symlink: refused" : "is reached through a symlink or a non-directory: refused";
+				*what = last ? "is a symlink: refused"
+					     : "is reached through a symlink or a non-directory: refused";
 			} else {
 				*why = Problem::io_error;
 				*what = std::string("cannot open: ") + std::strerror(e);

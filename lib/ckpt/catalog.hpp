@@ -25,25 +25,25 @@ enum class Verify {
 // the same in the Python SDK (Checkpoint.reason).
 enum class Problem {
 	none,
-	not_directory,     // the step-N name is a symlink or not a directory
-	manifest_missing,  // no MANIFEST.json: torn or uncommitted
-	manifest_refused,  // MANIFEST.json is a symlink, not a regular file, or too large
-	manifest_invalid,  // not a valid loom-ckpt/1 or /2 manifest (JSON, fields, limits, names)
-	step_mismatch,     // the manifest's step is not the directory's, or a part's not the manifest's
-	file_missing,      // a listed file is absent
-	file_refused,      // a listed file is a symlink, not a regular file, or reached through a symlink
-	size_mismatch,     // a listed file's size differs from the manifest
-	hash_mismatch,     // a listed file's SHA-256 differs from the manifest (full verification)
-	io_error,          // anything else (permissions, read errors)
-	rank_missing,      // loom-ckpt/2: fewer parts than world_size (a rank did not finish)
+	not_directory,       // the step-N name is a symlink or not a directory
+	manifest_missing,    // no MANIFEST.json: torn or uncommitted
+	manifest_refused,    // MANIFEST.json is a symlink, not a regular file, or too large
+	manifest_invalid,    // not a valid loom-ckpt/1 or /2 manifest (JSON, fields, limits, names)
+	step_mismatch,       // the manifest's step is not the directory's, or a part's not the manifest's
+	file_missing,        // a listed file is absent
+	file_refused,        // a listed file is a symlink, not a regular file, or reached through a symlink
+	size_mismatch,       // a listed file's size differs from the manifest
+	hash_mismatch,       // a listed file's SHA-256 differs from the manifest (full verification)
+	io_error,            // anything else (permissions, read errors)
+	rank_missing,        // loom-ckpt/2: fewer parts than world_size (a rank did not finish)
 	world_size_mismatch, // the job cannot restore it: another world size (section 7.3)
 };
 // "hash-mismatch" for Problem::hash_mismatch, "ok" for none.
 const char *problem_name(Problem p);
 
 struct Entry {
-	std::string name;   // step-000000001200
-	std::string path;   // <dir>/step-000000001200
+	std::string name; // step-000000001200
+	std::string path; // <dir>/step-000000001200
 	int64_t step = 0;
 	std::optional<Manifest> manifest; // absent when it did not read
 	std::string problem;              // why the manifest did not read, or verification failed
@@ -60,8 +60,7 @@ expected<std::vector<Entry>> list_checkpoints(const std::string &dir);
 // set to the failure's category (Problem::none on success).
 status verify_checkpoint(const std::string &path, const Manifest &m, Verify level, Problem *why = nullptr);
 // The same for some of its files.
-status verify_files(const std::string &path, const std::vector<FileEntry> &files, Verify level,
-		    Problem *why = nullptr);
+status verify_files(const std::string &path, const std::vector<FileEntry> &files, Verify level, Problem *why = nullptr);
 
 // The job that restores: its world size and its rank (section 7.3).
 struct Job {

@@ -23,10 +23,7 @@ Error sys_error(const std::string &where, const char *what)
 	return Error(where, std::string(what) + ": " + std::strerror(errno));
 }
 
-double now_unix()
-{
-	return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double now_unix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 status make_dir(const std::string &path, mode_t mode)
 {

@@ -18,10 +18,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double now_unix()
-{
-	return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double now_unix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 std::string host_name()
 {
@@ -68,12 +65,12 @@ expected<RankPart> read_part_file(const std::string &parts, int64_t rank, int64_
 	if (!p)
 		return unexpected(p.error());
 	if (p->part.rank != rank || p->part.step != step || p->world_size != world)
-		return unexpected(path, strprintf("is the part of rank %lld of %lld at step %lld, "
-						  "expected rank %lld of %lld at step %lld",
-						  static_cast<long long>(p->part.rank),
-						  static_cast<long long>(p->world_size),
-						  static_cast<long long>(p->part.step), static_cast<long long>(rank),
-						  static_cast<long long>(world), static_cast<long long>(step)));
+		return unexpected(path,
+				  strprintf("is the part of rank %lld of %lld at step %lld, "
+					    "expected rank %lld of %lld at step %lld",
+					    static_cast<long long>(p->part.rank), static_cast<long long>(p->world_size),
+					    static_cast<long long>(p->part.step), static_cast<long long>(rank),
+					    static_cast<long long>(world), static_cast<long long>(step)));
 	return std::move(p->part);
 }
 
@@ -87,7 +84,7 @@ expected<std::vector<RankPart>> wait_for_parts(const std::string &staging, int64
 	for (int64_t r = 0; r < world_size; r++)
 		missing.push_back(r);
 	auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-						 std::chrono::duration<double>(std::max(timeout_s, 0.0)));
+					       std::chrono::duration<double>(std::max(timeout_s, 0.0)));
 	auto pause = std::chrono::milliseconds(1);
 	while (!(missing = still_missing(parts, missing)).empty()) {
 		bool one = missing.size() == 1;

@@ -11,16 +11,19 @@ namespace loom::ckpt {
 const char *ask_name(Ask a)
 {
 	switch (a) {
-	case Ask::none: return "none";
-	case Ask::interval: return "interval";
-	case Ask::time_limit: return "time limit";
-	case Ask::suspect: return "node suspect";
+	case Ask::none:
+		return "none";
+	case Ask::interval:
+		return "interval";
+	case Ask::time_limit:
+		return "time limit";
+	case Ask::suspect:
+		return "node suspect";
 	}
 	return "?";
 }
 
-MigrationCost migration_cost(double age_s, double eta_left_s, double remaining_s, double interval_s,
-			     double restart_s)
+MigrationCost migration_cost(double age_s, double eta_left_s, double remaining_s, double interval_s, double restart_s)
 {
 	MigrationCost c;
 	c.move = age_s + restart_s;
@@ -54,7 +57,8 @@ bool CoordinatorLogic::requeue_before_time_limit(const Observation &o, Decision 
 		return false;
 	requeued_ = true;
 	d.requeue = true;
-	d.why = strprintf("checkpoint step %lld committed before the time limit", static_cast<long long>(o.newest_step));
+	d.why = strprintf("checkpoint step %lld committed before the time limit",
+			  static_cast<long long>(o.newest_step));
 	return true;
 }
 
@@ -78,10 +82,10 @@ bool CoordinatorLogic::move_off_suspect(const Observation &o, double cost, Decis
 		d.note = strprintf("not moving off the suspect node: the job moved %.0f s ago (migrate_window %lld s)",
 				   o.now - o.last_migration, static_cast<long long>(plan_.migrate_window_s));
 	} else if (!c.worth()) {
-		d.note = strprintf("not moving off the suspect node (%s, %s): moving loses %.0f s of work, staying %.0f s",
-				   pred.c_str(),
-				   remaining > 0 ? strprintf("%.0f s left", remaining).c_str() : "no time limit",
-				   c.move, c.stay);
+		d.note = strprintf(
+			"not moving off the suspect node (%s, %s): moving loses %.0f s of work, staying %.0f s",
+			pred.c_str(), remaining > 0 ? strprintf("%.0f s left", remaining).c_str() : "no time limit",
+			c.move, c.stay);
 	} else {
 		requeued_ = true;
 		d.requeue = d.migrate = true;
@@ -136,8 +140,9 @@ bool CoordinatorLogic::ask_before_time_limit(const Observation &o, Decision &d)
 	    o.now >= tl_last_ask_ + static_cast<double>(plan_.reask_s)) {
 		tl_last_ask_ = last_signal_ = o.now;
 		d.signal = Ask::time_limit;
-		d.why = strprintf("%lld s before the time limit, nothing committed %.0f s after the first ask: asking again",
-				  static_cast<long long>(o.end_time - o.now), o.now - tl_signal_time_);
+		d.why = strprintf(
+			"%lld s before the time limit, nothing committed %.0f s after the first ask: asking again",
+			static_cast<long long>(o.end_time - o.now), o.now - tl_signal_time_);
 		return true;
 	}
 	return false;

@@ -23,7 +23,7 @@ struct CoordinatorPlan {
 	bool interval_auto = true;
 	int64_t interval_s = 3600; // when not auto
 	IntervalBounds bounds;
-	double mtbf_s = 86400;     // the job's MTBF (auto intervals)
+	double mtbf_s = 86400; // the job's MTBF (auto intervals)
 	double cost_default_s = 60;
 	int64_t margin_min_s = 120;
 	// The time-limit ask is repeated this often until a checkpoint commits
@@ -42,8 +42,8 @@ struct CoordinatorPlan {
 
 struct Observation {
 	double now = 0;
-	double end_time = 0;       // 0: no time limit known
-	int64_t newest_step = -1;  // -1: no checkpoint
+	double end_time = 0;      // 0: no time limit known
+	int64_t newest_step = -1; // -1: no checkpoint
 	double newest_created = 0;
 	double newest_write_s = 0; // 0: not measured
 	double suspect_mtime = 0;  // 0: no flag
@@ -59,7 +59,7 @@ struct Decision {
 	bool requeue = false;
 	bool migrate = false; // the requeue moves the job off a suspect node
 	std::string why;
-	std::string note;     // a decision not to act, for the log
+	std::string note; // a decision not to act, for the log
 };
 
 // Work (seconds) a job loses by moving off a suspect node now, and by
@@ -72,8 +72,7 @@ struct MigrationCost {
 	double move = 0, stay = 0;
 	bool worth() const { return stay > move; }
 };
-MigrationCost migration_cost(double age_s, double eta_left_s, double remaining_s, double interval_s,
-			     double restart_s);
+MigrationCost migration_cost(double age_s, double eta_left_s, double remaining_s, double interval_s, double restart_s);
 
 class CoordinatorLogic {
 public:

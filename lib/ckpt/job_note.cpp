@@ -45,7 +45,8 @@ expected<std::string> format_job_note(const JobNote &n)
 	if (n.step < 0)
 		return s + std::string(none_text);
 	return s + strprintf("%.*s%lld, %s, committed %s", static_cast<int>(step_text.size()), step_text.data(),
-			     static_cast<long long>(n.step), human_bytes(n.bytes).c_str(), local_time(n.created).c_str());
+			     static_cast<long long>(n.step), human_bytes(n.bytes).c_str(),
+			     local_time(n.created).c_str());
 }
 
 expected<JobNote> parse_job_note(std::string_view admin_comment, const std::string &source)
@@ -69,7 +70,8 @@ expected<JobNote> parse_job_note(std::string_view admin_comment, const std::stri
 		for (; i < rest.size() && rest[i] >= '0' && rest[i] <= '9' && step < (INT64_MAX - 9) / 10; i++)
 			step = step * 10 + (rest[i] - '0');
 		if (i == 0 || (i < rest.size() && rest[i] != ','))
-			return unexpected(source, "AdminComment: unreadable step in loom ckpt note '" + std::string(seg) + "'");
+			return unexpected(source,
+					  "AdminComment: unreadable step in loom ckpt note '" + std::string(seg) + "'");
 		n.step = step;
 		return n;
 	}

@@ -108,7 +108,8 @@ bool is_utf8(std::string_view s)
 				return false;
 			cp = (cp << 6) | (d & 0x3f);
 		}
-		if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+		if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+		    (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
 			return false;
 		i += n + 1;
 	}

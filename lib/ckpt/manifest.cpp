@@ -29,8 +29,10 @@ bool has_lone_surrogate(std::string_view text)
 		unsigned x = 0;
 		for (size_t k = i + 2; k < i + 6; k++) {
 			char c = text[k];
-			unsigned d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-						    : c >= 'A' && c <= 'F' ? c - 'A' + 10 : 16;
+			unsigned d = c >= '0' && c <= '9'   ? c - '0'
+				     : c >= 'a' && c <= 'f' ? c - 'a' + 10
+				     : c >= 'A' && c <= 'F' ? c - 'A' + 10
+							    : 16;
 			if (d == 16)
 				return false;
 			x = x * 16 + d;
@@ -98,8 +100,9 @@ expected<std::string> read_manifest_text(const std::string &path, ManifestFault 
 		bool regular = S_ISREG(st.st_mode);
 		::close(fd);
 		*fault = ManifestFault::refused;
-		return unexpected(path, regular ? "larger than " + std::to_string(manifest_max_bytes) + " bytes: refused"
-						: std::string("is not a regular file: refused"));
+		return unexpected(path,
+				  regular ? "larger than " + std::to_string(manifest_max_bytes) + " bytes: refused"
+					  : std::string("is not a regular file: refused"));
 	}
 	std::string text;
 	char buf[65536];
@@ -119,7 +122,8 @@ expected<std::string> read_manifest_text(const std::string &path, ManifestFault 
 		if (text.size() > manifest_max_bytes) {
 			::close(fd);
 			*fault = ManifestFault::refused;
-			return unexpected(path, "larger than " + std::to_string(manifest_max_bytes) + " bytes: refused");
+			return unexpected(path,
+					  "larger than " + std::to_string(manifest_max_bytes) + " bytes: refused");
 		}
 	}
 	::close(fd);
@@ -253,7 +257,8 @@ expected<Manifest> manifest_parse(std::string_view text, const std::string &sour
 		return fail(format.error());
 	if (*format != manifest_format && *format != manifest_format_ranks)
 		return fail(Error(r.field_path("format"), "unsupported format '" + *format + "' (expected " +
-							   manifest_format + " or " + manifest_format_ranks + ")"));
+								  manifest_format + " or " + manifest_format_ranks +
+								  ")"));
 	m.version = *format == manifest_format ? 1 : 2;
 	auto step = r.integer("step", 0, max_step);
 	if (!step)

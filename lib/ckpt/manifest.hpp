@@ -46,14 +46,14 @@ struct RankPart {
 };
 
 struct Manifest {
-	int version = 1;          // 1: "loom-ckpt/1", 2: "loom-ckpt/2"
+	int version = 1; // 1: "loom-ckpt/1", 2: "loom-ckpt/2"
 	int64_t step = 0;
 	int64_t world_size = 1;
 	double created = 0;       // unix time the checkpoint was committed
 	double write_seconds = 0; // the background writer's duration
 	std::string job_id;       // optional: the Slurm job that wrote it
 	int64_t restart_count = 0;
-	std::string writer;       // optional: "loom-sdk-cpp", "loom-sdk-python", ...
+	std::string writer;          // optional: "loom-sdk-cpp", "loom-sdk-python", ...
 	std::string layout;          // version 2: layout_ranks or layout_dcp
 	std::vector<RankPart> ranks; // version 2: the parts, in the manifest's order
 	// Version 1: the files. Version 2: every part's files, in part order

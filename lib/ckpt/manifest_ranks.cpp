@@ -93,8 +93,8 @@ status read_ranks(ObjectReader &r, Manifest &m)
 		return unexpected(parts.error());
 	size_t n = json_object_array_length(*parts);
 	if (n > static_cast<uint64_t>(m.world_size))
-		return unexpected(r.field_path("ranks"), std::to_string(n) + " parts for a world size of " +
-								 std::to_string(m.world_size));
+		return unexpected(r.field_path("ranks"),
+				  std::to_string(n) + " parts for a world size of " + std::to_string(m.world_size));
 	PartChecks c;
 	c.world = m.world_size;
 	c.ranks_layout = m.layout == layout_ranks;

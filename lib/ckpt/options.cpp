@@ -38,14 +38,25 @@ expected<std::string> expand_pattern(std::string_view pattern, const PatternVars
 		char c = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
 		const std::string *val = nullptr;
 		switch (c) {
-		case 'u': val = &v.user; break;
-		case 'U': val = &v.uid; break;
-		case 'j': val = &v.job_id; break;
-		case 'n': val = &v.node; break;
-		case '%': out += '%'; i++; continue;
+		case 'u':
+			val = &v.user;
+			break;
+		case 'U':
+			val = &v.uid;
+			break;
+		case 'j':
+			val = &v.job_id;
+			break;
+		case 'n':
+			val = &v.node;
+			break;
+		case '%':
+			out += '%';
+			i++;
+			continue;
 		default:
-			return unexpected(std::string(pattern),
-					  "unknown escape '%" + std::string(c ? 1 : 0, c) + "' (known: %u %U %j %n %%)");
+			return unexpected(std::string(pattern), "unknown escape '%" + std::string(c ? 1 : 0, c) +
+									"' (known: %u %U %j %n %%)");
 		}
 		if (val->empty() || val->find('/') != std::string::npos || *val == "." || *val == "..")
 			return unexpected(std::string(pattern), std::string("no usable value for %") + c);
@@ -112,12 +123,15 @@ ConfigSchema SiteConfig::schema()
 		.duration("node_mtbf", &node_mtbf_s, 60, 100LL * 365 * 86400, "per-node MTBF for auto intervals")
 		.string("failure_stats", &failure_stats, "failure statistics JSON (jobcomp/health)")
 		.duration("ckpt_cost", &ckpt_cost_s, 1, 86400, "assumed checkpoint time before one is measured")
-		.string("suspect_flag", &suspect_flag, "per-node flag file pattern (%n node) that asks for a checkpoint")
+		.string("suspect_flag", &suspect_flag,
+			"per-node flag file pattern (%n node) that asks for a checkpoint")
 		.duration("poll", &poll_s, 1, 600, "coordinator poll period")
 		.boolean("requeue_on_time_limit", &requeue_on_time_limit,
 			 "requeue a job that checkpointed before its time limit")
-		.boolean("migrate", &migrate, "move a job off a suspect node once the checkpoint it asked for is committed")
-		.duration("migrate_window", &migrate_window_s, 0, 30 * 86400, "at most one move off a suspect node per job in this time")
+		.boolean("migrate", &migrate,
+			 "move a job off a suspect node once the checkpoint it asked for is committed")
+		.duration("migrate_window", &migrate_window_s, 0, 30 * 86400,
+			  "at most one move off a suspect node per job in this time")
 		.string("helper", &helper, "the program that works in checkpoint directories as the job's user");
 	return s;
 }
@@ -210,10 +224,10 @@ status apply_option(JobOptions &o, const SiteConfig &site, std::string_view name
 			if (!d)
 				return unexpected(option_error(name, value, d.error().message + " or auto"));
 			if (*d < site.bounds.min_s || *d > site.bounds.max_s)
-				return unexpected(option_error(
-					name, value,
-					"must be between " + format_duration(site.bounds.min_s) + " and " +
-						format_duration(site.bounds.max_s) + " on this cluster"));
+				return unexpected(option_error(name, value,
+							       "must be between " + format_duration(site.bounds.min_s) +
+								       " and " + format_duration(site.bounds.max_s) +
+								       " on this cluster"));
 			o.interval_auto = false;
 			o.interval_s = *d;
 		}
@@ -241,10 +255,7 @@ status apply_option(JobOptions &o, const SiteConfig &site, std::string_view name
 	return ok();
 }
 
-exchange::CkptRequest job_request(const JobOptions &o)
-{
-	return {o.enabled && !o.off, o.max_restarts};
-}
+exchange::CkptRequest job_request(const JobOptions &o) { return {o.enabled && !o.off, o.max_restarts}; }
 
 status finalize(JobOptions &o, const SiteConfig &site)
 {

@@ -28,15 +28,15 @@ struct SiteConfig {
 	std::string signal = "USR2";                  // default --ckpt-signal
 	int64_t keep = 3, keep_max = 20;
 	int64_t max_restarts = 10, max_restarts_limit = 100;
-	int64_t node_mtbf_s = 30LL * 86400;           // per-node MTBF when no statistics say otherwise
-	std::string failure_stats;                    // JSON file (policy.hpp), optional
-	int64_t ckpt_cost_s = 60;                     // assumed write time before the first measurement
-	std::string suspect_flag;                     // per-node flag file pattern (%n = node), optional
-	int64_t poll_s = 2;                           // coordinator's poll period
+	int64_t node_mtbf_s = 30LL * 86400; // per-node MTBF when no statistics say otherwise
+	std::string failure_stats;          // JSON file (policy.hpp), optional
+	int64_t ckpt_cost_s = 60;           // assumed write time before the first measurement
+	std::string suspect_flag;           // per-node flag file pattern (%n = node), optional
+	int64_t poll_s = 2;                 // coordinator's poll period
 	bool requeue_on_time_limit = true;
 	bool migrate = true;             // move a job off a suspect node after its checkpoint
 	int64_t migrate_window_s = 3600; // at most one move per job per window
-	std::string helper;                           // loom-ckpt-helper; empty: where it was installed
+	std::string helper;              // loom-ckpt-helper; empty: where it was installed
 
 	ConfigSchema schema();
 	// Parse plugin arguments into a fresh config; check the result as a whole.
@@ -44,16 +44,16 @@ struct SiteConfig {
 };
 
 struct JobOptions {
-	bool enabled = false;        // --ckpt, or any --ckpt-* option, unless --ckpt=off
-	bool off = false;            // --ckpt=off given
-	std::string dir;             // pattern; empty: the site's
+	bool enabled = false; // --ckpt, or any --ckpt-* option, unless --ckpt=off
+	bool off = false;     // --ckpt=off given
+	std::string dir;      // pattern; empty: the site's
 	bool interval_auto = true;
 	bool interval_given = false; // --ckpt-interval was given
 	int64_t interval_s = 0;      // when not auto
 	int signal = 0;              // 0: the site's
 	std::string signal_name;
-	int64_t keep = 0;            // 0: the site's
-	int64_t max_restarts = -1;   // -1: the site's
+	int64_t keep = 0;          // 0: the site's
+	int64_t max_restarts = -1; // -1: the site's
 };
 
 // Apply one option as the user typed it: name without dashes ("ckpt-keep"),
@@ -65,7 +65,6 @@ status finalize(JobOptions &o, const SiteConfig &site);
 // What a finalized request carries to slurmctld with the job, for
 // jobcomp/health (lib/exchange/ckpt_job_env.hpp): nothing when --ckpt is off.
 exchange::CkptRequest job_request(const JobOptions &o);
-
 
 struct PatternVars {
 	std::string user, uid, job_id, node;

@@ -28,8 +28,8 @@ namespace loom::ckpt {
 
 // The value of an environment variable, nullopt when it is not set.
 using EnvLookup = std::function<std::optional<std::string>(const std::string &name)>;
-EnvLookup process_env();                                      // getenv()
-EnvLookup map_env(std::map<std::string, std::string> vars);   // for tests
+EnvLookup process_env();                                    // getenv()
+EnvLookup map_env(std::map<std::string, std::string> vars); // for tests
 
 struct Launch {
 	int64_t rank = 0;

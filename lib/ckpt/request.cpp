@@ -30,8 +30,12 @@ bool is_reason_word(const std::string &s)
 
 const char *kind_of(mode_t mode)
 {
-	return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket"
-		: S_ISLNK(mode) ? "a symlink" : S_ISCHR(mode) || S_ISBLK(mode) ? "a device" : "not a regular file";
+	return S_ISDIR(mode)                    ? "a directory"
+	       : S_ISFIFO(mode)                 ? "a FIFO"
+	       : S_ISSOCK(mode)                 ? "a socket"
+	       : S_ISLNK(mode)                  ? "a symlink"
+	       : S_ISCHR(mode) || S_ISBLK(mode) ? "a device"
+						: "not a regular file";
 }
 
 // The file's bytes, at most max_bytes; 'fd' is a regular file.
@@ -58,10 +62,14 @@ expected<std::string> read_small(int fd, const std::string &path, size_t max_byt
 const char *request_reason(Ask a)
 {
 	switch (a) {
-	case Ask::none: return "none";
-	case Ask::interval: return "interval";
-	case Ask::time_limit: return "time_limit";
-	case Ask::suspect: return "suspect";
+	case Ask::none:
+		return "none";
+	case Ask::interval:
+		return "interval";
+	case Ask::time_limit:
+		return "time_limit";
+	case Ask::suspect:
+		return "suspect";
 	}
 	return "unknown";
 }
@@ -147,7 +155,8 @@ expected<int64_t> write_request(const std::string &dir, const std::string &reaso
 {
 	std::string path = path_join(dir, request_name);
 	if (!is_reason_word(reason))
-		return unexpected(path, "reason '" + shown(reason) + "': expected a lower-case word ([a-z0-9_], 1 to 32 bytes)");
+		return unexpected(path, "reason '" + shown(reason) +
+						"': expected a lower-case word ([a-z0-9_], 1 to 32 bytes)");
 	if (!is_unix_time(now))
 		return unexpected(path, "time " + std::to_string(now) + ": expected a unix time");
 	int e = 0;

@@ -39,9 +39,9 @@ expected<std::vector<StartRecord>> parse_starts(std::string_view text, const std
 		auto t = e.number("time");
 		auto job = e.str_or("job_id", "");
 		auto held = e.boolean_or("held", false);
-		for (const Error *err : {rc ? nullptr : &rc.error(), step ? nullptr : &step.error(),
-					 t ? nullptr : &t.error(), job ? nullptr : &job.error(),
-					 held ? nullptr : &held.error()})
+		for (const Error *err :
+		     {rc ? nullptr : &rc.error(), step ? nullptr : &step.error(), t ? nullptr : &t.error(),
+		      job ? nullptr : &job.error(), held ? nullptr : &held.error()})
 			if (err)
 				return fail(*err);
 		if (auto st = e.finish(); !st)
@@ -130,8 +130,9 @@ StartDecision decide_start(int64_t restart_count, int64_t max_restarts, int64_t 
 			prev = &s;
 	if (!prev || prev->restart_count < 1 || newest_step_now > prev->newest_step)
 		return {};
-	bool loom_saw_one = newest_step_now >= 0 ||
-			    std::any_of(starts.begin(), starts.end(), [](const StartRecord &s) { return s.newest_step >= 0; });
+	bool loom_saw_one = newest_step_now >= 0 || std::any_of(starts.begin(), starts.end(), [](const StartRecord &s) {
+				    return s.newest_step >= 0;
+			    });
 	if (foreign_files && !loom_saw_one)
 		return {}; // progress loom cannot see: not a judgement it can make
 	std::string step = prev->newest_step < 0 ? std::string("none") : std::to_string(prev->newest_step);

@@ -240,12 +240,12 @@ expected<std::string> run_helper(const std::string &program, const Credentials &
 	if (r->output.empty())
 		return unexpected(program, "ended without an answer (" +
 						   (r->signal ? strprintf("killed by signal %d", r->signal)
-							      : strprintf("exit status %d", r->exit_code)) + ")");
+							      : strprintf("exit status %d", r->exit_code)) +
+						   ")");
 	return answer(std::move(r->output), program);
 }
 
-expected<std::string> run_as(const Credentials &cred, const std::function<expected<std::string>()> &fn,
-			     int timeout_s)
+expected<std::string> run_as(const Credentials &cred, const std::function<expected<std::string>()> &fn, int timeout_s)
 {
 	if (multi_threaded())
 		return unexpected("run_as", "refused in a multi-threaded process (the child could deadlock): "

@@ -29,7 +29,7 @@ public:
 	std::string hex();
 
 private:
-	void *ctx_;  // EVP_MD_CTX
+	void *ctx_; // EVP_MD_CTX
 	bool ok_;
 	bool done_ = false;
 };

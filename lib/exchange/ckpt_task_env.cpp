@@ -11,10 +11,10 @@ struct SignalName {
 	const char *name;
 	int number;
 };
-constexpr SignalName signal_names[] = {{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT},
-				       {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM},
-				       {"TERM", SIGTERM}, {"CONT", SIGCONT}, {"URG", SIGURG},
-				       {"WINCH", SIGWINCH}, {"PWR", SIGPWR}, {"KILL", SIGKILL}, {"STOP", SIGSTOP}};
+constexpr SignalName signal_names[] = {{"HUP", SIGHUP},   {"INT", SIGINT},     {"QUIT", SIGQUIT}, {"USR1", SIGUSR1},
+				       {"USR2", SIGUSR2}, {"ALRM", SIGALRM},   {"TERM", SIGTERM}, {"CONT", SIGCONT},
+				       {"URG", SIGURG},   {"WINCH", SIGWINCH}, {"PWR", SIGPWR},   {"KILL", SIGKILL},
+				       {"STOP", SIGSTOP}};
 
 // An integer in [lo, hi], or 'fallback' when empty.
 expected<int64_t> integer(const char *name, const std::string &v, int64_t lo, int64_t hi, int64_t fallback)

@@ -55,8 +55,8 @@ std::string put_job_note(std::string_view comment, const JobNote &n)
 	std::string rest(comment);
 	size_t b = 0, e = 0;
 	if (segment(comment, b, e))
-		rest = std::string(trim_ends(comment.substr(0, b))) +
-		       (b > 0 && e < comment.size() ? "; " : "") + std::string(trim_ends(comment.substr(std::min(e + 1, comment.size()))));
+		rest = std::string(trim_ends(comment.substr(0, b))) + (b > 0 && e < comment.size() ? "; " : "") +
+		       std::string(trim_ends(comment.substr(std::min(e + 1, comment.size()))));
 	std::string_view r = trim_ends(rest);
 	return r.empty() ? format_job_note(n) : std::string(r) + "; " + format_job_note(n);
 }

@@ -62,9 +62,9 @@ expected<SpareFile> parse_spare_file(std::string_view text, const std::string &s
 		auto nodes = d.str("nodes");
 		auto want = d.integer("want", 0, 1 << 20);
 		auto spares = d.str("spares");
-		for (const Error *e : {kind ? nullptr : &kind.error(), name ? nullptr : &name.error(),
-				       nodes ? nullptr : &nodes.error(), want ? nullptr : &want.error(),
-				       spares ? nullptr : &spares.error()})
+		for (const Error *e :
+		     {kind ? nullptr : &kind.error(), name ? nullptr : &name.error(), nodes ? nullptr : &nodes.error(),
+		      want ? nullptr : &want.error(), spares ? nullptr : &spares.error()})
 			if (e)
 				return unexpected(source, e->str());
 		if (status st = d.finish(); !st)

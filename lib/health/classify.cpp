@@ -23,7 +23,8 @@ FailureClass class_of_loom_reason(const std::string &reason)
 	check = b == std::string::npos ? "" : check.substr(b);
 	if (check.rfind("jobcomp:", 0) == 0) {
 		// jobcomp/health's own reason names the class: "loom: jobcomp: gpu_fault: job 12: ..."
-		for (FailureClass c : {FailureClass::gpu_fault, FailureClass::network_fault, FailureClass::nccl_timeout})
+		for (FailureClass c :
+		     {FailureClass::gpu_fault, FailureClass::network_fault, FailureClass::nccl_timeout})
 			if (check.find(std::string(" ") + failure_class_name(c) + ":") != std::string::npos)
 				return c;
 		return FailureClass::node_failure;
@@ -143,13 +144,17 @@ Classification classify_job(const JobEnd &job, const JobLogScan &log)
 	if (job.state == "NODE_FAIL" || job.state == "BOOT_FAIL" || !down.empty()) {
 		c.cls = FailureClass::node_failure;
 		c.culprits = down;
-		c.evidence = job.state + (down.empty() ? std::string() : ", down: " + down.front() + (down.size() > 1 ? " +" + std::to_string(down.size() - 1) : ""));
+		c.evidence = job.state +
+			     (down.empty() ? std::string()
+					   : ", down: " + down.front() +
+						     (down.size() > 1 ? " +" + std::to_string(down.size() - 1) : ""));
 		return c;
 	}
 	if (!loom_drained.empty()) {
 		c.cls = drained_class;
 		c.culprits = loom_drained;
-		c.evidence = "node " + loom_drained.front() + " drained by loom: " + job.node_reason.at(loom_drained.front());
+		c.evidence = "node " + loom_drained.front() +
+			     " drained by loom: " + job.node_reason.at(loom_drained.front());
 		return c;
 	}
 	// 2. What the job's own output says, most specific first.
@@ -158,8 +163,9 @@ Classification classify_job(const JobEnd &job, const JobLogScan &log)
 	if (job.state == "OUT_OF_MEMORY" || count(LogFinding::oom_host) || count(LogFinding::oom_gpu)) {
 		c.cls = FailureClass::oom;
 		const JobLogLine *l = first_line(log, LogFinding::oom_gpu);
-		c.evidence = (job.state == "OUT_OF_MEMORY" ? std::string("OUT_OF_MEMORY") : std::string("out of memory")) +
-			     quote_line(l ? l : first_line(log, LogFinding::oom_host));
+		c.evidence =
+			(job.state == "OUT_OF_MEMORY" ? std::string("OUT_OF_MEMORY") : std::string("out of memory")) +
+			quote_line(l ? l : first_line(log, LogFinding::oom_host));
 		return c;
 	}
 	if (count(LogFinding::network))
@@ -168,7 +174,8 @@ Classification classify_job(const JobEnd &job, const JobLogScan &log)
 	// culprit (the kind blames no node), so nothing is drained; the job is
 	// still the infrastructure's.
 	if (count(LogFinding::nccl_timeout))
-		return from_log(job, log, LogFinding::nccl_timeout, count(LogFinding::nccl_timeout), "NCCL timeout lines");
+		return from_log(job, log, LogFinding::nccl_timeout, count(LogFinding::nccl_timeout),
+				"NCCL timeout lines");
 	if (job.state == "TIMEOUT" || job.state == "DEADLINE") {
 		c.cls = FailureClass::user_error;
 		c.evidence = "reached its time limit";
@@ -180,7 +187,8 @@ Classification classify_job(const JobEnd &job, const JobLogScan &log)
 		l = first_line(log, LogFinding::cuda_error);
 	if (!l)
 		l = first_line(log, LogFinding::nccl_error);
-	c.evidence = job.signal ? strprintf("killed by signal %d", job.signal) : strprintf("exit code %d", job.exit_code);
+	c.evidence =
+		job.signal ? strprintf("killed by signal %d", job.signal) : strprintf("exit code %d", job.exit_code);
 	c.evidence += quote_line(l);
 	return c;
 }
@@ -193,7 +201,8 @@ JobDecision decide_job(const JobEnd &job, const Classification &c, uint32_t rest
 		return d;
 	}
 	d.drain = c.culprits;
-	d.reason = strprintf("loom: jobcomp: %s: job %u: %s", failure_class_name(c.cls), job.job_id, c.evidence.c_str());
+	d.reason =
+		strprintf("loom: jobcomp: %s: job %u: %s", failure_class_name(c.cls), job.job_id, c.evidence.c_str());
 	for (char &ch : d.reason)
 		if (ch == '\n' || ch == '"' || ch == '\'')
 			ch = ' ';
@@ -236,15 +245,35 @@ std::string expand_output_path(const std::string &pattern, const std::string &wo
 			return s;
 		};
 		switch (pattern[j]) {
-		case '%': out += '%'; break;
-		case 'j': case 'J': out += num(job_id); break;
-		case 'A': out += num(array_job_id ? array_job_id : job_id); break;
-		case 'a': out += num(array_task_id); break;
-		case 'u': out += user; break;
-		case 'x': out += job_name; break;
-		case 'N': out += first_node; break;
-		case 'n': case 't': out += num(0); break;
-		default: out += pattern.substr(i, j - i + 1); break;
+		case '%':
+			out += '%';
+			break;
+		case 'j':
+		case 'J':
+			out += num(job_id);
+			break;
+		case 'A':
+			out += num(array_job_id ? array_job_id : job_id);
+			break;
+		case 'a':
+			out += num(array_task_id);
+			break;
+		case 'u':
+			out += user;
+			break;
+		case 'x':
+			out += job_name;
+			break;
+		case 'N':
+			out += first_node;
+			break;
+		case 'n':
+		case 't':
+			out += num(0);
+			break;
+		default:
+			out += pattern.substr(i, j - i + 1);
+			break;
 		}
 		i = j;
 	}

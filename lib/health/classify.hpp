@@ -28,14 +28,15 @@ bool is_infrastructure(FailureClass c);
 
 struct JobEnd {
 	uint32_t job_id = 0;
-	std::string state;   // Slurm's base state name: COMPLETED, FAILED, NODE_FAIL, TIMEOUT, OUT_OF_MEMORY, CANCELLED ...
-	int exit_code = 0;   // the job's exit status (0-255)
-	int signal = 0;      // the signal that ended it, 0 if none
+	std::string
+		state; // Slurm's base state name: COMPLETED, FAILED, NODE_FAIL, TIMEOUT, OUT_OF_MEMORY, CANCELLED ...
+	int exit_code = 0; // the job's exit status (0-255)
+	int signal = 0;    // the signal that ended it, 0 if none
 	std::vector<std::string> nodes;
 	std::map<std::string, std::string> node_state;  // node -> "IDLE+DRAIN", "DOWN*" at job end
 	std::map<std::string, std::string> node_reason; // node -> reason, when it has one
-	bool requeue_allowed = false; // --requeue / JobRequeue
-	bool checkpointed = false;    // LOOM_CKPT=1 / comment "loom:ckpt"
+	bool requeue_allowed = false;                   // --requeue / JobRequeue
+	bool checkpointed = false;                      // LOOM_CKPT=1 / comment "loom:ckpt"
 	uint32_t restart_count = 0;
 	int64_t start_time = 0, end_time = 0;
 	std::string std_out, std_err; // expanded paths

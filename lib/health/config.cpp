@@ -22,12 +22,12 @@ struct HwCounter {
 // node whose peer died (its QPs time out and retry), and they run from the
 // driver's load, hence the margins: a site sets its own from its fleet.
 const HwCounter hw_counters[] = {
-	{"local_ack_timeout_err", IbHwCounterKind::link, 1000},   // ACK timer expired, request retransmitted
+	{"local_ack_timeout_err", IbHwCounterKind::link, 1000},         // ACK timer expired, request retransmitted
 	{"req_transport_retries_exceeded", IbHwCounterKind::link, 100}, // retries ran out: a QP (a job) failed
-	{"packet_seq_err", IbHwCounterKind::link, 10000},         // NAK for a sequence gap received
-	{"implied_nak_seq_err", IbHwCounterKind::link, 10000},    // a response skipped ahead: lost packets
-	{"duplicate_request", IbHwCounterKind::link, 10000},      // a request executed before came again
-	{"rx_icrc_encapsulated", IbHwCounterKind::link, 100},     // RoCE packets with a bad ICRC: corrupted
+	{"packet_seq_err", IbHwCounterKind::link, 10000},               // NAK for a sequence gap received
+	{"implied_nak_seq_err", IbHwCounterKind::link, 10000},          // a response skipped ahead: lost packets
+	{"duplicate_request", IbHwCounterKind::link, 10000},            // a request executed before came again
+	{"rx_icrc_encapsulated", IbHwCounterKind::link, 100},           // RoCE packets with a bad ICRC: corrupted
 	// Loss as well, but normal with adaptive routing (packets out of order)
 	// or RoCE's adaptive retransmission: accepted, off by default.
 	{"out_of_sequence", IbHwCounterKind::link, 0},
@@ -83,7 +83,8 @@ ConfigSchema::Setter hw_counter_limits(std::map<std::string, int64_t> *out)
 			start = comma + 1;
 			size_t colon = item.find(':');
 			if (colon == std::string_view::npos || colon == 0)
-				return unexpected("expected counter:limit items (or none), got '" + std::string(item) + "'");
+				return unexpected("expected counter:limit items (or none), got '" + std::string(item) +
+						  "'");
 			std::string name(item.substr(0, colon));
 			switch (ib_hw_counter_kind(name)) {
 			case IbHwCounterKind::link:
@@ -125,8 +126,8 @@ ConfigSchema::Setter xid_list(HealthConfig *c, XidAction a, std::shared_ptr<std:
 		std::string s(v);
 		while (start <= s.size()) {
 			size_t comma = s.find(',', start);
-			std::string w(trim(std::string_view(s).substr(start, comma == std::string::npos ? std::string::npos
-												   : comma - start)));
+			std::string w(trim(std::string_view(s).substr(
+				start, comma == std::string::npos ? std::string::npos : comma - start)));
 			if (w.empty())
 				return unexpected("empty Xid in list");
 			words.push_back(w);
@@ -143,12 +144,16 @@ ConfigSchema schema(HealthConfig &c, std::shared_ptr<std::map<int, XidAction>> c
 	ConfigSchema s;
 	s.list("kernel_log", &c.kernel_logs, "kernel log paths tried in order (/dev/kmsg is read as records)")
 		.string("syslog", &c.syslog, "syslog file scanned for link flaps (empty: none)")
-		.choice("gpu_source", &c.gpu_source, {"auto", "nvml", "nvidia-smi", "none"}, "where GPU state comes from")
+		.choice("gpu_source", &c.gpu_source, {"auto", "nvml", "nvidia-smi", "none"},
+			"where GPU state comes from")
 		.string("nvml_library", &c.nvml_library, "NVML library for dlopen (default libnvidia-ml.so.1)")
-		.integer("gpu_count", &c.gpu_count, 0, 1024, "GPUs the node must show (0: its GPU count in Slurm's Gres)")
-		.real("gpu_temp_suspect", &c.gpu_temp_suspect, 0, 200, "GPU temperature (C) that makes the node suspect")
+		.integer("gpu_count", &c.gpu_count, 0, 1024,
+			 "GPUs the node must show (0: its GPU count in Slurm's Gres)")
+		.real("gpu_temp_suspect", &c.gpu_temp_suspect, 0, 200,
+		      "GPU temperature (C) that makes the node suspect")
 		.real("gpu_temp_drain", &c.gpu_temp_drain, 0, 200, "GPU temperature (C) that drains")
-		.real("gpu_mem_temp_suspect", &c.gpu_mem_temp_suspect, 0, 200, "HBM temperature (C) that makes the node suspect")
+		.real("gpu_mem_temp_suspect", &c.gpu_mem_temp_suspect, 0, 200,
+		      "HBM temperature (C) that makes the node suspect")
 		.integer("ecc_dram_corr_suspect", &c.ecc_dram_corr_suspect, 0, INT64_MAX,
 			 "aggregate correctable DRAM ECC errors per GPU that make the node suspect (0: off)")
 		.integer("ecc_sram_corr_suspect", &c.ecc_sram_corr_suspect, 0, INT64_MAX,
@@ -176,8 +181,10 @@ ConfigSchema schema(HealthConfig &c, std::shared_ptr<std::map<int, XidAction>> c
 	for (XidAction a : {XidAction::ignore, XidAction::restart_app, XidAction::suspect, XidAction::reset_gpu,
 			    XidAction::reboot, XidAction::drain})
 		s.add(std::string("xid_") + xid_action_name(a),
-		      std::string("comma-separated Xids whose action is ") + xid_action_name(a), xid_list(&c, a, claimed));
-	s.integer("ib_port_count", &c.ib_port_count, 0, 1024, "InfiniBand/RoCE ports the node must show (0: not checked)")
+		      std::string("comma-separated Xids whose action is ") + xid_action_name(a),
+		      xid_list(&c, a, claimed));
+	s.integer("ib_port_count", &c.ib_port_count, 0, 1024,
+		  "InfiniBand/RoCE ports the node must show (0: not checked)")
 		.real("ib_rate_min", &c.ib_rate_min, 0, 100000, "lowest acceptable port rate in Gb/s (0: off)")
 		.integer("ib_errors_suspect", &c.ib_errors_suspect, 0, INT64_MAX,
 			 "sum of ib_error_counters per port that makes the node suspect (0: off)")
@@ -207,7 +214,8 @@ ConfigSchema schema(HealthConfig &c, std::shared_ptr<std::map<int, XidAction>> c
 		.integer("history_len", &c.history_len, 3, 1000, "samples the predictor keeps per node")
 		.duration("predict_horizon", &c.predict_horizon, 60, 7 * 86400,
 			  "how far ahead a trend may reach a threshold before the node turns suspect")
-		.real("probe_allreduce_busbw_min", &c.probe_allreduce_busbw_min, 0, 100000, "NCCL all-reduce bus bandwidth in GB/s that loom health probe passes (0: data checked only)")
+		.real("probe_allreduce_busbw_min", &c.probe_allreduce_busbw_min, 0, 100000,
+		      "NCCL all-reduce bus bandwidth in GB/s that loom health probe passes (0: data checked only)")
 		.size("probe_allreduce_size", &c.probe_allreduce_size,
 		      "bytes per GPU of loom health probe's all-reduce (1M to 64G, whole floats)");
 	return s;
@@ -215,10 +223,7 @@ ConfigSchema schema(HealthConfig &c, std::shared_ptr<std::map<int, XidAction>> c
 
 } // namespace
 
-ConfigSchema health_config_schema(HealthConfig &c)
-{
-	return schema(c, std::make_shared<std::map<int, XidAction>>());
-}
+ConfigSchema health_config_schema(HealthConfig &c) { return schema(c, std::make_shared<std::map<int, XidAction>>()); }
 
 expected<HealthConfig> parse_health_config(std::string_view text, const std::string &name)
 {
@@ -237,14 +242,16 @@ expected<HealthConfig> parse_health_config(std::string_view text, const std::str
 	}
 	if (c.gpu_temp_drain < c.gpu_temp_suspect)
 		return unexpected(name, "gpu_temp_drain (" + std::to_string(c.gpu_temp_drain) +
-						") is below gpu_temp_suspect (" + std::to_string(c.gpu_temp_suspect) + ")");
+						") is below gpu_temp_suspect (" + std::to_string(c.gpu_temp_suspect) +
+						")");
 	if (c.link_flaps_drain && c.link_flaps_suspect && c.link_flaps_drain < c.link_flaps_suspect)
 		return unexpected(name, "link_flaps_drain is below link_flaps_suspect");
 	for (const auto &[counter, drain] : c.ib_hw_counters_drain)
 		if (auto it = c.ib_hw_counters_suspect.find(counter);
 		    it != c.ib_hw_counters_suspect.end() && drain < it->second)
-			return unexpected(name, "ib_hw_counters_drain: " + counter + " drains at " + std::to_string(drain) +
-							", below its suspect limit " + std::to_string(it->second) +
+			return unexpected(name, "ib_hw_counters_drain: " + counter + " drains at " +
+							std::to_string(drain) + ", below its suspect limit " +
+							std::to_string(it->second) +
 							" (lower that too, or set it to 0 in ib_hw_counters_suspect)");
 	if (c.probe_allreduce_size < (uint64_t(1) << 20) || c.probe_allreduce_size > (uint64_t(64) << 30) ||
 	    c.probe_allreduce_size % 4 != 0)

@@ -40,7 +40,7 @@ struct HealthConfig {
 	double gpu_temp_suspect = 84, gpu_temp_drain = 95;
 	double gpu_mem_temp_suspect = 95;
 	int64_t ecc_dram_corr_suspect = 20000000, ecc_sram_corr_suspect = 10000;
-	int64_t ecc_uncorr_drain = 1;   // volatile uncorrectable errors that drain (0: off)
+	int64_t ecc_uncorr_drain = 1; // volatile uncorrectable errors that drain (0: off)
 	int64_t retired_pages_drain = 10;
 	bool remap_pending_drains = true;
 	int64_t nvlink_errors_suspect = 1000; // replay+recovery+CRC per link (0: off)
@@ -48,12 +48,12 @@ struct HealthConfig {
 	int64_t pcie_replays_suspect = 0; // 0: off
 	XidTable xids = XidTable::nvidia_default();
 	// Network.
-	int64_t ib_port_count = 0; // 0: not checked
-	double ib_rate_min = 0;    // Gb/s per InfiniBand port (0: off)
+	int64_t ib_port_count = 0;     // 0: not checked
+	double ib_rate_min = 0;        // Gb/s per InfiniBand port (0: off)
 	int64_t ib_errors_suspect = 0; // sum of error counters per port (0: off)
-	std::vector<std::string> ib_error_counters = {"symbol_error", "link_error_recovery", "link_downed",
-						      "port_rcv_errors", "local_link_integrity_errors",
-						      "excessive_buffer_overrun_errors"};
+	std::vector<std::string> ib_error_counters = {
+		"symbol_error",    "link_error_recovery",         "link_downed",
+		"port_rcv_errors", "local_link_integrity_errors", "excessive_buffer_overrun_errors"};
 	// InfiniBand/RoCE hw_counters (mlx5) that count a bad link or HCA, per
 	// port: counter -> value at which the node turns suspect / drains. The
 	// defaults are ib_hw_counters_suspect_default(); congestion counters
@@ -69,15 +69,15 @@ struct HealthConfig {
 	// What an unreadable collector means.
 	std::string collector_error = "unknown"; // unknown, suspect, drain (never ok)
 	// loom health check --drain.
-	int64_t hold_down = 600;          // seconds healthy before loom resumes its own drain
+	int64_t hold_down = 600; // seconds healthy before loom resumes its own drain
 	std::string state_dir = "/var/lib/loom/health";
 	std::string scontrol = "scontrol";
-	int64_t scontrol_timeout = 10;    // seconds
+	int64_t scontrol_timeout = 10; // seconds
 	// Predictor.
 	int64_t history_len = 12;
 	int64_t predict_horizon = 1800; // seconds ahead a trend may reach a threshold
 	// loom health probe: NCCL all-reduce across the node's GPUs.
-	double probe_allreduce_busbw_min = 100;               // GB/s bus bandwidth (0: data checked only)
+	double probe_allreduce_busbw_min = 100;              // GB/s bus bandwidth (0: data checked only)
 	uint64_t probe_allreduce_size = uint64_t(256) << 20; // bytes per GPU
 };
 

@@ -8,7 +8,8 @@ namespace {
 using K = ErrorKind;
 using F = LogFinding;
 
-// One row per kind, in the enum's order (checked below).
+// One row per kind, in the enum's order (checked below), its comment beside it.
+// clang-format off
 constexpr ErrorKindInfo kinds[] = {
 	{K::nccl_watchdog_timeout, "nccl_watchdog_timeout", F::nccl_timeout, false}, // every rank of the collective times out
 	{K::nccl_comm_aborted, "nccl_comm_aborted", F::nccl_error, false},
@@ -37,12 +38,15 @@ constexpr ErrorKindInfo kinds[] = {
 	{K::command_not_found, "command_not_found", F::user_error, false},
 	{K::missing_file, "missing_file", F::user_error, false},
 };
-static_assert([] {
-	for (size_t i = 0; i < std::size(kinds); i++)
-		if (static_cast<size_t>(kinds[i].kind) != i)
-			return false;
-	return std::size(kinds) == static_cast<size_t>(K::missing_file) + 1;
-}(), "kinds[] must list every ErrorKind in the enum's order");
+// clang-format on
+static_assert(
+	[] {
+		for (size_t i = 0; i < std::size(kinds); i++)
+			if (static_cast<size_t>(kinds[i].kind) != i)
+				return false;
+		return std::size(kinds) == static_cast<size_t>(K::missing_file) + 1;
+	}(),
+	"kinds[] must list every ErrorKind in the enum's order");
 
 struct Pattern {
 	std::string_view needle;

@@ -38,7 +38,8 @@ ProbeResult probe_memory_bandwidth(double min_gb_per_s, size_t bytes, int iterat
 		if (ok) {
 			ok = k.cuda("cudaEventRecord", c.event_record(start, nullptr));
 			for (int i = 0; ok && i < iterations; i++)
-				ok = k.cuda("cudaMemcpy", c.memcpy_(i % 2 ? a : b, i % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice));
+				ok = k.cuda("cudaMemcpy",
+					    c.memcpy_(i % 2 ? a : b, i % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice));
 			ok = ok && k.cuda("cudaEventRecord", c.event_record(stop, nullptr)) &&
 			     k.cuda("cudaEventSynchronize", c.event_sync(stop)) &&
 			     k.cuda("cudaEventElapsedTime", c.elapsed(&ms, start, stop));

@@ -18,12 +18,12 @@ struct MemBandwidth {
 	int gpu = -1;
 	double gb_per_s = 0; // read+write bytes per second / 1e9
 	bool passed = false;
-	std::string error;   // the CUDA call that failed ("cudaMalloc: out of memory (2)")
+	std::string error; // the CUDA call that failed ("cudaMalloc: out of memory (2)")
 };
 
 struct ProbeResult {
-	bool ran = false;    // false: no CUDA runtime or no GPU (see why)
-	std::string why;     // "no GPU: ..." when it did not run
+	bool ran = false; // false: no CUDA runtime or no GPU (see why)
+	std::string why;  // "no GPU: ..." when it did not run
 	std::vector<MemBandwidth> gpus;
 	bool passed() const
 	{
@@ -52,7 +52,7 @@ ProbeResult probe_memory_bandwidth(double min_gb_per_s, size_t bytes = size_t(1)
 // holds rank+1, so every element of every result must be n(n+1)/2: anything
 // else is silent data corruption and fails the probe.
 struct AllReduceOptions {
-	double min_busbw_gb_per_s = 0; // pass at or above this bus bandwidth
+	double min_busbw_gb_per_s = 0;    // pass at or above this bus bandwidth
 	size_t bytes = size_t(256) << 20; // per GPU (a multiple of 4: floats)
 	int warmup = 5;
 	int iterations = 20;
@@ -70,7 +70,7 @@ struct AllReduceResult {
 	int nccl_version = 0; // e.g. 22805 for 2.28.5
 	size_t bytes = 0;     // per GPU
 	int iterations = 0;
-	double seconds = 0;   // per all-reduce, mean of the timed iterations
+	double seconds = 0;        // per all-reduce, mean of the timed iterations
 	double algbw_gb_per_s = 0; // bytes / seconds / 1e9
 	double busbw_gb_per_s = 0; // algbw * 2(n-1)/n, as nccl-tests defines it
 	double min_busbw_gb_per_s = 0;
@@ -83,10 +83,7 @@ struct AllReduceResult {
 	}
 	bool passed() const { return ran && !skipped && !failed(); }
 	// "pass", "fail", "skipped" or "not run".
-	const char *result() const
-	{
-		return !ran ? "not run" : passed() ? "pass" : failed() ? "fail" : "skipped";
-	}
+	const char *result() const { return !ran ? "not run" : passed() ? "pass" : failed() ? "fail" : "skipped"; }
 };
 
 AllReduceResult probe_allreduce(const AllReduceOptions &o = {});

@@ -16,10 +16,7 @@ namespace loom::health {
 
 using namespace gpu;
 
-double allreduce_bus_bandwidth(double algbw, int n)
-{
-	return n < 2 ? 0 : algbw * 2.0 * (n - 1) / n;
-}
+double allreduce_bus_bandwidth(double algbw, int n) { return n < 2 ? 0 : algbw * 2.0 * (n - 1) / n; }
 
 size_t first_mismatch(const float *data, size_t count, float want)
 {
@@ -91,8 +88,8 @@ public:
 	// collective stuck on a broken link would otherwise hang the probe.
 	bool wait(const char *phase, double limit_s)
 	{
-		auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-							 std::chrono::duration<double>(limit_s));
+		auto deadline = Clock::now() +
+				std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_s));
 		std::vector<bool> done(n_, false);
 		int left = n_;
 		while (left > 0) {
@@ -116,8 +113,9 @@ public:
 			}
 			if (left > 0 && Clock::now() > deadline) {
 				hung_ = true;
-				return k_.fail(strprintf("%s all-reduce: %d of %d GPUs still busy after %.0f s (NCCL hung?)",
-							 phase, left, n_, limit_s));
+				return k_.fail(
+					strprintf("%s all-reduce: %d of %d GPUs still busy after %.0f s (NCCL hung?)",
+						  phase, left, n_, limit_s));
 			}
 			if (left > 0)
 				std::this_thread::yield();
@@ -142,7 +140,8 @@ public:
 				if (bad < count)
 					return k_.fail(strprintf("data check: GPU %d element %zu is %g, expected %g "
 								 "(all-reduce result corrupted)",
-								 d, off / sizeof(float) + bad, static_cast<double>(host_[bad]),
+								 d, off / sizeof(float) + bad,
+								 static_cast<double>(host_[bad]),
 								 static_cast<double>(want)));
 			}
 		}

@@ -24,16 +24,13 @@ std::string Library::open(const std::vector<std::string> &names, int flags)
 	return "(tried " + tried + "): " + err;
 }
 
-void *Library::sym(const char *name) const
-{
-	return handle_ ? ::dlsym(handle_, name) : nullptr;
-}
+void *Library::sym(const char *name) const { return handle_ ? ::dlsym(handle_, name) : nullptr; }
 
 std::string load_cuda(Cuda &c, const std::string &library)
 {
-	std::vector<std::string> names = library.empty()
-		? std::vector<std::string>{"libcudart.so", "libcudart.so.13", "libcudart.so.12"}
-		: std::vector<std::string>{library};
+	std::vector<std::string> names =
+		library.empty() ? std::vector<std::string>{"libcudart.so", "libcudart.so.13", "libcudart.so.12"}
+				: std::vector<std::string>{library};
 	if (std::string err = c.lib.open(names, RTLD_NOW | RTLD_LOCAL); !err.empty())
 		return "no CUDA runtime " + err;
 	Library &l = c.lib;
@@ -49,8 +46,8 @@ std::string load_cuda(Cuda &c, const std::string &library)
 
 std::string load_nccl(Nccl &n, const std::string &library)
 {
-	std::vector<std::string> names =
-		library.empty() ? std::vector<std::string>{"libnccl.so.2", "libnccl.so"} : std::vector<std::string>{library};
+	std::vector<std::string> names = library.empty() ? std::vector<std::string>{"libnccl.so.2", "libnccl.so"}
+							 : std::vector<std::string>{library};
 	if (std::string err = n.lib.open(names, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE); !err.empty())
 		return "no NCCL " + err;
 	Library &l = n.lib;

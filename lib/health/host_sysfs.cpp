@@ -99,7 +99,8 @@ expected<int64_t> parse_sysfs_int(std::string_view text)
 	if (!all_digits(d))
 		return unexpected(std::string("is not a number"));
 	uint64_t v = 0;
-	uint64_t limit = neg ? uint64_t(std::numeric_limits<int64_t>::max()) + 1 : uint64_t(std::numeric_limits<int64_t>::max());
+	uint64_t limit =
+		neg ? uint64_t(std::numeric_limits<int64_t>::max()) + 1 : uint64_t(std::numeric_limits<int64_t>::max());
 	if (!digits_u64(d, v) || v > limit)
 		return unexpected(std::string("is out of range"));
 	return neg ? static_cast<int64_t>(0 - v) : static_cast<int64_t>(v);
@@ -191,10 +192,7 @@ void SysfsAttrs::bad(const std::string &path, std::string_view value, const std:
 	problems_.emplace_back(path, "'" + shown(value) + "' " + what);
 }
 
-void SysfsAttrs::problem(const std::string &path, const std::string &message)
-{
-	problems_.emplace_back(path, message);
-}
+void SysfsAttrs::problem(const std::string &path, const std::string &message) { problems_.emplace_back(path, message); }
 
 std::vector<HwmonSensor> read_hwmon(const std::string &class_dir, std::vector<Error> &problems)
 {

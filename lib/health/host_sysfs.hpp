@@ -61,8 +61,7 @@ std::vector<NetIface> read_net(const std::string &class_dir, const std::vector<s
 
 expected<std::vector<HwmonSensor>> read_hwmon(const std::string &class_dir);
 expected<std::vector<EdacController>> read_edac(const std::string &mc_dir);
-expected<std::vector<NetIface>> read_net(const std::string &class_dir,
-					 const std::vector<std::string> &skip = {"lo"});
+expected<std::vector<NetIface>> read_net(const std::string &class_dir, const std::vector<std::string> &skip = {"lo"});
 
 // The bounds of every sysfs attribute read, and of the other files the
 // collectors read (nvidia-smi text, ibstat text, /proc/driver/nvidia).

@@ -25,17 +25,17 @@ namespace loom::health {
 
 // LogFinding, ErrorKind: error_kinds.hpp.
 struct JobLogLine {
-	LogFinding kind;   // the category (error_kind_info(error).finding)
-	ErrorKind error;   // what the line says
-	int line = 0;      // 1-based
-	std::string host;  // empty when the line does not say
-	std::string text;  // the line, cut to 300 characters
+	LogFinding kind;  // the category (error_kind_info(error).finding)
+	ErrorKind error;  // what the line says
+	int line = 0;     // 1-based
+	std::string host; // empty when the line does not say
+	std::string text; // the line, cut to 300 characters
 };
 
 struct JobLogScan {
-	std::vector<JobLogLine> lines; // at most max_findings
+	std::vector<JobLogLine> lines;    // at most max_findings
 	std::map<LogFinding, int> counts; // all matches, even past max_findings
-	bool cut = false; // the text was longer than max_bytes: only its tail was read
+	bool cut = false;                 // the text was longer than max_bytes: only its tail was read
 };
 
 // Pure: classify every line of text. Xid lines take their kind from xids

@@ -20,7 +20,8 @@ ConfigSchema jobcomp_schema(JobcompOptions &o)
 		.boolean("drain", &o.drain, "drain culprit nodes")
 		.boolean("requeue", &o.requeue, "requeue infrastructure failures")
 		.boolean("spares", &o.spares, "restart infrastructure failures on spares of the same domains")
-		.string("spare_file", &o.spare_file, "select/topo's spare pool (default StateSaveLocation/loom-spares.json)")
+		.string("spare_file", &o.spare_file,
+			"select/topo's spare pool (default StateSaveLocation/loom-spares.json)")
 		.string("state_dir", &o.state_dir, "backlog and statistics directory (default StateSaveLocation)")
 		.string("stats_publish", &o.stats_publish,
 			"a copy of the failure statistics for spank_ckpt on the nodes (absolute path)")
@@ -260,7 +261,6 @@ std::string gpu_class_of_request(std::string_view tres)
 	return !g.gpus ? std::string() : g.type.empty() ? std::string("gpu") : g.type;
 }
 
-
 void DrainLimiter::expire(int64_t now)
 {
 	while (!times_.empty() && times_.front() <= now - window_)
@@ -317,7 +317,8 @@ expected<Backlog> load_backlog(const std::string &path)
 		b.drains.push_back(json_object_get_int64(e));
 	}
 	for (size_t i = 0; i < json_object_array_length(*pending); i++) {
-		auto rec = job_record_from_json(json_object_array_get_idx(*pending, i), ObjectReader::index_path("$.pending", i));
+		auto rec = job_record_from_json(json_object_array_get_idx(*pending, i),
+						ObjectReader::index_path("$.pending", i));
 		if (!rec)
 			return unexpected(rec.error().within(path));
 		b.pending.push_back(std::move(*rec));

@@ -30,9 +30,9 @@ struct JobcompOptions {
 	// Restart an infrastructure failure on its healthy nodes plus spares of
 	// the same domains (lib/health/spares.hpp), in a reservation of its own.
 	bool spares = true;
-	std::string spare_file;      // select/topo's pool; default StateSaveLocation/loom-spares.json
-	std::string state_dir;       // default: StateSaveLocation
-	std::string stats_publish;   // also write the failure statistics here (absolute path; "" = no)
+	std::string spare_file;    // select/topo's pool; default StateSaveLocation/loom-spares.json
+	std::string state_dir;     // default: StateSaveLocation
+	std::string stats_publish; // also write the failure statistics here (absolute path; "" = no)
 	std::string scontrol = "scontrol";
 	int64_t scontrol_timeout = 10;
 	uint64_t log_max_bytes = 8u << 20; // tail of each output file scanned
@@ -52,12 +52,12 @@ struct JobRecord {
 	uint32_t uid = 0;
 	std::string user, job_name, work_dir, std_out_pattern, std_err_pattern;
 	uint32_t array_job_id = 0, array_task_id = 0;
-	std::string gpu_class;        // from the job's GPU request ("h100"), "gpu", or ""
-	bool already_requeued = false; // Slurm requeued it itself (NODE_FAIL with JobRequeue)
+	std::string gpu_class;          // from the job's GPU request ("h100"), "gpu", or ""
+	bool already_requeued = false;  // Slurm requeued it itself (NODE_FAIL with JobRequeue)
 	int64_t ckpt_max_restarts = -1; // LOOM_CKPT_MAX_RESTARTS of a --ckpt job (-1: none)
 	int64_t time_limit_s = 0;       // 0: none (the partition's, or unlimited)
 	bool pinned = false;            // -w/--nodelist: the job names its nodes
-	exchange::JobNote placed;                 // select/topo's note in its SystemComment: class, tier, price
+	exchange::JobNote placed;       // select/topo's note in its SystemComment: class, tier, price
 	std::string admin_comment;      // its AdminComment when it ended (lib/util/admin_comment.hpp)
 };
 

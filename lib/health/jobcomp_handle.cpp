@@ -104,7 +104,8 @@ bool plan_spares(const JobEnd &e, const JobcompOptions &opt, SlurmOps &slurm, Jo
 		if (auto u = slurm.jobs_end(busy))
 			until = std::move(*u);
 		else
-			until_unknown = " (busy spares not waited for, their jobs' end unknown: " + u.error().str() + ")";
+			until_unknown =
+				" (busy spares not waited for, their jobs' end unknown: " + u.error().str() + ")";
 	}
 	plan = plan_replacement(*pool, e.nodes, culprits, states, until, static_cast<int64_t>(::time(nullptr)));
 	if (!plan.ok) {
@@ -138,10 +139,12 @@ bool requeue_into_spares(const JobRecord &rec, SlurmOps &slurm, JobOutcome &out,
 		}
 		held = true;
 	}
-	std::string note = std::string(migration ? "loom: moved off suspect node(s) to spares " : "loom: restarted on spares ") +
-			   plan.summary() + " in reservation " + name;
-	auto up = slurm.update_job(e.job_id, {"ReservationName=" + name,
-					      "AdminComment=" + admin_comment_replace(rec.admin_comment, admin_prefix_health, note)});
+	std::string note =
+		std::string(migration ? "loom: moved off suspect node(s) to spares " : "loom: restarted on spares ") +
+		plan.summary() + " in reservation " + name;
+	auto up = slurm.update_job(
+		e.job_id, {"ReservationName=" + name,
+			   "AdminComment=" + admin_comment_replace(rec.admin_comment, admin_prefix_health, note)});
 	if (held)
 		if (auto st = slurm.release(e.job_id); !st)
 			log_error("job %u: release after requeuehold failed, the job stays held: %s", e.job_id,
@@ -210,8 +213,8 @@ void classify_and_decide(const JobRecord &rec, const JobcompOptions &opt, const 
 	out.decision = decide_job(e, out.cls, static_cast<uint32_t>(budget));
 	if (is_infrastructure(out.cls.cls))
 		out.decision.why += e.checkpointed && rec.ckpt_max_restarts >= 0 ? " (the job's --ckpt-max-restarts)"
-					       : e.checkpointed ? " (a --ckpt job without its budget: restart_budget)"
-								: " (restart_budget)";
+				    : e.checkpointed ? " (a --ckpt job without its budget: restart_budget)"
+						     : " (restart_budget)";
 	if (out.decision.requeue && !e.requeue_allowed) {
 		// Slurm refuses to requeue a job that may not be (--no-requeue,
 		// JobRequeue=0), checkpointed or not: say so instead of failing.
@@ -302,8 +305,9 @@ void migrate_off_suspects(const JobRecord &rec, const JobcompOptions &opt, Slurm
 	std::string why = out.no_spares.empty() ? "no spare pool" : out.no_spares;
 	std::string ex = join(suspects, ",");
 	std::string note = "loom: moved off suspect node(s) " + ex + " (no spares: " + why + ")";
-	auto up = slurm.update_job(e.job_id, {"ExcNodeList=" + ex, "AdminComment=" + admin_comment_replace(
-									     rec.admin_comment, admin_prefix_health, note)});
+	auto up = slurm.update_job(
+		e.job_id, {"ExcNodeList=" + ex,
+			   "AdminComment=" + admin_comment_replace(rec.admin_comment, admin_prefix_health, note)});
 	log_info("job %u: loom: moved off suspect node(s) %s without spares (%s)%s", e.job_id, ex.c_str(), why.c_str(),
 		 up ? "" : (": excluding them failed: " + up.error().str()).c_str());
 }

@@ -12,8 +12,7 @@
 namespace loom::health {
 
 JobcompWorker::JobcompWorker(JobcompOptions opt, std::unique_ptr<SlurmOps> slurm)
-	: opt_(std::move(opt)), slurm_(std::move(slurm)),
-	  limiter_(opt_.max_drains, opt_.drain_window)
+	: opt_(std::move(opt)), slurm_(std::move(slurm)), limiter_(opt_.max_drains, opt_.drain_window)
 {
 }
 
@@ -190,7 +189,8 @@ size_t JobcompWorker::pending() const
 bool JobcompWorker::wait_idle(int timeout_ms) const
 {
 	std::unique_lock<std::mutex> lk(mu_);
-	return idle_cv_.wait_for(lk, std::chrono::milliseconds(timeout_ms), [this] { return queue_.empty() && !busy_; });
+	return idle_cv_.wait_for(lk, std::chrono::milliseconds(timeout_ms),
+				 [this] { return queue_.empty() && !busy_; });
 }
 
 } // namespace loom::health

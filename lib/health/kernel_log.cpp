@@ -81,8 +81,7 @@ void scan_events(std::string_view line, KernelLog &log)
 				continue;
 			kind = "segfault_nccl";
 		}
-		if ((std::strcmp(kind, "edac_ce") == 0 || std::strcmp(kind, "edac_ue") == 0) &&
-		    !contains(line, "EDAC"))
+		if ((std::strcmp(kind, "edac_ce") == 0 || std::strcmp(kind, "edac_ue") == 0) && !contains(line, "EDAC"))
 			continue;
 		// The message proper starts at the first word after the timestamp.
 		log.events.push_back({kind, line_time(line, at), std::string(trim(line.substr(at)))});

@@ -23,7 +23,7 @@ struct KernelLog {
 	std::vector<XidEvent> xids;
 	std::vector<KernelEvent> events;
 	std::map<std::string, std::string> uuid_by_pci; // "0000:9b:00" -> "GPU-5096..."
-	std::vector<std::string> lines; // the message lines, for the link-flap scan
+	std::vector<std::string> lines;                 // the message lines, for the link-flap scan
 };
 
 // One line: an Xid event, or nothing.
@@ -43,7 +43,7 @@ size_t map_xids_to_gpus(std::vector<XidEvent> &xids, const std::vector<GpuState>
 // of it, from a line's start). A FIFO, a socket, a block device or a
 // directory is an error naming the path, never a wait. Errors name the path.
 inline constexpr uint32_t kernel_log_deadline_ms = 10000;
-expected<std::string> read_kernel_log(const std::string &root, const std::string &path,
-				      uint64_t *cursor = nullptr, uint64_t max_bytes = 16u << 20);
+expected<std::string> read_kernel_log(const std::string &root, const std::string &path, uint64_t *cursor = nullptr,
+				      uint64_t max_bytes = 16u << 20);
 
 } // namespace loom::health

@@ -27,8 +27,7 @@ std::string iface_before(std::string_view line, size_t at)
 std::string syslog_time(std::string_view line)
 {
 	// "Aug 17 06:18:01 host ..." -> "Aug 17 06:18:01"; "[...]" -> inside.
-	if (line.size() >= 15 && std::isalpha(static_cast<unsigned char>(line[0])) && line[3] == ' ' &&
-	    line[9] == ':' )
+	if (line.size() >= 15 && std::isalpha(static_cast<unsigned char>(line[0])) && line[3] == ' ' && line[9] == ':')
 		return std::string(line.substr(0, 15));
 	if (!line.empty() && line[0] == '[') {
 		size_t close = line.find(']');
@@ -48,9 +47,9 @@ std::vector<LinkFlaps> count_link_flaps(const std::vector<std::string> &lines)
 		bool lost;
 	};
 	static const Marker markers[] = {
-		{": lost carrier", true},  {": Lost carrier", true}, {": Gained carrier", false},
-		{": gained carrier", false}, {": Link down", true}, {": Link up", false},
-		{": link down", true}, {": link up", false},
+		{": lost carrier", true},    {": Lost carrier", true}, {": Gained carrier", false},
+		{": gained carrier", false}, {": Link down", true},    {": Link up", false},
+		{": link down", true},       {": link up", false},
 	};
 	std::map<std::string, LinkFlaps> by_iface;
 	for (const auto &l : lines) {

@@ -99,7 +99,8 @@ GpuState to_gpu(const std::string &bus, const Fields &f, int order)
 	g.ecc_vol_sram_uncorr = count_of(f, v + "SRAM Uncorrectable");
 	if (!g.ecc_vol_sram_uncorr) {
 		// 535+ splits SRAM uncorrectable into parity and SEC-DED.
-		Count p = count_of(f, v + "SRAM Uncorrectable Parity"), s = count_of(f, v + "SRAM Uncorrectable SEC-DED");
+		Count p = count_of(f, v + "SRAM Uncorrectable Parity"),
+		      s = count_of(f, v + "SRAM Uncorrectable SEC-DED");
 		if (p || s)
 			g.ecc_vol_sram_uncorr = p.value_or(0) + s.value_or(0);
 	}
@@ -108,7 +109,8 @@ GpuState to_gpu(const std::string &bus, const Fields &f, int order)
 	g.ecc_agg_sram_corr = count_of(f, a + "SRAM Correctable");
 	g.ecc_agg_sram_uncorr = count_of(f, a + "SRAM Uncorrectable");
 	if (!g.ecc_agg_sram_uncorr) {
-		Count p = count_of(f, a + "SRAM Uncorrectable Parity"), s = count_of(f, a + "SRAM Uncorrectable SEC-DED");
+		Count p = count_of(f, a + "SRAM Uncorrectable Parity"),
+		      s = count_of(f, a + "SRAM Uncorrectable SEC-DED");
 		if (p || s)
 			g.ecc_agg_sram_uncorr = p.value_or(0) + s.value_or(0);
 	}
@@ -160,7 +162,8 @@ expected<NvidiaSmiReport> parse_nvidia_smi_q(std::string_view text, const std::s
 		std::string_view body = line.substr(indent);
 		size_t colon = body.find(" : ");
 		std::string key(trim(colon == std::string_view::npos ? body : body.substr(0, colon)));
-		std::string value = colon == std::string_view::npos ? std::string() : std::string(trim(body.substr(colon + 3)));
+		std::string value =
+			colon == std::string_view::npos ? std::string() : std::string(trim(body.substr(colon + 3)));
 		if (indent == 0) {
 			if (key.rfind("GPU ", 0) == 0 && colon == std::string_view::npos) {
 				if (auto st = flush(); !st)
@@ -209,8 +212,7 @@ expected<NvidiaSmiReport> parse_nvidia_smi_q(std::string_view text, const std::s
 	return rep;
 }
 
-expected<size_t> parse_nvlink_status(std::string_view text, const std::string &source,
-				     std::vector<GpuState> &gpus)
+expected<size_t> parse_nvlink_status(std::string_view text, const std::string &source, std::vector<GpuState> &gpus)
 {
 	GpuState *cur = nullptr;
 	size_t links = 0;

@@ -29,8 +29,7 @@ expected<NvidiaSmiReport> parse_nvidia_smi_q(std::string_view text, const std::s
 // `nvidia-smi nvlink --status`: fills nvlinks of the GPUs by index (GPUs not
 // yet in 'gpus' are added). "<inactive>" links and NVML's "all links are
 // inactive" line give inactive links; returns the number of links read.
-expected<size_t> parse_nvlink_status(std::string_view text, const std::string &source,
-				     std::vector<GpuState> &gpus);
+expected<size_t> parse_nvlink_status(std::string_view text, const std::string &source, std::vector<GpuState> &gpus);
 
 // The same from the files at path, read within nvidia_smi_max_bytes and the
 // collectors' deadline (read_collector_file: a FIFO or a device in their

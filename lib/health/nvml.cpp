@@ -16,9 +16,9 @@ expected<std::unique_ptr<NvmlSession>> NvmlSession::open(const std::string &libr
 	auto lib = nv::Library::open(library);
 	if (!lib)
 		return unexpected(lib.error());
-	std::string missing = (*lib)->lacking({"nvmlInit_v2", "nvmlShutdown", "nvmlErrorString", "nvmlDeviceGetCount_v2",
-					       "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetPciInfo_v3",
-					       "nvmlDeviceGetUUID"});
+	std::string missing =
+		(*lib)->lacking({"nvmlInit_v2", "nvmlShutdown", "nvmlErrorString", "nvmlDeviceGetCount_v2",
+				 "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetUUID"});
 	if (!missing.empty())
 		return unexpected("nvml", (*lib)->name() + " lacks " + missing);
 	if (nv::Return rc = (*lib)->api().init(); rc != nv::success)
@@ -159,7 +159,8 @@ expected<std::vector<GpuState>> NvmlSession::gpus()
 		g.index = static_cast<int>(i);
 		nv::PciInfo pci{};
 		if (nv::Return rc = a.pci(d, &pci); rc != nv::success)
-			return unexpected("nvml: GPU " + std::to_string(i), std::string("PCI info: ") + lib_->error(rc));
+			return unexpected("nvml: GPU " + std::to_string(i),
+					  std::string("PCI info: ") + lib_->error(rc));
 		g.pci_bus = normalize_pci(pci.busId);
 		char buf[128] = {};
 		if (a.uuid(d, buf, sizeof(buf)) == nv::success)

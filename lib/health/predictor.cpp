@@ -28,7 +28,8 @@ std::vector<Metric> metrics_of(const NodeSample &s, const HealthConfig &c)
 			m.push_back({p + "ecc_sram_corr", static_cast<double>(*g.ecc_agg_sram_corr),
 				     static_cast<double>(c.ecc_sram_corr_suspect)});
 		if ((g.retired_sbe || g.retired_dbe) && c.retired_pages_drain > 0)
-			m.push_back({p + "retired_pages", static_cast<double>(g.retired_sbe.value_or(0) + g.retired_dbe.value_or(0)),
+			m.push_back({p + "retired_pages",
+				     static_cast<double>(g.retired_sbe.value_or(0) + g.retired_dbe.value_or(0)),
 				     static_cast<double>(c.retired_pages_drain)});
 	}
 	if (c.ib_errors_suspect > 0)
@@ -37,8 +38,8 @@ std::vector<Metric> metrics_of(const NodeSample &s, const HealthConfig &c)
 			for (const auto &k : c.ib_error_counters)
 				if (auto it = port.counters.find(k); it != port.counters.end())
 					sum += it->second;
-			m.push_back({"ib." + port.device + "/" + std::to_string(port.port) + ".errors", static_cast<double>(sum),
-				     static_cast<double>(c.ib_errors_suspect)});
+			m.push_back({"ib." + port.device + "/" + std::to_string(port.port) + ".errors",
+				     static_cast<double>(sum), static_cast<double>(c.ib_errors_suspect)});
 		}
 	for (const auto &port : s.ib_ports)
 		for (const auto &[counter, value] : port.hw_counters) {
@@ -158,8 +159,8 @@ std::optional<Trend> trend_of(const std::vector<std::pair<double, double>> &pts,
 			return std::nullopt;
 		// A curve that bends over and peaks below the threshold (a warm-up
 		// settling at its working temperature) never reaches it.
-		if (double qa, qb, qc; pts.size() >= 5 && ls_parabola(pts, qa, qb, qc) && qc < 0 &&
-				       qa - qb * qb / (4 * qc) < m.threshold)
+		if (double qa, qb, qc;
+		    pts.size() >= 5 && ls_parabola(pts, qa, qb, qc) && qc < 0 && qa - qb * qb / (4 * qc) < m.threshold)
 			return std::nullopt;
 		size_t third = pts.size() / 3;
 		if (third >= 2) {

@@ -24,8 +24,8 @@
 namespace loom::health {
 
 struct Metric {
-	std::string name;   // "gpu3.temp", "gpu0.ecc_dram_corr", "ib.mlx5_1/1.errors",
-			    // "ib.mlx5_1/1.local_ack_timeout_err", "edac.mc0.ce"
+	std::string name; // "gpu3.temp", "gpu0.ecc_dram_corr", "ib.mlx5_1/1.errors",
+			  // "ib.mlx5_1/1.local_ack_timeout_err", "edac.mc0.ce"
 	double value = 0;
 	double threshold = 0; // the value at which the rules act
 };

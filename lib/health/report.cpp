@@ -73,48 +73,61 @@ std::string verdict_prometheus(const std::string &node, const NodeSample &s, con
 {
 	std::string n = "node=\"" + esc(node) + "\"";
 	std::string out;
-	out += "# HELP loom_health_outcome Node health, as the exit code: 0 ok, 1 suspect, 2 drain, 3 unknown (cannot judge).\n# TYPE loom_health_outcome gauge\n";
+	out += "# HELP loom_health_outcome Node health, as the exit code: 0 ok, 1 suspect, 2 drain, 3 unknown (cannot "
+	       "judge).\n# TYPE loom_health_outcome gauge\n";
 	out += strprintf("loom_health_outcome{%s} %d\n", n.c_str(), v.exit_code());
 	std::map<std::pair<std::string, std::string>, int> counts;
 	for (const auto &f : v.findings)
 		counts[{f.check, outcome_name(f.severity)}]++;
-	out += "# HELP loom_health_findings Findings of the last check by check and severity.\n# TYPE loom_health_findings gauge\n";
+	out += "# HELP loom_health_findings Findings of the last check by check and severity.\n# TYPE "
+	       "loom_health_findings gauge\n";
 	for (const auto &[k, c] : counts)
-		out += strprintf("loom_health_findings{%s,check=\"%s\",severity=\"%s\"} %d\n", n.c_str(), esc(k.first).c_str(),
-				 k.second.c_str(), c);
-	out += "# HELP loom_health_gpu_temperature_celsius GPU temperature.\n# TYPE loom_health_gpu_temperature_celsius gauge\n";
+		out += strprintf("loom_health_findings{%s,check=\"%s\",severity=\"%s\"} %d\n", n.c_str(),
+				 esc(k.first).c_str(), k.second.c_str(), c);
+	out += "# HELP loom_health_gpu_temperature_celsius GPU temperature.\n# TYPE "
+	       "loom_health_gpu_temperature_celsius gauge\n";
 	for (const auto &g : s.gpus)
 		if (g.temp_c)
-			out += strprintf("loom_health_gpu_temperature_celsius{%s,gpu=\"%d\"} %g\n", n.c_str(), g.index, *g.temp_c);
+			out += strprintf("loom_health_gpu_temperature_celsius{%s,gpu=\"%d\"} %g\n", n.c_str(), g.index,
+					 *g.temp_c);
 	out += "# HELP loom_health_gpu_ecc_errors GPU ECC error counters.\n# TYPE loom_health_gpu_ecc_errors gauge\n";
 	for (const auto &g : s.gpus) {
 		auto put = [&](const char *type, const Count &c) {
 			if (c)
-				out += strprintf("loom_health_gpu_ecc_errors{%s,gpu=\"%d\",type=\"%s\"} %lld\n", n.c_str(), g.index,
-						 type, static_cast<long long>(*c));
+				out += strprintf("loom_health_gpu_ecc_errors{%s,gpu=\"%d\",type=\"%s\"} %lld\n",
+						 n.c_str(), g.index, type, static_cast<long long>(*c));
 		};
 		put("volatile_dram_uncorrectable", g.ecc_vol_dram_uncorr);
 		put("volatile_sram_uncorrectable", g.ecc_vol_sram_uncorr);
 		put("aggregate_dram_correctable", g.ecc_agg_dram_corr);
 		put("aggregate_sram_correctable", g.ecc_agg_sram_corr);
 	}
-	out += "# HELP loom_health_xid_events Xid events in the kernel log by GPU and Xid.\n# TYPE loom_health_xid_events gauge\n";
+	out += "# HELP loom_health_xid_events Xid events in the kernel log by GPU and Xid.\n# TYPE "
+	       "loom_health_xid_events gauge\n";
 	std::map<std::pair<int, int>, int> xids;
 	for (const auto &x : s.xids)
 		xids[{x.gpu_index, x.xid}]++;
 	for (const auto &[k, c] : xids)
-		out += strprintf("loom_health_xid_events{%s,gpu=\"%d\",xid=\"%d\"} %d\n", n.c_str(), k.first, k.second, c);
-	out += "# HELP loom_health_ib_port_active InfiniBand/RoCE port state (1 ACTIVE and LinkUp).\n# TYPE loom_health_ib_port_active gauge\n";
+		out += strprintf("loom_health_xid_events{%s,gpu=\"%d\",xid=\"%d\"} %d\n", n.c_str(), k.first, k.second,
+				 c);
+	out += "# HELP loom_health_ib_port_active InfiniBand/RoCE port state (1 ACTIVE and LinkUp).\n# TYPE "
+	       "loom_health_ib_port_active gauge\n";
 	for (const auto &p : s.ib_ports)
-		out += strprintf("loom_health_ib_port_active{%s,device=\"%s\",port=\"%d\"} %d\n", n.c_str(), esc(p.device).c_str(),
-				 p.port, p.state == "ACTIVE" && (p.phys_state.empty() || p.phys_state == "LinkUp"));
-	out += "# HELP loom_health_link_flaps Carrier losses per interface in the logs.\n# TYPE loom_health_link_flaps gauge\n";
+		out += strprintf("loom_health_ib_port_active{%s,device=\"%s\",port=\"%d\"} %d\n", n.c_str(),
+				 esc(p.device).c_str(), p.port,
+				 p.state == "ACTIVE" && (p.phys_state.empty() || p.phys_state == "LinkUp"));
+	out += "# HELP loom_health_link_flaps Carrier losses per interface in the logs.\n# TYPE loom_health_link_flaps "
+	       "gauge\n";
 	for (const auto &f : s.flaps)
-		out += strprintf("loom_health_link_flaps{%s,iface=\"%s\"} %d\n", n.c_str(), esc(f.iface).c_str(), f.lost);
-	out += "# HELP loom_health_collect_seconds Time each collector took.\n# TYPE loom_health_collect_seconds gauge\n";
+		out += strprintf("loom_health_link_flaps{%s,iface=\"%s\"} %d\n", n.c_str(), esc(f.iface).c_str(),
+				 f.lost);
+	out += "# HELP loom_health_collect_seconds Time each collector took.\n# TYPE loom_health_collect_seconds "
+	       "gauge\n";
 	for (const auto &[k, t] : s.collect_ms)
-		out += strprintf("loom_health_collect_seconds{%s,collector=\"%s\"} %.6f\n", n.c_str(), k.c_str(), t / 1000.0);
-	out += "# HELP loom_health_collector_errors Collectors that could not read their source.\n# TYPE loom_health_collector_errors gauge\n";
+		out += strprintf("loom_health_collect_seconds{%s,collector=\"%s\"} %.6f\n", n.c_str(), k.c_str(),
+				 t / 1000.0);
+	out += "# HELP loom_health_collector_errors Collectors that could not read their source.\n# TYPE "
+	       "loom_health_collector_errors gauge\n";
 	out += strprintf("loom_health_collector_errors{%s} %zu\n", n.c_str(), s.errors.size());
 	return out;
 }

@@ -81,7 +81,7 @@ Verdict judge(const NodeSample &s, const HealthConfig &c)
 	judge_host(s, c, v.findings);
 	// A collector that could not read is a check that cannot judge: unknown
 	// (or what the site chose: suspect, drain), never ok.
-	Outcome sev = c.collector_error == "drain" ? Outcome::drain
+	Outcome sev = c.collector_error == "drain"     ? Outcome::drain
 		      : c.collector_error == "suspect" ? Outcome::suspect
 						       : Outcome::unknown;
 	for (const auto &e : s.errors)

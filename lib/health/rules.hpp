@@ -27,7 +27,7 @@ const char *outcome_name(Outcome o);
 int outcome_exit_code(Outcome o);
 
 struct Finding {
-	std::string check;    // gpu_ecc, gpu_xid, ib_port, link_flaps ...
+	std::string check;              // gpu_ecc, gpu_xid, ib_port, link_flaps ...
 	Outcome severity = Outcome::ok; // ok = informational
 	std::string evidence;
 	double eta_s = 0; // a prediction: seconds from the check to the failure (0: none)
@@ -49,8 +49,10 @@ struct Verdict {
 };
 
 // The checks, grouped by what they look at.
-void judge_gpus(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out, std::vector<std::string> &actions);
-void judge_xids(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out, std::vector<std::string> &actions);
+void judge_gpus(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out,
+		std::vector<std::string> &actions);
+void judge_xids(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out,
+		std::vector<std::string> &actions);
 void judge_network(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out);
 // The checks judge_network makes of a node's own fabric link (its ports'
 // state, rate, error counters, flaps) are exchange::is_link_check's

@@ -40,7 +40,8 @@ bool throttled(const GpuState &g, const std::string &reason)
 
 } // namespace
 
-void judge_gpus(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out, std::vector<std::string> &actions)
+void judge_gpus(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out,
+		std::vector<std::string> &actions)
 {
 	if (c.gpu_count > 0 && static_cast<int64_t>(s.gpus.size()) != c.gpu_count && !s.gpu_source.empty())
 		add(out, "gpu_count", Outcome::drain,
@@ -48,25 +49,43 @@ void judge_gpus(const NodeSample &s, const HealthConfig &c, std::vector<Finding>
 	for (const auto &g : s.gpus) {
 		const std::string name = gpu_name(g);
 		if (g.temp_c && *g.temp_c >= c.gpu_temp_drain)
-			add(out, "gpu_temp", Outcome::drain, strprintf("%s at %.0f C (drain at %.0f C)", name.c_str(), *g.temp_c, c.gpu_temp_drain));
+			add(out, "gpu_temp", Outcome::drain,
+			    strprintf("%s at %.0f C (drain at %.0f C)", name.c_str(), *g.temp_c, c.gpu_temp_drain));
 		else if (g.temp_c && *g.temp_c >= c.gpu_temp_suspect)
-			add(out, "gpu_temp", Outcome::suspect, strprintf("%s at %.0f C (limit %.0f C)", name.c_str(), *g.temp_c, c.gpu_temp_suspect));
+			add(out, "gpu_temp", Outcome::suspect,
+			    strprintf("%s at %.0f C (limit %.0f C)", name.c_str(), *g.temp_c, c.gpu_temp_suspect));
 		if (g.mem_temp_c && *g.mem_temp_c >= c.gpu_mem_temp_suspect)
-			add(out, "gpu_mem_temp", Outcome::suspect, strprintf("%s memory at %.0f C (limit %.0f C)", name.c_str(), *g.mem_temp_c, c.gpu_mem_temp_suspect));
+			add(out, "gpu_mem_temp", Outcome::suspect,
+			    strprintf("%s memory at %.0f C (limit %.0f C)", name.c_str(), *g.mem_temp_c,
+				      c.gpu_mem_temp_suspect));
 		int64_t uncorr = g.ecc_vol_dram_uncorr.value_or(0) + g.ecc_vol_sram_uncorr.value_or(0);
 		if (c.ecc_uncorr_drain > 0 && uncorr >= c.ecc_uncorr_drain) {
-			add(out, "gpu_ecc", Outcome::drain, strprintf("%s: %lld uncorrectable ECC errors since driver load", name.c_str(), static_cast<long long>(uncorr)));
+			add(out, "gpu_ecc", Outcome::drain,
+			    strprintf("%s: %lld uncorrectable ECC errors since driver load", name.c_str(),
+				      static_cast<long long>(uncorr)));
 			actions.push_back("reset_gpu " + std::to_string(g.index));
 		}
 		if (c.ecc_dram_corr_suspect > 0 && g.ecc_agg_dram_corr.value_or(0) >= c.ecc_dram_corr_suspect)
-			add(out, "gpu_ecc", Outcome::suspect, strprintf("%s: %lld correctable DRAM ECC errors (limit %lld)", name.c_str(), static_cast<long long>(*g.ecc_agg_dram_corr), static_cast<long long>(c.ecc_dram_corr_suspect)));
+			add(out, "gpu_ecc", Outcome::suspect,
+			    strprintf("%s: %lld correctable DRAM ECC errors (limit %lld)", name.c_str(),
+				      static_cast<long long>(*g.ecc_agg_dram_corr),
+				      static_cast<long long>(c.ecc_dram_corr_suspect)));
 		if (c.ecc_sram_corr_suspect > 0 && g.ecc_agg_sram_corr.value_or(0) >= c.ecc_sram_corr_suspect)
-			add(out, "gpu_ecc", Outcome::suspect, strprintf("%s: %lld correctable SRAM ECC errors (limit %lld)", name.c_str(), static_cast<long long>(*g.ecc_agg_sram_corr), static_cast<long long>(c.ecc_sram_corr_suspect)));
+			add(out, "gpu_ecc", Outcome::suspect,
+			    strprintf("%s: %lld correctable SRAM ECC errors (limit %lld)", name.c_str(),
+				      static_cast<long long>(*g.ecc_agg_sram_corr),
+				      static_cast<long long>(c.ecc_sram_corr_suspect)));
 		int64_t retired = g.retired_sbe.value_or(0) + g.retired_dbe.value_or(0);
 		if (c.retired_pages_drain > 0 && retired >= c.retired_pages_drain)
-			add(out, "gpu_retired_pages", Outcome::drain, strprintf("%s: %lld retired pages (%lld single-bit, %lld double-bit; limit %lld)", name.c_str(), static_cast<long long>(retired), static_cast<long long>(g.retired_sbe.value_or(0)), static_cast<long long>(g.retired_dbe.value_or(0)), static_cast<long long>(c.retired_pages_drain)));
+			add(out, "gpu_retired_pages", Outcome::drain,
+			    strprintf("%s: %lld retired pages (%lld single-bit, %lld double-bit; limit %lld)",
+				      name.c_str(), static_cast<long long>(retired),
+				      static_cast<long long>(g.retired_sbe.value_or(0)),
+				      static_cast<long long>(g.retired_dbe.value_or(0)),
+				      static_cast<long long>(c.retired_pages_drain)));
 		if (c.remap_pending_drains && g.retired_pending.value_or(false)) {
-			add(out, "gpu_retired_pages", Outcome::drain, name + ": page retirement pending (reset the GPU)");
+			add(out, "gpu_retired_pages", Outcome::drain,
+			    name + ": page retirement pending (reset the GPU)");
 			actions.push_back("reset_gpu " + std::to_string(g.index));
 		}
 		if (c.remap_pending_drains && g.remap_pending.value_or(false)) {
@@ -86,11 +105,16 @@ void judge_gpus(const NodeSample &s, const HealthConfig &c, std::vector<Finding>
 			if (g.nvlinks.empty())
 				add(out, "gpu_nvlink", Outcome::drain, name + ": all NVLinks inactive");
 			else if (down)
-				add(out, "gpu_nvlink", Outcome::drain, strprintf("%s: %d of %zu NVLinks inactive", name.c_str(), down, g.nvlinks.size()));
+				add(out, "gpu_nvlink", Outcome::drain,
+				    strprintf("%s: %d of %zu NVLinks inactive", name.c_str(), down, g.nvlinks.size()));
 			for (const auto &l : g.nvlinks) {
-				int64_t e = l.replay_errors.value_or(0) + l.recovery_errors.value_or(0) + l.crc_errors.value_or(0);
+				int64_t e = l.replay_errors.value_or(0) + l.recovery_errors.value_or(0) +
+					    l.crc_errors.value_or(0);
 				if (c.nvlink_errors_suspect > 0 && e >= c.nvlink_errors_suspect)
-					add(out, "gpu_nvlink", Outcome::suspect, strprintf("%s link %d: %lld NVLink errors (limit %lld)", name.c_str(), l.link, static_cast<long long>(e), static_cast<long long>(c.nvlink_errors_suspect)));
+					add(out, "gpu_nvlink", Outcome::suspect,
+					    strprintf("%s link %d: %lld NVLink errors (limit %lld)", name.c_str(),
+						      l.link, static_cast<long long>(e),
+						      static_cast<long long>(c.nvlink_errors_suspect)));
 			}
 		}
 		std::string reasons;
@@ -100,11 +124,15 @@ void judge_gpus(const NodeSample &s, const HealthConfig &c, std::vector<Finding>
 		if (!reasons.empty())
 			add(out, "gpu_throttle", Outcome::suspect, name + ": clocks throttled (" + reasons + ")");
 		if (c.pcie_replays_suspect > 0 && g.pcie_replays.value_or(0) >= c.pcie_replays_suspect)
-			add(out, "gpu_pcie", Outcome::suspect, strprintf("%s: %lld PCIe replays (limit %lld)", name.c_str(), static_cast<long long>(*g.pcie_replays), static_cast<long long>(c.pcie_replays_suspect)));
+			add(out, "gpu_pcie", Outcome::suspect,
+			    strprintf("%s: %lld PCIe replays (limit %lld)", name.c_str(),
+				      static_cast<long long>(*g.pcie_replays),
+				      static_cast<long long>(c.pcie_replays_suspect)));
 	}
 }
 
-void judge_xids(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out, std::vector<std::string> &actions)
+void judge_xids(const NodeSample &s, const HealthConfig &c, std::vector<Finding> &out,
+		std::vector<std::string> &actions)
 {
 	// One finding per (GPU, Xid), with the count and the first message.
 	struct Seen {

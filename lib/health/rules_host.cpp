@@ -27,9 +27,10 @@ void judge_ib_hw_counters(const IbPort &p, const std::string &name, const Health
 			limit = s->second;
 		}
 		if (sev != Outcome::ok)
-			out.push_back({"ib_hw_counter", sev,
-				       strprintf("%s: %s %llu (limit %lld)", name.c_str(), counter.c_str(),
-						 static_cast<unsigned long long>(value), static_cast<long long>(limit))});
+			out.push_back(
+				{"ib_hw_counter", sev,
+				 strprintf("%s: %s %llu (limit %lld)", name.c_str(), counter.c_str(),
+					   static_cast<unsigned long long>(value), static_cast<long long>(limit))});
 	}
 }
 
@@ -45,13 +46,15 @@ void judge_network(const NodeSample &s, const HealthConfig &c, std::vector<Findi
 	for (const auto &p : s.ib_ports) {
 		std::string name = p.device + "/" + std::to_string(p.port);
 		if (p.state != "ACTIVE" || (!p.phys_state.empty() && p.phys_state != "LinkUp")) {
-			out.push_back({"ib_port", Outcome::drain,
-				       name + ": state " + p.state + (p.phys_state.empty() ? "" : ", " + p.phys_state)});
+			out.push_back(
+				{"ib_port", Outcome::drain,
+				 name + ": state " + p.state + (p.phys_state.empty() ? "" : ", " + p.phys_state)});
 			continue;
 		}
 		if (c.ib_rate_min > 0 && p.link_layer == "InfiniBand" && p.rate_gbps && *p.rate_gbps < c.ib_rate_min)
 			out.push_back({"ib_rate", Outcome::drain,
-				       strprintf("%s: %.0f Gb/s, below %.0f Gb/s", name.c_str(), *p.rate_gbps, c.ib_rate_min)});
+				       strprintf("%s: %.0f Gb/s, below %.0f Gb/s", name.c_str(), *p.rate_gbps,
+						 c.ib_rate_min)});
 		if (c.ib_errors_suspect > 0) {
 			uint64_t sum = 0;
 			std::string worst;
@@ -100,17 +103,25 @@ void judge_host(const NodeSample &s, const HealthConfig &c, std::vector<Finding>
 	for (const auto &h : s.hwmon) {
 		std::string name = h.chip + " " + h.label;
 		if (h.kind == "temp" && h.crit && h.value >= *h.crit)
-			out.push_back({"hwmon", Outcome::drain, strprintf("%s at %.1f C, critical %.1f C", name.c_str(), h.value, *h.crit)});
+			out.push_back({"hwmon", Outcome::drain,
+				       strprintf("%s at %.1f C, critical %.1f C", name.c_str(), h.value, *h.crit)});
 		else if (h.kind == "temp" && h.max && h.value >= *h.max)
-			out.push_back({"hwmon", Outcome::suspect, strprintf("%s at %.1f C, max %.1f C", name.c_str(), h.value, *h.max)});
+			out.push_back({"hwmon", Outcome::suspect,
+				       strprintf("%s at %.1f C, max %.1f C", name.c_str(), h.value, *h.max)});
 		else if (h.alarm)
-			out.push_back({"hwmon", Outcome::suspect, strprintf("%s %s alarm (reads %g)", name.c_str(), h.kind.c_str(), h.value)});
+			out.push_back({"hwmon", Outcome::suspect,
+				       strprintf("%s %s alarm (reads %g)", name.c_str(), h.kind.c_str(), h.value)});
 	}
 	for (const auto &m : s.edac) {
 		if (c.edac_ue_drains && m.uncorrected.value_or(0) > 0)
-			out.push_back({"edac", Outcome::drain, strprintf("%s: %lld uncorrected memory errors", m.name.c_str(), static_cast<long long>(*m.uncorrected))});
+			out.push_back({"edac", Outcome::drain,
+				       strprintf("%s: %lld uncorrected memory errors", m.name.c_str(),
+						 static_cast<long long>(*m.uncorrected))});
 		if (c.edac_ce_suspect > 0 && m.corrected.value_or(0) >= c.edac_ce_suspect)
-			out.push_back({"edac", Outcome::suspect, strprintf("%s: %lld corrected memory errors (limit %lld)", m.name.c_str(), static_cast<long long>(*m.corrected), static_cast<long long>(c.edac_ce_suspect))});
+			out.push_back({"edac", Outcome::suspect,
+				       strprintf("%s: %lld corrected memory errors (limit %lld)", m.name.c_str(),
+						 static_cast<long long>(*m.corrected),
+						 static_cast<long long>(c.edac_ce_suspect))});
 	}
 	int mce = 0, ue = 0, oom = 0;
 	for (const auto &e : s.kernel_events) {
@@ -121,9 +132,11 @@ void judge_host(const NodeSample &s, const HealthConfig &c, std::vector<Finding>
 	if (c.mce_suspect && mce)
 		out.push_back({"mce", Outcome::suspect, strprintf("%d machine-check lines in the kernel log", mce)});
 	if (c.edac_ue_drains && ue)
-		out.push_back({"edac", Outcome::drain, strprintf("%d uncorrected memory error lines in the kernel log", ue)});
+		out.push_back(
+			{"edac", Outcome::drain, strprintf("%d uncorrected memory error lines in the kernel log", ue)});
 	if (oom)
-		out.push_back({"oom", Outcome::ok, strprintf("%d OOM kills in the kernel log (a job's, not the node's)", oom)});
+		out.push_back({"oom", Outcome::ok,
+			       strprintf("%d OOM kills in the kernel log (a job's, not the node's)", oom)});
 }
 
 } // namespace loom::health

@@ -21,11 +21,11 @@ using Reading = std::optional<double>;
 // or NVML's event API.
 struct XidEvent {
 	int xid = 0;
-	std::string pci_bus;  // normalised "dddd:bb:dd" (see normalize_pci), may be empty
-	int gpu_index = -1;   // -1 when the bus id maps to no known GPU
-	std::string time;     // the log's own timestamp text, as written
-	std::string process;  // "pid=1248209, name=python3.10" part, may be empty
-	std::string message;  // the rest of the line after the Xid number
+	std::string pci_bus; // normalised "dddd:bb:dd" (see normalize_pci), may be empty
+	int gpu_index = -1;  // -1 when the bus id maps to no known GPU
+	std::string time;    // the log's own timestamp text, as written
+	std::string process; // "pid=1248209, name=python3.10" part, may be empty
+	std::string message; // the rest of the line after the Xid number
 };
 
 struct NvLinkState {
@@ -36,7 +36,7 @@ struct NvLinkState {
 
 // One GPU, from NVML or from `nvidia-smi -q`.
 struct GpuState {
-	int index = -1; // minor number / NVML index
+	int index = -1;      // minor number / NVML index
 	std::string pci_bus; // normalised
 	std::string uuid, name, serial;
 	Reading temp_c, mem_temp_c, slowdown_temp_c, power_w, power_limit_w;
@@ -65,7 +65,7 @@ struct IbPort {
 	std::string state;      // ACTIVE, DOWN, INIT, ARMED (upper case, no number)
 	std::string phys_state; // LinkUp, Polling, Disabled ...
 	Reading rate_gbps;
-	std::string link_layer; // InfiniBand or Ethernet
+	std::string link_layer;                      // InfiniBand or Ethernet
 	std::map<std::string, uint64_t> counters;    // ports/N/counters/*
 	std::map<std::string, uint64_t> hw_counters; // ports/N/hw_counters/*
 };

@@ -33,7 +33,8 @@ void set_state(SlurmNode &n, std::string_view v)
 	bool first = true;
 	while (start <= v.size()) {
 		size_t plus = v.find('+', start);
-		std::string_view part = v.substr(start, plus == std::string_view::npos ? std::string_view::npos : plus - start);
+		std::string_view part =
+			v.substr(start, plus == std::string_view::npos ? std::string_view::npos : plus - start);
 		std::string p(part);
 		if (!p.empty() && p.back() == '*') {
 			n.not_responding = true;
@@ -49,7 +50,6 @@ void set_state(SlurmNode &n, std::string_view v)
 		start = plus + 1;
 	}
 }
-
 
 void set_field(SlurmNode &n, std::string_view key, std::string_view v)
 {
@@ -78,10 +78,7 @@ void set_field(SlurmNode &n, std::string_view key, std::string_view v)
 
 } // namespace
 
-bool SlurmNode::has(std::string_view flag) const
-{
-	return std::find(flags.begin(), flags.end(), flag) != flags.end();
-}
+bool SlurmNode::has(std::string_view flag) const { return std::find(flags.begin(), flags.end(), flag) != flags.end(); }
 
 bool SlurmNode::out_of_our_hands() const
 {
@@ -99,10 +96,10 @@ bool SlurmNode::reason_is_slurms() const
 	if (reason.empty())
 		return true;
 	// The reasons slurmctld and slurmd write (src/slurmctld, src/slurmd).
-	for (const char *r : {"Not responding", "Kill task failed", "Node unexpectedly rebooted", "batch job complete failure",
-			      "Prolog error", "Epilog error", "Job credential expired", "Low RealMemory", "Low CPUs",
-			      "Low TmpDisk", "Low socket*core*thread count", "NO NETWORK ADDRESS FOUND",
-			      "reboot requested", "reboot issued", "Node Failure"})
+	for (const char *r : {"Not responding", "Kill task failed", "Node unexpectedly rebooted",
+			      "batch job complete failure", "Prolog error", "Epilog error", "Job credential expired",
+			      "Low RealMemory", "Low CPUs", "Low TmpDisk", "Low socket*core*thread count",
+			      "NO NETWORK ADDRESS FOUND", "reboot requested", "reboot issued", "Node Failure"})
 		if (reason.rfind(r, 0) == 0)
 			return true;
 	return false;
@@ -163,7 +160,8 @@ expected<std::map<std::string, SlurmNode>> parse_show_node(std::string_view text
 			in = true;
 		} else if (!in) {
 			return unexpected("scontrol show node", "line " + std::to_string(lineno) +
-									": not a node record: '" + std::string(line.substr(0, 80)) + "'");
+									": not a node record: '" +
+									std::string(line.substr(0, 80)) + "'");
 		}
 		size_t eq = line.find('=');
 		if (eq != std::string_view::npos && whole_line_key(line.substr(0, eq))) {
@@ -173,7 +171,8 @@ expected<std::map<std::string, SlurmNode>> parse_show_node(std::string_view text
 		size_t pos = 0;
 		while (pos < line.size()) {
 			size_t sp = line.find(' ', pos);
-			std::string_view tok = line.substr(pos, sp == std::string_view::npos ? std::string_view::npos : sp - pos);
+			std::string_view tok =
+				line.substr(pos, sp == std::string_view::npos ? std::string_view::npos : sp - pos);
 			pos = sp == std::string_view::npos ? line.size() : sp + 1;
 			size_t e = tok.find('=');
 			if (e == std::string_view::npos)
@@ -202,7 +201,8 @@ expected<SlurmNode> parse_show_node(std::string_view text, const std::string &na
 	return it->second;
 }
 
-std::vector<std::string> ScontrolOps::update_argv(const std::string &node, const std::vector<std::string> &settings) const
+std::vector<std::string> ScontrolOps::update_argv(const std::string &node,
+						  const std::vector<std::string> &settings) const
 {
 	std::vector<std::string> a = {scontrol_, "update", "nodename=" + node};
 	a.insert(a.end(), settings.begin(), settings.end());
@@ -265,7 +265,8 @@ std::vector<std::string> ScontrolOps::jobs_end_argv(const std::vector<std::strin
 {
 	size_t slash = scontrol_.rfind('/');
 	std::string squeue = slash == std::string::npos ? "squeue" : scontrol_.substr(0, slash + 1) + "squeue";
-	return {squeue, "--noheader", "--states=RUNNING,COMPLETING", "--nodelist=" + join(nodes, ","), "--format=%e|%N"};
+	return {squeue, "--noheader", "--states=RUNNING,COMPLETING", "--nodelist=" + join(nodes, ","),
+		"--format=%e|%N"};
 }
 
 expected<std::map<std::string, int64_t>> ScontrolOps::jobs_end(const std::vector<std::string> &nodes)
@@ -301,13 +302,15 @@ expected<std::map<std::string, int64_t>> ScontrolOps::jobs_end(const std::vector
 			continue;
 		size_t bar = l.find('|');
 		if (bar == std::string_view::npos)
-			return unexpected(command_line(argv) + ": line " + std::to_string(no), "expected END|NODES, got '" + std::string(l) + "'");
+			return unexpected(command_line(argv) + ": line " + std::to_string(no),
+					  "expected END|NODES, got '" + std::string(l) + "'");
 		std::string_view end = l.substr(0, bar);
 		int64_t t = INT64_MAX; // "Unknown", "N/A", "NONE": no limit Slurm knows of
 		if (!end.empty() && std::all_of(end.begin(), end.end(), [](char c) { return c >= '0' && c <= '9'; })) {
 			auto v = parse_int(end, 0, INT64_MAX);
 			if (!v)
-				return unexpected(command_line(argv) + ": line " + std::to_string(no), v.error().message);
+				return unexpected(command_line(argv) + ": line " + std::to_string(no),
+						  v.error().message);
 			t = *v;
 		}
 		auto names = hostlist_expand(l.substr(bar + 1));
@@ -348,8 +351,15 @@ status ScontrolOps::hold(uint32_t job_id) { return update({scontrol_, "hold", st
 std::vector<std::string> ScontrolOps::reservation_argv(const Reservation &r) const
 {
 	std::string duration = r.duration_s > 0 ? std::to_string((r.duration_s + 59) / 60) : "UNLIMITED";
-	return {scontrol_, "create", "reservation", "ReservationName=" + r.name, "Nodes=" + r.nodes, "StartTime=now",
-		"Duration=" + duration, "Users=" + r.user, "Flags=IGNORE_JOBS,PURGE_COMP=00:01:00"};
+	return {scontrol_,
+		"create",
+		"reservation",
+		"ReservationName=" + r.name,
+		"Nodes=" + r.nodes,
+		"StartTime=now",
+		"Duration=" + duration,
+		"Users=" + r.user,
+		"Flags=IGNORE_JOBS,PURGE_COMP=00:01:00"};
 }
 
 status ScontrolOps::create_reservation(const Reservation &r) { return update(reservation_argv(r)); }
@@ -359,10 +369,7 @@ status ScontrolOps::delete_reservation(const std::string &name)
 	return update({scontrol_, "delete", "ReservationName=" + name});
 }
 
-status ScontrolOps::requeue_hold(uint32_t job_id)
-{
-	return update({scontrol_, "requeuehold", std::to_string(job_id)});
-}
+status ScontrolOps::requeue_hold(uint32_t job_id) { return update({scontrol_, "requeuehold", std::to_string(job_id)}); }
 
 status ScontrolOps::release(uint32_t job_id) { return update({scontrol_, "release", std::to_string(job_id)}); }
 

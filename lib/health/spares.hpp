@@ -25,10 +25,10 @@ namespace loom::health {
 
 struct Replacement {
 	bool ok = false;
-	std::vector<std::string> nodes;                           // the job's new nodes (old healthy + spares), sorted
-	std::vector<std::pair<std::string, std::string>> swaps;   // culprit -> spare
-	std::vector<std::string> domains;                         // the spare's domain, per swap
-	std::string why;                                          // when !ok: what was missing
+	std::vector<std::string> nodes;                         // the job's new nodes (old healthy + spares), sorted
+	std::vector<std::pair<std::string, std::string>> swaps; // culprit -> spare
+	std::vector<std::string> domains;                       // the spare's domain, per swap
+	std::string why;                                        // when !ok: what was missing
 	// "n2 -> n4 (leaf leaf1), n3 -> n8 (pod pod1)"
 	std::string summary() const;
 };

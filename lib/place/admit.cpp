@@ -50,7 +50,9 @@ NoFit when_unplaced(const Request &r, const std::string &engine_reason, size_t r
 	f.then = strict || need ? Unplaced::wait : Unplaced::cons_tres;
 	if (refused > 0)
 		f.reason = "cons_tres refused all " + std::to_string(refused) + " candidates; " +
-			   (strict ? "waiting (strict locality)" : need ? "waiting (GPU tier)" : "placed by cons_tres");
+			   (strict ? "waiting (strict locality)"
+			    : need ? "waiting (GPU tier)"
+				   : "placed by cons_tres");
 	else if (need)
 		f.reason = "waiting (GPU tier): " + engine_reason;
 	else if (strict)

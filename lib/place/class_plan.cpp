@@ -60,8 +60,8 @@ bool class_could_hold(const State &state, const Request &request, const Allowed 
 }
 
 // The job's gang on one class (class_mask 0: its own class, by name).
-expected<Decision> place_on(const State &state, const Request &request, const Allowed *allowed,
-			    const Weights &weights, int max_candidates, const std::string &cls)
+expected<Decision> place_on(const State &state, const Request &request, const Allowed *allowed, const Weights &weights,
+			    int max_candidates, const std::string &cls)
 {
 	Request r = request;
 	r.need = {};
@@ -138,10 +138,10 @@ std::optional<Decision> wait_for_offpeak(NeedPlan &p, const ClassOption &best)
 	}
 	if (!then || then->cost_per_work <= 0 || then->cost_per_work >= best.cost_per_work * 0.99)
 		return std::nullopt;
-	return p.waiting(strprintf("off-peak hours in %s (%s %.3g/work over the run, %s %.3g/work now); waits up to %s more",
-				   minutes_words(static_cast<int64_t>(to_off) * 60).c_str(), then->name.c_str(),
-				   then->cost_per_work, best.name.c_str(), best.cost_per_work,
-				   minutes_words(p.request.may_wait_s).c_str()));
+	return p.waiting(strprintf(
+		"off-peak hours in %s (%s %.3g/work over the run, %s %.3g/work now); waits up to %s more",
+		minutes_words(static_cast<int64_t>(to_off) * 60).c_str(), then->name.c_str(), then->cost_per_work,
+		best.name.c_str(), best.cost_per_work, minutes_words(p.request.may_wait_s).c_str()));
 }
 
 // A value tier with time to wait (request.may_wait_s, Weights::value_wait):
@@ -251,10 +251,7 @@ expected<Decision> place_need(const State &state, const Request &request, const 
 
 } // namespace
 
-int minute_of_day(const Weights &w)
-{
-	return minute_now(w);
-}
+int minute_of_day(const Weights &w) { return minute_now(w); }
 
 double set_price(const topo::Cluster &c, const TierTable &t, int minute, Candidate &cand)
 {

@@ -41,7 +41,8 @@ Key domain_key(const Filter &f, const Weights &w, Index id, const Capacity &k, u
 	int64_t gang_nodes = f.per_node ? f.need : (f.need + f.max_gpn - 1) / f.max_gpn;
 	int64_t healthy = f.per_node ? bound - k.suspect : bound - int64_t(k.suspect) * f.max_gpn;
 	if (healthy < f.need)
-		key.penalty += w.suspect * (f.per_node ? f.need - healthy : (f.need - healthy + f.max_gpn - 1) / f.max_gpn);
+		key.penalty +=
+			w.suspect * (f.per_node ? f.need - healthy : (f.need - healthy + f.max_gpn - 1) / f.max_gpn);
 	if (f.want_class >= 0 && !(classes & class_bit(static_cast<uint16_t>(f.want_class))))
 		key.penalty += w.faster_class * gang_nodes;
 	if (kids && !kids->empty()) { // only a gang across leaves shares uplinks with others
@@ -132,7 +133,8 @@ public:
 		}
 		if (!f_.c.nvlink_domains.empty() && (multi_node() || f_.strict_nvlink))
 			nvlink_phase();
-		for (size_t t = fit.size(); !f_.strict_nvlink && t-- > 0 && cands_.size() < want_ && failed_ < max_failed_builds;) {
+		for (size_t t = fit.size();
+		     !f_.strict_nvlink && t-- > 0 && cands_.size() < want_ && failed_ < max_failed_builds;) {
 			int level = static_cast<int>(t) - 1; // fit[0] is the whole cluster
 			if (f_.strict_level >= 0 && level < f_.strict_level)
 				break;
@@ -170,7 +172,8 @@ private:
 			int64_t b = f_.bound(k, f_.s.nvlink_classes(static_cast<Index>(v)));
 			if (b >= f_.need)
 				keys.push_back(domain_key(f_, w_, static_cast<Index>(v), k,
-							  f_.s.nvlink_classes(static_cast<Index>(v)), b, 0, nullptr, 0));
+							  f_.s.nvlink_classes(static_cast<Index>(v)), b, 0, nullptr,
+							  0));
 		}
 		build_best(keys, true);
 	}
@@ -186,8 +189,8 @@ private:
 			}
 			const topo::Domain &dom = f_.c.domains[id];
 			int64_t pb = dom.parent == topo::none ? f_.bound(f_.root) : f_.bound(dom.parent);
-			keys.push_back(domain_key(f_, w_, id, f_.s.domain(id), f_.s.domain_classes(id), f_.bound(id), pb,
-						  &dom.children, dom.children.empty() ? dom.node_count() : 0));
+			keys.push_back(domain_key(f_, w_, id, f_.s.domain(id), f_.s.domain_classes(id), f_.bound(id),
+						  pb, &dom.children, dom.children.empty() ? dom.node_count() : 0));
 		}
 		build_best(keys, false);
 	}
@@ -279,8 +282,8 @@ private:
 
 } // namespace
 
-expected<Decision> search_gang(const State &state, const Request &request, const Allowed *allowed, const Weights &weights,
-			       int max_candidates, uint64_t class_mask)
+expected<Decision> search_gang(const State &state, const Request &request, const Allowed *allowed,
+			       const Weights &weights, int max_candidates, uint64_t class_mask)
 {
 	try {
 		if (auto st = check_request(request); !st)
@@ -322,12 +325,15 @@ status commit(State &state, const Request &request, const Candidate &c)
 		Index n = c.nodes[i];
 		if (n < 0 || static_cast<size_t>(n) >= state.node_count())
 			return unexpected("candidate node out of range");
-		int cores = request.whole_node ? state.free_cores(n) : std::min(request.cores_per_node, state.free_cores(n));
+		int cores = request.whole_node ? state.free_cores(n)
+					       : std::min(request.cores_per_node, state.free_cores(n));
 		if (auto st = state.allocate(n, c.gpus[i], cores); !st) {
 			for (size_t j = 0; j < i; j++) { // all or nothing
-				int back = request.whole_node ? state.total_cores(c.nodes[j]) - state.free_cores(c.nodes[j])
-							      : std::min(request.cores_per_node,
-									 state.total_cores(c.nodes[j]) - state.free_cores(c.nodes[j]));
+				int back = request.whole_node
+						   ? state.total_cores(c.nodes[j]) - state.free_cores(c.nodes[j])
+						   : std::min(request.cores_per_node,
+							      state.total_cores(c.nodes[j]) -
+								      state.free_cores(c.nodes[j]));
 				(void)state.release(c.nodes[j], c.gpus[j], back);
 			}
 			return st;

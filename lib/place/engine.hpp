@@ -37,19 +37,19 @@ namespace loom::place {
 // Why a candidate ranks where it does. Counts first, then the weighted parts
 // (their sum is 'total'; lower is better).
 struct Score {
-	Index common = topo::none;   // lowest domain holding the whole gang; none: several trees
-	int level = 0;               // its level (0 = root)
-	int height = 0;              // levels between it and the leaves (0 = one leaf)
-	int leaves = 0;              // leaf domains spanned
-	int nvlink_domains = 0;      // NVLink domains spanned (0: nodes without one)
-	int idle_nodes_broken = 0;   // idle nodes the gang takes only part of
-	int idle_leaves_broken = 0;  // fully idle leaves the gang takes only part of
-	double stranded = 0;         // capacity left free in the common domain, in nodes
-	int faster_nodes = 0;        // nodes of a faster class than asked for
-	int classes = 0;             // GPU classes in the gang
+	Index common = topo::none;  // lowest domain holding the whole gang; none: several trees
+	int level = 0;              // its level (0 = root)
+	int height = 0;             // levels between it and the leaves (0 = one leaf)
+	int leaves = 0;             // leaf domains spanned
+	int nvlink_domains = 0;     // NVLink domains spanned (0: nodes without one)
+	int idle_nodes_broken = 0;  // idle nodes the gang takes only part of
+	int idle_leaves_broken = 0; // fully idle leaves the gang takes only part of
+	double stranded = 0;        // capacity left free in the common domain, in nodes
+	int faster_nodes = 0;       // nodes of a faster class than asked for
+	int classes = 0;            // GPU classes in the gang
 	int suspect_nodes = 0;
-	double health = 0;           // sum over nodes of (1 - health weight)
-	double load = 0;             // occupancy of the common domain before the gang, 0..1
+	double health = 0; // sum over nodes of (1 - health weight)
+	double load = 0;   // occupancy of the common domain before the gang, 0..1
 
 	double locality = 0;         // level + leaf + nvlink terms
 	double fragmentation = 0;    // idle_node + idle_leaf + stranded terms
@@ -62,11 +62,11 @@ struct Score {
 };
 
 struct Candidate {
-	std::vector<Index> nodes;    // the gang in rank order: consecutive ranks sit closest
-	std::vector<int> gpus;       // GPUs taken on each node (same order)
+	std::vector<Index> nodes; // the gang in rank order: consecutive ranks sit closest
+	std::vector<int> gpus;    // GPUs taken on each node (same order)
 	Score score;
-	std::string why;             // one line for people
-	double price_per_h = -1;     // the GPUs' price per hour (tiers.hpp); < 0: not priced
+	std::string why;         // one line for people
+	double price_per_h = -1; // the GPUs' price per hour (tiers.hpp); < 0: not priced
 };
 
 struct Decision {
@@ -75,7 +75,7 @@ struct Decision {
 	int class_pass = 0;                // 1: the class asked for; 2: faster classes allowed
 	std::string tier;                  // a need's classes, as tried (describe_plan); "" without one
 	std::string gpu_class;             // the class a need chose ("" without one, or none fit;
-	                                   // "a100+h100" for a gang across classes)
+					   // "a100+h100" for a gang across classes)
 	std::string waiting;               // a value tier waiting by choice: for what ("" otherwise)
 	size_t domains_examined = 0;       // work done, for tuning and tests
 	size_t nodes_examined = 0;
@@ -87,8 +87,8 @@ struct Decision {
 // nodes Slurm offers for this job; only those are returned. max_candidates
 // (at least 1) bounds the list: the chosen one and runners-up.
 // Errors: an invalid request, an unknown class, domain kind or excluded node.
-expected<Decision> place(const State &state, const Request &request, const Allowed *allowed,
-			 const Weights &weights, int max_candidates = 2);
+expected<Decision> place(const State &state, const Request &request, const Allowed *allowed, const Weights &weights,
+			 int max_candidates = 2);
 
 // The minute of the day prices and off-peak hours are read at: the weights'
 // clock (loom place --clock, loom sim) or the local time.

@@ -54,7 +54,10 @@ std::string format_decision(const topo::Cluster &c, const Request &r, const Deci
 	for (size_t i = 0; i < d.candidates.size(); i++) {
 		const Candidate &k = d.candidates[i];
 		auto list = names(c, k.nodes);
-		out += strprintf("%-10s %s\n", i == 0 ? "chosen:" : i == 1 ? "runner-up:" : strprintf("#%zu:", i + 1).c_str(),
+		out += strprintf("%-10s %s\n",
+				 i == 0   ? "chosen:"
+				 : i == 1 ? "runner-up:"
+					  : strprintf("#%zu:", i + 1).c_str(),
 				 hostlist_compress(list).c_str());
 		std::string ranks;
 		for (size_t j = 0; j < list.size(); j++)

@@ -25,9 +25,9 @@ struct SlurmNodeInfo {
 
 struct Fabric {
 	topo::Cluster cluster;
-	std::string source;                // the file it came from
-	std::vector<std::string> alone;    // Slurm nodes missing from the fabric file
-	std::vector<std::string> unknown;  // fabric nodes Slurm does not have
+	std::string source;               // the file it came from
+	std::vector<std::string> alone;   // Slurm nodes missing from the fabric file
+	std::vector<std::string> unknown; // fabric nodes Slurm does not have
 };
 
 // class_features: node features that name GPU generations ("a100", "h100"):

@@ -1,9 +1,9 @@
 // What one job needs from a node and from a domain.
 #include "lib/place/search.hpp"
 
-#include "lib/util/hostlist.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/log.hpp"
 
 #include <algorithm>
@@ -78,7 +78,7 @@ expected<int> resolve_level(const topo::Cluster &c, const std::string &text)
 			return unexpected(v.error());
 		if (*v >= c.levels)
 			return unexpected("locality", strprintf("level %lld is below the deepest level %d",
-							       static_cast<long long>(*v), c.levels - 1));
+								static_cast<long long>(*v), c.levels - 1));
 		return static_cast<int>(*v);
 	}
 	Index kind = c.kinds.find(text);
@@ -88,7 +88,7 @@ expected<int> resolve_level(const topo::Cluster &c, const std::string &text)
 			level = d.level;
 	if (kind == topo::none || level < 0)
 		return unexpected("locality", "no domain of kind '" + text + "' in the cluster (kinds: " +
-						    join(topo::locality_kinds(c), ", ") + ")");
+						      join(topo::locality_kinds(c), ", ") + ")");
 	return level;
 }
 
@@ -114,7 +114,7 @@ status resolve(Filter &f, const Weights &w)
 		// them; prefer is the score's NVLink term.
 		if (f.c.nvlink_domains.empty())
 			return unexpected("locality", "the cluster has no NVLink domains (kinds: " +
-							    join(topo::locality_kinds(f.c), ", ") + ")");
+							      join(topo::locality_kinds(f.c), ", ") + ")");
 		f.strict_nvlink = f.r.locality == Locality::strict;
 	} else if (f.r.locality != Locality::any) {
 		auto level = resolve_level(f.c, f.r.locality_level);

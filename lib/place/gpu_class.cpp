@@ -33,7 +33,6 @@ std::string class_in_constraint(std::string_view features, const std::vector<std
 
 } // namespace
 
-
 std::string job_gpu_class(std::string_view constraint, std::string_view tres, const std::vector<std::string> &classes)
 {
 	if (std::string c = class_in_constraint(constraint, classes); !c.empty())

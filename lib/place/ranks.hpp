@@ -29,9 +29,9 @@ expected<std::vector<std::string>> rank_order(const topo::Cluster &c, const std:
 // (nodes of no domain count as a domain each). Hosts the fabric does not
 // know count as a leaf each.
 struct RingCrossings {
-	size_t hops = 0;      // ring edges (the hosts, or 0 for a single host)
-	size_t leaf = 0;      // edges whose two ends are on different leaves
-	size_t nvlink = 0;    // edges whose two ends are in different NVLink domains
+	size_t hops = 0;   // ring edges (the hosts, or 0 for a single host)
+	size_t leaf = 0;   // edges whose two ends are on different leaves
+	size_t nvlink = 0; // edges whose two ends are in different NVLink domains
 };
 RingCrossings ring_crossings(const topo::Cluster &c, const std::vector<std::string> &order);
 

@@ -2,8 +2,8 @@
 #include "lib/place/request.hpp"
 
 #include "lib/topo/build.hpp"
-#include "lib/util/hostlist.hpp"
 #include "lib/util/config.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/log.hpp"
 
 namespace loom::place {

@@ -47,21 +47,21 @@ namespace loom::place {
 
 struct Request {
 	int min_nodes = 1;
-	int max_nodes = 0;          // 0: same as min_nodes
-	int gpus_per_node = 0;      // 0: no per-node GPU request
-	int gpus = 0;               // total GPUs, used when gpus_per_node is 0
+	int max_nodes = 0;     // 0: same as min_nodes
+	int gpus_per_node = 0; // 0: no per-node GPU request
+	int gpus = 0;          // total GPUs, used when gpus_per_node is 0
 	int cores_per_node = 0;
-	bool whole_node = false;    // exclusive nodes
-	std::string gpu_class;      // "" = any class
+	bool whole_node = false; // exclusive nodes
+	std::string gpu_class;   // "" = any class
 	bool allow_faster_class = false;
 	Comm comm = Comm::normal;
 	Locality locality = Locality::any;
-	std::string locality_level; // domain kind ("leaf", "pod", ...) or a level number ("0" = root)
-	int max_leaves = 0;         // 0: no limit
+	std::string locality_level;       // domain kind ("leaf", "pod", ...) or a level number ("0" = root)
+	int max_leaves = 0;               // 0: no limit
 	std::vector<std::string> exclude; // node names or hostlists ("n[1-4]")
-	Need need;                  // a tier or bounds instead of a class (tiers.hpp)
-	int64_t limit_s = 0;        // time limit, seconds (0: none given)
-	int64_t may_wait_s = 0;     // a value tier may wait this long for a cheaper start
+	Need need;                        // a tier or bounds instead of a class (tiers.hpp)
+	int64_t limit_s = 0;              // time limit, seconds (0: none given)
+	int64_t may_wait_s = 0;           // a value tier may wait this long for a cheaper start
 
 	int node_limit() const { return max_nodes > 0 ? max_nodes : min_nodes; }
 };

@@ -26,7 +26,8 @@ Index common_domain(const topo::Cluster &c, const std::vector<Pick> &picks)
 	return common;
 }
 
-template <typename T> size_t distinct(std::vector<T> v)
+template <typename T>
+size_t distinct(std::vector<T> v)
 {
 	std::sort(v.begin(), v.end());
 	return static_cast<size_t>(std::unique(v.begin(), v.end()) - v.begin());
@@ -142,7 +143,8 @@ std::string explain_candidate(const Filter &f, const Candidate &c, const Candida
 						      sc.idle_nodes_broken == 1 ? "" : "s")
 					  : "; on partially used nodes";
 	if (sc.idle_leaves_broken)
-		s += strprintf("; breaks %d idle lea%s", sc.idle_leaves_broken, sc.idle_leaves_broken == 1 ? "f" : "ves");
+		s += strprintf("; breaks %d idle lea%s", sc.idle_leaves_broken,
+			       sc.idle_leaves_broken == 1 ? "f" : "ves");
 	s += strprintf("; %.1f nodes' worth left free there", sc.stranded);
 	if (f.want_class >= 0)
 		s += sc.faster_nodes ? strprintf("; %d node%s of a faster class", sc.faster_nodes,

@@ -25,19 +25,19 @@ struct Filter {
 	const topo::Cluster &c;
 	const Request &r;
 	const Allowed *allowed;
-	bool per_node = true;        // units are nodes; else GPUs (gpus=T)
-	int gpn = 0;                 // free GPUs a node must have (total mode: 1)
-	int cores = 0;               // free cores a node must have
+	bool per_node = true; // units are nodes; else GPUs (gpus=T)
+	int gpn = 0;          // free GPUs a node must have (total mode: 1)
+	int cores = 0;        // free cores a node must have
 	bool whole = false;
-	int64_t need = 0;            // units
-	int max_gpn = 8;             // GPUs of the largest node: converts GPUs to nodes
-	int want_class = -1;         // class id asked for; -1: any
+	int64_t need = 0;                   // units
+	int max_gpn = 8;                    // GPUs of the largest node: converts GPUs to nodes
+	int want_class = -1;                // class id asked for; -1: any
 	uint64_t class_mask = ~uint64_t(0); // classes usable in this pass
-	int strict_level = -1;       // the gang must fit in one domain of this level or deeper
+	int strict_level = -1;              // the gang must fit in one domain of this level or deeper
 	int prefer_level = -1;
-	bool strict_nvlink = false;  // the gang must fit in one NVLink domain
-	std::vector<Index> excluded; // sorted
-	Index root;                  // the whole cluster, as a domain id (= domains.size())
+	bool strict_nvlink = false;      // the gang must fit in one NVLink domain
+	std::vector<Index> excluded;     // sorted
+	Index root;                      // the whole cluster, as a domain id (= domains.size())
 	const std::vector<Index> &roots; // top domains (kept by the State)
 	const std::vector<Index> &loose; // nodes outside every domain
 
@@ -47,10 +47,7 @@ struct Filter {
 	// Units this node can give (1, or its free GPUs in total mode).
 	int64_t units(Index n) const;
 	int64_t bound(const Capacity &k, uint64_t classes) const;
-	int64_t bound(Index d) const
-	{
-		return bound(s.domain(d), d == root ? ~uint64_t(0) : s.domain_classes(d));
-	}
+	int64_t bound(Index d) const { return bound(s.domain(d), d == root ? ~uint64_t(0) : s.domain_classes(d)); }
 	// A sub-node job: fewer GPUs than a node has (packing rules apply).
 	bool sub_node() const { return per_node && !whole && gpn > 0 && gpn < max_gpn; }
 	const std::vector<Index> &children(Index d) const { return d == root ? roots : c.domains[d].children; }
@@ -120,7 +117,7 @@ std::string explain_candidate(const Filter &f, const Candidate &c, const Candida
 // gang, candidates scored, best first; class_mask the GPU classes this pass
 // may use (a need's classes for a gang that may span them). class_plan.cpp
 // chooses the classes and calls it once per class.
-expected<Decision> search_gang(const State &state, const Request &request, const Allowed *allowed, const Weights &weights,
-			       int max_candidates, uint64_t class_mask = ~uint64_t(0));
+expected<Decision> search_gang(const State &state, const Request &request, const Allowed *allowed,
+			       const Weights &weights, int max_candidates, uint64_t class_mask = ~uint64_t(0));
 
 } // namespace loom::place

@@ -12,9 +12,9 @@
 namespace loom::place {
 
 struct SiteArgs {
-	bool rank_order = true; // LOOM_NODE_RANK, LOOM_HOSTFILE, LOOM_TASK_HOSTFILE in each step
-	bool comm_env = false;  // jobs may ask for --comm-env=auto
-	std::string conf_dir;   // "": the directory of SLURM_CONF, else Slurm's own
+	bool rank_order = true;    // LOOM_NODE_RANK, LOOM_HOSTFILE, LOOM_TASK_HOSTFILE in each step
+	bool comm_env = false;     // jobs may ask for --comm-env=auto
+	std::string conf_dir;      // "": the directory of SLURM_CONF, else Slurm's own
 	std::string fabric_module; // "": loom_fabric.so beside spank_place.so
 };
 

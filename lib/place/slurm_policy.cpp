@@ -52,7 +52,8 @@ std::vector<Index> enclosing_domains(const topo::Cluster &c, const std::vector<I
 	Index d = nodes.empty() ? topo::none : c.nodes[static_cast<size_t>(nodes[0])].leaf;
 	auto holds = [&](Index dom) {
 		const topo::Domain &x = c.domains[static_cast<size_t>(dom)];
-		return std::all_of(nodes.begin(), nodes.end(), [&](Index n) { return n >= x.node_begin && n < x.node_end; });
+		return std::all_of(nodes.begin(), nodes.end(),
+				   [&](Index n) { return n >= x.node_begin && n < x.node_end; });
 	};
 	while (d != topo::none && !holds(d))
 		d = c.domains[static_cast<size_t>(d)].parent;
@@ -94,7 +95,8 @@ expected<Within> place_required(const State &state, const Request &request, cons
 	for (Index dom : enclosing_domains(c, required)) {
 		Allowed inside(state.node_count());
 		Index b = dom == topo::none ? 0 : c.domains[static_cast<size_t>(dom)].node_begin;
-		Index e = dom == topo::none ? static_cast<Index>(c.nodes.size()) : c.domains[static_cast<size_t>(dom)].node_end;
+		Index e = dom == topo::none ? static_cast<Index>(c.nodes.size())
+					    : c.domains[static_cast<size_t>(dom)].node_end;
 		for (Index n = b; n < e; n++)
 			if (allowed.test(n))
 				inside.set(n);
@@ -120,7 +122,8 @@ expected<Within> place_required(const State &state, const Request &request, cons
 		for (Candidate &cand : d->candidates) {
 			std::vector<Pick> picks;
 			for (Index n : required)
-				picks.push_back(Pick{n, request.whole_node ? state.total_gpus(n) : request.gpus_per_node});
+				picks.push_back(
+					Pick{n, request.whole_node ? state.total_gpus(n) : request.gpus_per_node});
 			for (size_t i = 0; i < cand.nodes.size(); i++)
 				picks.push_back(Pick{cand.nodes[i], cand.gpus[i]});
 			rank_order(c, picks);
@@ -133,8 +136,9 @@ expected<Within> place_required(const State &state, const Request &request, cons
 			cand.score = score_picks(f, weights, picks);
 		}
 		for (size_t i = 0; i < d->candidates.size(); i++)
-			d->candidates[i].why = (i == 0 ? "chosen: " : "runner-up: ") +
-					       explain_candidate(f, d->candidates[i], i == 0 ? nullptr : &d->candidates[0]);
+			d->candidates[i].why =
+				(i == 0 ? "chosen: " : "runner-up: ") +
+				explain_candidate(f, d->candidates[i], i == 0 ? nullptr : &d->candidates[0]);
 		std::string where = dom == topo::none ? "the cluster" : c.domains[static_cast<size_t>(dom)].name;
 		return Within{std::move(*d), "with " + (label.empty() ? "required " + names_of(c, required) : label) +
 						     ", the rest within " + where};
@@ -166,7 +170,7 @@ expected<Within> place_sized(const State &state, const Request &request, const A
 		w.note = w.note.empty() ? s : s + ", " + w.note;
 	};
 	int target = cons.target_nodes > 0 ? std::clamp(cons.target_nodes, request.min_nodes, request.max_nodes)
-					    : request.max_nodes;
+					   : request.max_nodes;
 	auto best = at(target);
 	if (!best || best->decision.placed() || target == request.min_nodes) {
 		if (best && best->decision.placed() && (target != request.min_nodes || cons.use_min_nodes))
@@ -198,7 +202,8 @@ expected<Within> place_sized(const State &state, const Request &request, const A
 status check_constraints(const State &state, const Allowed &allowed, const SlurmConstraints &cons)
 {
 	if (allowed.size() != state.node_count())
-		return unexpected(strprintf("allowed set has %zu nodes, the cluster %zu", allowed.size(), state.node_count()));
+		return unexpected(
+			strprintf("allowed set has %zu nodes, the cluster %zu", allowed.size(), state.node_count()));
 	for (Index n : cons.required)
 		if (n < 0 || static_cast<size_t>(n) >= state.node_count())
 			return unexpected(strprintf("required node %d is not in the cluster", static_cast<int>(n)));

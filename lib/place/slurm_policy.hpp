@@ -20,14 +20,14 @@
 namespace loom::place {
 
 struct SlurmPolicies {
-	bool spread_job = false;     // --spread-job: over as many nodes as possible
-	bool contiguous = false;     // --contiguous: consecutive nodes in slurm.conf order
-	bool least_loaded = false;   // partition LLN: the least loaded nodes first
-	bool select_lln = false;     // SelectTypeParameters=CR_LLN (LLN on 25.05+): the same, cluster-wide
-	bool whole_topo = false;     // --exclusive=topo or partition ExclusiveTopo (24.05+): whole topology segments
-	bool segment = false;        // --segment=N (24.05+, topology/block): the job in segments of N nodes
-	bool required_all = false;   // -w names every node the job may get: nothing left to choose
-	bool required_gpus = false;  // -w with --gpus=N (a GPU total): cons_tres shares the GPUs out
+	bool spread_job = false;    // --spread-job: over as many nodes as possible
+	bool contiguous = false;    // --contiguous: consecutive nodes in slurm.conf order
+	bool least_loaded = false;  // partition LLN: the least loaded nodes first
+	bool select_lln = false;    // SelectTypeParameters=CR_LLN (LLN on 25.05+): the same, cluster-wide
+	bool whole_topo = false;    // --exclusive=topo or partition ExclusiveTopo (24.05+): whole topology segments
+	bool segment = false;       // --segment=N (24.05+, topology/block): the job in segments of N nodes
+	bool required_all = false;  // -w names every node the job may get: nothing left to choose
+	bool required_gpus = false; // -w with --gpus=N (a GPU total): cons_tres shares the GPUs out
 };
 
 // The option that makes the engine step aside, as a user would name it

@@ -39,14 +39,16 @@ expected<SpareSpec> parse_spares(std::string_view text)
 		std::string it(trim(item));
 		auto colon = it.find(':');
 		if (it.empty() || colon == std::string::npos || colon == 0 || colon + 1 == it.size())
-			return unexpected("spares: '" + it + "': expected KIND:N or KIND:P% (leaf:1, nvlink:2, pod:5%)");
+			return unexpected("spares: '" + it +
+					  "': expected KIND:N or KIND:P% (leaf:1, nvlink:2, pod:5%)");
 		SpareRule r;
 		r.kind = it.substr(0, colon);
 		std::string n = it.substr(colon + 1);
 		if (n.back() == '%') {
 			auto p = parse_real(std::string_view(n).substr(0, n.size() - 1), 0, 50);
 			if (!p || *p <= 0)
-				return unexpected("spares: '" + it + "': a share is more than 0% and at most 50% of a domain");
+				return unexpected("spares: '" + it +
+						  "': a share is more than 0% and at most 50% of a domain");
 			r.share = *p / 100.0;
 		} else {
 			auto c = parse_int(n, 1, 64);
@@ -66,8 +68,8 @@ status check_spare_kinds(const SpareSpec &spec, const std::vector<std::string> &
 {
 	for (const SpareRule &r : spec.rules)
 		if (std::find(kinds.begin(), kinds.end(), r.kind) == kinds.end())
-			return unexpected("spares: this fabric has no domain of kind '" + r.kind + "' (kinds: " +
-					  join(kinds, ", ") + ")");
+			return unexpected("spares: this fabric has no domain of kind '" + r.kind +
+					  "' (kinds: " + join(kinds, ", ") + ")");
 	return ok();
 }
 

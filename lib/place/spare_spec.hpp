@@ -16,9 +16,9 @@ namespace loom::place {
 
 // One "kind:N" or "kind:P%" of the spares= list.
 struct SpareRule {
-	std::string kind;   // a domain kind of the fabric ("leaf", "pod") or "nvlink"
-	int count = 0;      // N spares per domain, or
-	double share = 0;   // this fraction of each domain's nodes, rounded up (0 < share <= 0.5)
+	std::string kind; // a domain kind of the fabric ("leaf", "pod") or "nvlink"
+	int count = 0;    // N spares per domain, or
+	double share = 0; // this fraction of each domain's nodes, rounded up (0 < share <= 0.5)
 	int want(size_t domain_nodes) const;
 };
 struct SpareSpec {

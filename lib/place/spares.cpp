@@ -4,17 +4,15 @@
 
 namespace loom::place {
 
-size_t SparePool::count() const
-{
-	return static_cast<size_t>(std::count(spare.begin(), spare.end(), uint8_t{1}));
-}
+size_t SparePool::count() const { return static_cast<size_t>(std::count(spare.begin(), spare.end(), uint8_t{1})); }
 
 SparePool choose_spares(const topo::Cluster &c, const SpareSpec &spec, const std::vector<SpareNodeState> &state)
 {
 	SparePool pool;
 	pool.spare.assign(c.nodes.size(), 0);
 	auto usable = [&](topo::Index m) {
-		return static_cast<size_t>(m) < state.size() && state[static_cast<size_t>(m)] != SpareNodeState::unusable;
+		return static_cast<size_t>(m) < state.size() &&
+		       state[static_cast<size_t>(m)] != SpareNodeState::unusable;
 	};
 	auto fill = [&](SpareDomain &d) {
 		d.want = 0;
@@ -40,8 +38,12 @@ SparePool choose_spares(const topo::Cluster &c, const SpareSpec &spec, const std
 	for (const SpareRule &r : spec.rules) {
 		if (r.kind == topo::nvlink_kind) {
 			for (size_t v = 0; v < c.nvlink_domains.size(); v++) {
-				SpareDomain d{r.kind, static_cast<topo::Index>(v), c.nvlink_domains[v].name,
-					      c.nvlink_domains[v].nodes, 0, {}};
+				SpareDomain d{r.kind,
+					      static_cast<topo::Index>(v),
+					      c.nvlink_domains[v].name,
+					      c.nvlink_domains[v].nodes,
+					      0,
+					      {}};
 				fill(d);
 				pool.domains.push_back(std::move(d));
 			}

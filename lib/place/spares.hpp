@@ -36,7 +36,7 @@ enum class SpareNodeState : uint8_t {
 };
 
 struct SpareDomain {
-	std::string kind;              // the rule's kind
+	std::string kind;                // the rule's kind
 	topo::Index domain = topo::none; // Cluster::domains or nvlink_domains (kind "nvlink") index
 	std::string name;
 	std::vector<topo::Index> nodes; // its nodes, in node order
@@ -47,7 +47,10 @@ struct SparePool {
 	std::vector<SpareDomain> domains; // every domain of every rule's kind
 	std::vector<uint8_t> spare;       // by model node: 1 when a spare of some domain
 	size_t count() const;
-	bool is_spare(topo::Index m) const { return m >= 0 && static_cast<size_t>(m) < spare.size() && spare[static_cast<size_t>(m)]; }
+	bool is_spare(topo::Index m) const
+	{
+		return m >= 0 && static_cast<size_t>(m) < spare.size() && spare[static_cast<size_t>(m)];
+	}
 };
 // state: by model node. Rules are applied in order; a spare chosen by an
 // earlier rule counts towards a later rule's domains that hold it.

@@ -73,8 +73,9 @@ int count_cpulist(const std::string &cpus)
 }
 
 State::State(const topo::Cluster &cluster)
-	: c_(&cluster), nodes_(cluster.nodes.size()), dom_(cluster.domains.size() + 1), nvl_(cluster.nvlink_domains.size()),
-	  classes_(cluster.domains.size() + 1, 0), nvl_classes_(cluster.nvlink_domains.size(), 0)
+	: c_(&cluster), nodes_(cluster.nodes.size()), dom_(cluster.domains.size() + 1),
+	  nvl_(cluster.nvlink_domains.size()), classes_(cluster.domains.size() + 1, 0),
+	  nvl_classes_(cluster.nvlink_domains.size(), 0)
 {
 	for (size_t i = 0; i < nodes_.size(); i++) {
 		Index n = static_cast<Index>(i);
@@ -174,9 +175,8 @@ status State::set_node_free(Index n, int free_gpus, int free_cores)
 		return st;
 	NodeState &s = nodes_[n];
 	if (free_gpus < 0 || free_gpus > s.total_gpus || free_cores < 0 || free_cores > s.total_cores)
-		return unexpected(c_->nodes[n].name,
-				  strprintf("free %d GPUs and %d cores out of %d and %d", free_gpus, free_cores,
-					    s.total_gpus, s.total_cores));
+		return unexpected(c_->nodes[n].name, strprintf("free %d GPUs and %d cores out of %d and %d", free_gpus,
+							       free_cores, s.total_gpus, s.total_cores));
 	account(n, -1);
 	s.free_gpus = static_cast<uint16_t>(free_gpus);
 	s.free_cores = free_cores;
@@ -191,7 +191,7 @@ status State::allocate(Index n, int gpus, int cores)
 	const NodeState &s = nodes_[n];
 	if (gpus < 0 || cores < 0 || gpus > s.free_gpus || cores > s.free_cores)
 		return unexpected(c_->nodes[n].name, strprintf("cannot allocate %d GPUs and %d cores: %d and %d free",
-								gpus, cores, s.free_gpus, s.free_cores));
+							       gpus, cores, s.free_gpus, s.free_cores));
 	return set_node_free(n, s.free_gpus - gpus, s.free_cores - cores);
 }
 
@@ -201,9 +201,9 @@ status State::release(Index n, int gpus, int cores)
 		return st;
 	const NodeState &s = nodes_[n];
 	if (gpus < 0 || cores < 0 || s.free_gpus + gpus > s.total_gpus || s.free_cores + cores > s.total_cores)
-		return unexpected(c_->nodes[n].name, strprintf("cannot release %d GPUs and %d cores: only %d and %d in use",
-								gpus, cores, s.total_gpus - s.free_gpus,
-								s.total_cores - s.free_cores));
+		return unexpected(c_->nodes[n].name,
+				  strprintf("cannot release %d GPUs and %d cores: only %d and %d in use", gpus, cores,
+					    s.total_gpus - s.free_gpus, s.total_cores - s.free_cores));
 	return set_node_free(n, s.free_gpus + gpus, s.free_cores + cores);
 }
 

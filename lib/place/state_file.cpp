@@ -1,9 +1,9 @@
 // The state file: read and written line by line with the fail-closed parser.
 #include "lib/place/state_file.hpp"
 
-#include "lib/util/hostlist.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/log.hpp"
 
 #include <cmath>
@@ -25,15 +25,16 @@ struct Line {
 			.integer("used_cores", &used_cores, 0, 1 << 24)
 			.integer("gpus", &gpus, 0, 65535)
 			.integer("cores", &cores, 0, 1 << 24)
-			.add("health", "health weight 0..1", [this](std::string_view v) -> status {
-				std::string t(v);
-				char *end = nullptr;
-				double x = t.empty() ? NAN : std::strtod(t.c_str(), &end);
-				if (t.empty() || *end || !(x >= 0 && x <= 1))
-					return unexpected("expected a number between 0 and 1");
-				health = t;
-				return ok();
-			})
+			.add("health", "health weight 0..1",
+			     [this](std::string_view v) -> status {
+				     std::string t(v);
+				     char *end = nullptr;
+				     double x = t.empty() ? NAN : std::strtod(t.c_str(), &end);
+				     if (t.empty() || *end || !(x >= 0 && x <= 1))
+					     return unexpected("expected a number between 0 and 1");
+				     health = t;
+				     return ok();
+			     })
 			.boolean("suspect", &suspect)
 			.boolean("link_suspect", &link_suspect)
 			.boolean("down", &down);
@@ -60,12 +61,13 @@ status apply_line(State &state, std::string_view line, const std::string &where)
 		int gpus = v.gpus >= 0 ? static_cast<int>(v.gpus) : state.cluster().nodes[n].gpu_count;
 		int cores = v.cores >= 0 ? static_cast<int>(v.cores) : state.model_cores(n);
 		if (v.used_gpus > gpus || v.used_cores > cores)
-			return unexpected(where, strprintf("node '%s': uses %lld GPUs and %lld cores of %d and %d", name.c_str(),
-							   static_cast<long long>(v.used_gpus),
+			return unexpected(where, strprintf("node '%s': uses %lld GPUs and %lld cores of %d and %d",
+							   name.c_str(), static_cast<long long>(v.used_gpus),
 							   static_cast<long long>(v.used_cores), gpus, cores));
 		status st = state.set_capacity(n, gpus, cores);
 		if (st)
-			st = state.set_node_free(n, gpus - static_cast<int>(v.used_gpus), cores - static_cast<int>(v.used_cores));
+			st = state.set_node_free(n, gpus - static_cast<int>(v.used_gpus),
+						 cores - static_cast<int>(v.used_cores));
 		if (st)
 			st = state.set_health(n, health, v.suspect);
 		if (st)

@@ -17,8 +17,8 @@ struct FatTree {
 	int nodes_per_leaf = 4;
 	int gpus_per_node = 8;
 	int cores_per_node = 64;
-	int nvlink_nodes = 0;            // nodes per NVLink domain within a leaf; 0: none
-	std::string prefix = "n";        // node names: n1, n2, ...
+	int nvlink_nodes = 0;     // nodes per NVLink domain within a leaf; 0: none
+	std::string prefix = "n"; // node names: n1, n2, ...
 	// GPU class of consecutive node blocks: {"a100", 8} gives n1..n8 class a100;
 	// the last class covers the rest. Empty: "h100" for all.
 	std::vector<std::pair<std::string, int>> classes;

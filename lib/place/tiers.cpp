@@ -17,10 +17,7 @@ const Tier builtins[] = {
 	{"fast", Objective::fast, "", 0, true},
 };
 
-std::string money(double x)
-{
-	return strprintf("%.2f", x);
-}
+std::string money(double x) { return strprintf("%.2f", x); }
 
 } // namespace
 
@@ -166,7 +163,9 @@ status check_need(const TierTable &t, const Need &n)
 	if (!n.given())
 		return ok();
 	if (t.empty())
-		return unexpected(std::string(!n.tier.empty() ? "--gpu-tier" : !n.min_class.empty() ? "--gpu-min-class" : "--gpu-mem") +
+		return unexpected(std::string(!n.tier.empty()        ? "--gpu-tier"
+					      : !n.min_class.empty() ? "--gpu-min-class"
+								     : "--gpu-mem") +
 				  ": this site defines no GPU classes (gpu_class.NAME= in loom-topo.conf)");
 	if (!n.tier.empty())
 		if (auto tier = t.find_tier(n.tier); !tier)
@@ -213,8 +212,8 @@ expected<TierPlan> plan_tier(const TierTable &t, const Need &n, int minute, doub
 		uint64_t mem = std::max(tier.min_mem, n.min_mem);
 		if (mem > 0 && o.excluded.empty() && c.mem < mem)
 			o.excluded = c.mem == 0 ? "its memory is not given (gpu_class." + c.name + " mem:)"
-						: strprintf("%.0f GiB per GPU, under %.0f GiB", double(c.mem) / (1ull << 30),
-							    double(mem) / (1ull << 30));
+						: strprintf("%.0f GiB per GPU, under %.0f GiB",
+							    double(c.mem) / (1ull << 30), double(mem) / (1ull << 30));
 		if (o.excluded.empty()) {
 			best_speed = std::max(best_speed, o.speed);
 			if (o.cost_per_work > 0 && (best_cpw == 0 || o.cost_per_work < best_cpw))
@@ -227,7 +226,7 @@ expected<TierPlan> plan_tier(const TierTable &t, const Need &n, int minute, doub
 	for (ClassOption &o : ok_) {
 		double rel_cost = best_cpw > 0 && o.cost_per_work > 0 ? o.cost_per_work / best_cpw : 1;
 		double rel_time = o.speed > 0 ? best_speed / o.speed : 1;
-		o.key = p.objective == Objective::value ? rel_cost
+		o.key = p.objective == Objective::value  ? rel_cost
 			: p.objective == Objective::fast ? rel_time
 							 : rel_cost * std::pow(rel_time, balance_time);
 	}
@@ -248,11 +247,11 @@ expected<TierPlan> plan_tier(const TierTable &t, const Need &n, int minute, doub
 
 std::string describe_plan(const TierPlan &p)
 {
-	const char *what = p.objective == Objective::value	  ? "lowest price per unit of work"
+	const char *what = p.objective == Objective::value  ? "lowest price per unit of work"
 			   : p.objective == Objective::fast ? "highest throughput"
 							    : "price per work x time per work";
-	std::string s = p.tier.empty() ? strprintf("classes by %s", what)
-				       : strprintf("tier %s (%s)", p.tier.c_str(), what);
+	std::string s =
+		p.tier.empty() ? strprintf("classes by %s", what) : strprintf("tier %s (%s)", p.tier.c_str(), what);
 	if (p.offpeak)
 		s += ", off-peak prices";
 	s += ":";

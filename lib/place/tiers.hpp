@@ -119,7 +119,7 @@ struct Need {
 	std::string min_class; // "" = none
 	uint64_t min_mem = 0;  // bytes per GPU
 	Workload workload = Workload::any;
-	bool mixed = false;    // the gang may span classes (--gpu-mixed): only when no one class holds it
+	bool mixed = false; // the gang may span classes (--gpu-mixed): only when no one class holds it
 
 	bool given() const { return !tier.empty() || !min_class.empty() || min_mem > 0; }
 };
@@ -141,17 +141,17 @@ status check_need(const TierTable &t, const Need &n);
 // One class as the tier saw it.
 struct ClassOption {
 	std::string name;
-	double speed = 1;          // for the job's workload
-	double price = 0;          // per GPU-hour now
-	double cost_per_work = 0;  // price / speed (0 when not priced)
-	double key = 0;            // the objective's figure (lower first)
-	std::string excluded;      // why the tier cannot use it ("" = eligible)
+	double speed = 1;         // for the job's workload
+	double price = 0;         // per GPU-hour now
+	double cost_per_work = 0; // price / speed (0 when not priced)
+	double key = 0;           // the objective's figure (lower first)
+	std::string excluded;     // why the tier cannot use it ("" = eligible)
 };
 
 struct TierPlan {
 	Objective objective = Objective::balanced;
-	std::string tier;                  // the tier's name ("" = none: bounds only, balanced)
-	std::vector<ClassOption> options;  // eligible first in the order to try, then the excluded
+	std::string tier;                 // the tier's name ("" = none: bounds only, balanced)
+	std::vector<ClassOption> options; // eligible first in the order to try, then the excluded
 	size_t eligible = 0;
 	bool offpeak = false;
 };

@@ -140,7 +140,8 @@ void add_keys(ConfigSchema &s, TopoConf &c)
 {
 	s.string("cluster_file", &c.cluster_file, "fabric file (default: Slurm's topology.conf)")
 		.list("gpu_classes", &c.gpu_classes, "GPU generation features, slowest first")
-		.list("level_names", &c.level_names, "names of the fabric's levels from the leaves up (--locality kinds)")
+		.list("level_names", &c.level_names,
+		      "names of the fabric's levels from the leaves up (--locality kinds)")
 		.integer("max_candidates", &c.max_candidates, 1, 16, "node sets tried per job")
 		.choice("placement", &c.placement, {"topo", "cons_tres"}, "who places jobs")
 		.choice("will_run", &c.will_run, {"engine", "cons_tres"}, "who plans backfill's starts")
@@ -153,17 +154,19 @@ void add_keys(ConfigSchema &s, TopoConf &c)
 			  "how often, at most, the whole node table is read (0: at every node record change)")
 		.boolean("snapshot_check", &c.snapshot_check,
 			 "compare the engine's state with a full read at every job_test (tests)")
-		.add("spares", "spare nodes per domain kind (leaf:1,nvlink:2,pod:5%)",
-		     [&c](std::string_view v) -> status {
-			     if (v.empty())
-				     return unexpected("empty value");
-			     if (auto sp = parse_spares(v); !sp)
-				     return unexpected(sp.error());
-			     c.spares = std::string(v);
-			     return ok();
-		     },
-		     [&c] { return c.spares; })
-		.duration("spare_lend", &c.spare_lend_s, 0, 30 * 86400, "longest time limit of a job that may use spares")
+		.add(
+			"spares", "spare nodes per domain kind (leaf:1,nvlink:2,pod:5%)",
+			[&c](std::string_view v) -> status {
+				if (v.empty())
+					return unexpected("empty value");
+				if (auto sp = parse_spares(v); !sp)
+					return unexpected(sp.error());
+				c.spares = std::string(v);
+				return ok();
+			},
+			[&c] { return c.spares; })
+		.duration("spare_lend", &c.spare_lend_s, 0, 30 * 86400,
+			  "longest time limit of a job that may use spares")
 		.add("spare_file", "where the spare pool is published", absolute_path(&c.spare_file, false),
 		     [&c] { return c.spare_file; });
 	add_tier_keys(s, &c.tiers);

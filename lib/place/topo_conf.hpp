@@ -55,17 +55,17 @@
 namespace loom::place {
 
 struct TopoConf {
-	std::string path;                  // the file read ("" = none, defaults)
+	std::string path; // the file read ("" = none, defaults)
 	std::string cluster_file;
 	std::vector<std::string> gpu_classes;
-	TierTable tiers;                   // gpu_class.NAME, gpu_tier.NAME, offpeak
-	std::vector<std::string> level_names;  // kinds by height for a fabric that names none
+	TierTable tiers;                      // gpu_class.NAME, gpu_tier.NAME, offpeak
+	std::vector<std::string> level_names; // kinds by height for a fabric that names none
 	int64_t max_candidates = 3;
 	std::string placement = "topo";
 	std::string will_run = "engine";
 	std::string weights_file;
 	std::string explain_dir;
-	std::string failure_stats;         // "" = default, "none" = off
+	std::string failure_stats; // "" = default, "none" = off
 	int64_t failure_stats_poll_s = 10;
 	// How often, at most, the whole node table is read for what Slurm does
 	// not tell a select plugin (a suspect mark in Extra/Comment, a GPU count

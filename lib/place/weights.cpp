@@ -28,7 +28,8 @@ ConfigSchema weights_schema(Weights &w)
 		.real("link_heavy", &w.link_heavy, 0, 1e6, "times the leaves' link degradation, heavy communication")
 		.real("link_normal", &w.link_normal, 0, 1e6, "times the leaves' link degradation, normal communication")
 		.real("link_light", &w.link_light, 0, 1e6, "times the leaves' link degradation, light communication")
-		.real("value_wait", &w.value_wait, 0, 1e6, "share of its time limit a value-tier job may wait for its cheapest class")
+		.real("value_wait", &w.value_wait, 0, 1e6,
+		      "share of its time limit a value-tier job may wait for its cheapest class")
 		.real("balance_time", &w.balance_time, 0, 1e6, "exponent of time in the balanced tier's key")
 		.list("class_order", &w.class_order, "GPU classes from slowest to fastest");
 	return s;
@@ -54,7 +55,8 @@ std::string format_weights(const Weights &w)
 {
 	std::string s = strprintf("level=%g\nleaf=%g\nnvlink=%g\nsuspect=%g\nhealth=%g\nfaster_class=%g\n"
 				  "mixed_class=%g\nidle_leaf=%g\nidle_node=%g\nstranded=%g\nload_heavy=%g\n"
-				  "load_normal=%g\nload_light=%g\nlink_heavy=%g\nlink_normal=%g\nlink_light=%g\nvalue_wait=%g\nbalance_time=%g\nclass_order=",
+				  "load_normal=%g\nload_light=%g\nlink_heavy=%g\nlink_normal=%g\nlink_light=%g\nvalue_"
+				  "wait=%g\nbalance_time=%g\nclass_order=",
 				  w.level, w.leaf, w.nvlink, w.suspect, w.health, w.faster_class, w.mixed_class,
 				  w.idle_leaf, w.idle_node, w.stranded, w.load_heavy, w.load_normal, w.load_light,
 				  w.link_heavy, w.link_normal, w.link_light, w.value_wait, w.balance_time);

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 namespace loom::sim {
 
@@ -43,7 +43,8 @@ status parse_classes(std::string_view text, std::vector<ClassShare> &out)
 			std::string v = item.substr(colon + 1);
 			c.share = std::strtod(v.c_str(), &end);
 			if (v.empty() || *end || !(c.share > 0) || c.share > 1e6)
-				return unexpected("bad share '" + v + "' for class " + c.name + ": expected a positive number");
+				return unexpected("bad share '" + v + "' for class " + c.name +
+						  ": expected a positive number");
 		}
 		for (const ClassShare &o : out)
 			if (o.name == c.name)
@@ -202,17 +203,18 @@ expected<ClusterGen> parse_cluster_gen(std::string_view spec, const std::string 
 	}
 	if (g.nvl_gpus > 0) {
 		if (g.nvl_gpus % g.gpus_per_node)
-			return unexpected(Error(where, strprintf("nvl_gpus=%d is not a whole number of %d-GPU nodes", g.nvl_gpus,
-								 g.gpus_per_node)));
+			return unexpected(Error(where, strprintf("nvl_gpus=%d is not a whole number of %d-GPU nodes",
+								 g.nvl_gpus, g.gpus_per_node)));
 		int per = g.nvl_gpus / g.gpus_per_node;
 		if (g.nodes_per_leaf % per)
-			return unexpected(Error(where, strprintf("nodes_per_leaf=%d does not hold whole NVLink domains of %d nodes",
-								 g.nodes_per_leaf, per)));
+			return unexpected(Error(
+				where, strprintf("nodes_per_leaf=%d does not hold whole NVLink domains of %d nodes",
+						 g.nodes_per_leaf, per)));
 	}
 	int64_t nodes = (g.gpus + g.gpus_per_node - 1) / g.gpus_per_node;
 	if (static_cast<size_t>(nodes) > topo::max_cluster_nodes)
-		return unexpected(Error(where, strprintf("%lld nodes: one cluster holds at most %zu", static_cast<long long>(nodes),
-							 topo::max_cluster_nodes)));
+		return unexpected(Error(where, strprintf("%lld nodes: one cluster holds at most %zu",
+							 static_cast<long long>(nodes), topo::max_cluster_nodes)));
 	return g;
 }
 
@@ -221,11 +223,12 @@ std::string format_cluster_gen(const ClusterGen &g)
 	std::string cls;
 	for (const ClassShare &c : g.classes)
 		cls += strprintf("%s%s:%g", cls.empty() ? "" : ",", c.name.c_str(), std::round(c.share * 1000) / 10);
-	return strprintf("gpus=%lld gpus_per_node=%d fabric=%s nodes_per_leaf=%d leaves_per_pod=%d nvl_gpus=%d nic_gbps=%g "
-			 "leaf_oversub=%g pod_oversub=%g nvlink_gbps=%g classes=%s cores_per_node=%d cabling=%s",
-			 static_cast<long long>(g.gpus), g.gpus_per_node, g.fabric.c_str(), g.nodes_per_leaf, g.leaves_per_pod,
-			 g.nvl_gpus, g.nic_gbps, g.leaf_oversub, g.pod_oversub, g.nvlink_gbps, cls.c_str(), g.cores_per_node,
-			 g.cabling.c_str());
+	return strprintf(
+		"gpus=%lld gpus_per_node=%d fabric=%s nodes_per_leaf=%d leaves_per_pod=%d nvl_gpus=%d nic_gbps=%g "
+		"leaf_oversub=%g pod_oversub=%g nvlink_gbps=%g classes=%s cores_per_node=%d cabling=%s",
+		static_cast<long long>(g.gpus), g.gpus_per_node, g.fabric.c_str(), g.nodes_per_leaf, g.leaves_per_pod,
+		g.nvl_gpus, g.nic_gbps, g.leaf_oversub, g.pod_oversub, g.nvlink_gbps, cls.c_str(), g.cores_per_node,
+		g.cabling.c_str());
 }
 
 expected<topo::ClusterSpec> cluster_spec(const ClusterGen &g)

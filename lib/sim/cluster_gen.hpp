@@ -47,9 +47,9 @@ struct ClusterGen {
 	int64_t gpus = 1024;
 	int gpus_per_node = 8;
 	std::string fabric = "fat";
-	int nodes_per_leaf = 0;  // 0: the fabric's default
+	int nodes_per_leaf = 0; // 0: the fabric's default
 	int leaves_per_pod = 16;
-	int nvl_gpus = -1;       // -1: the fabric's default
+	int nvl_gpus = -1; // -1: the fabric's default
 	double nic_gbps = 400;
 	double leaf_oversub = 1;
 	double pod_oversub = 2;

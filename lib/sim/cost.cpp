@@ -9,10 +9,7 @@
 
 namespace loom::sim {
 
-const char *comm_model_name(CommModel m)
-{
-	return m == CommModel::ring ? "ring" : "share";
-}
+const char *comm_model_name(CommModel m) { return m == CommModel::ring ? "ring" : "share"; }
 
 expected<CommModel> parse_comm_model(std::string_view s)
 {
@@ -96,7 +93,8 @@ double ring_bottleneck(const topo::Cluster &c, const std::vector<topo::Index> &n
 	std::unordered_map<topo::Index, int64_t> leaving; // ring edges leaving it
 	for (topo::Index n : order) {
 		const topo::Node &node = c.nodes[static_cast<size_t>(n)];
-		for (topo::Index d = node.leaf; d != topo::none && d != low; d = c.domains[static_cast<size_t>(d)].parent)
+		for (topo::Index d = node.leaf; d != topo::none && d != low;
+		     d = c.domains[static_cast<size_t>(d)].parent)
 			gpus_in[d] += node.gpu_count;
 	}
 	leaf_edges = 0;
@@ -107,7 +105,8 @@ double ring_bottleneck(const topo::Cluster &c, const std::vector<topo::Index> &n
 			continue;
 		leaf_edges++;
 		topo::Index common = c.common_domain(order[i], order[(i + 1) % order.size()]);
-		for (topo::Index d = a.leaf; d != topo::none && d != common; d = c.domains[static_cast<size_t>(d)].parent)
+		for (topo::Index d = a.leaf; d != topo::none && d != common;
+		     d = c.domains[static_cast<size_t>(d)].parent)
 			leaving[d]++;
 	}
 	int g = 0;
@@ -118,7 +117,7 @@ double ring_bottleneck(const topo::Cluster &c, const std::vector<topo::Index> &n
 		const topo::Domain &dom = c.domains[static_cast<size_t>(d)];
 		double up = uplink(c, m, d);
 		if (up <= 0 || dom.gpu_count <= 0)
-			continue; // not limiting, or unknown
+			continue;                                                // not limiting, or unknown
 		double others = static_cast<double>(dom.gpu_count) - gpus_in[d]; // a full domain
 		if (m.crossing)
 			others = std::min(others, std::max(0.0, crossing_at(m, d)));
@@ -205,8 +204,7 @@ std::vector<uint32_t> slurm_order(const topo::Cluster &c)
 	return rank;
 }
 
-Span placement_cost(const topo::Cluster &c, const std::vector<topo::Index> &nodes, place::Comm comm,
-		    const CostModel &m)
+Span placement_cost(const topo::Cluster &c, const std::vector<topo::Index> &nodes, place::Comm comm, const CostModel &m)
 {
 	Span s;
 	if (nodes.empty())
@@ -227,7 +225,8 @@ Span placement_cost(const topo::Cluster &c, const std::vector<topo::Index> &node
 	s.leaves = static_cast<int>(leaves.size());
 	if (!m.uplink_factor.empty())
 		for (topo::Index l : leaves)
-			if (l != topo::none && static_cast<size_t>(l) < m.uplink_factor.size() && m.uplink_factor[static_cast<size_t>(l)] < 1)
+			if (l != topo::none && static_cast<size_t>(l) < m.uplink_factor.size() &&
+			    m.uplink_factor[static_cast<size_t>(l)] < 1)
 				s.degraded_leaves++;
 	s.nvlink_domains = static_cast<int>(nvl.size());
 	s.common_level = low == topo::none ? -1 : c.domains[static_cast<size_t>(low)].level;
@@ -251,7 +250,9 @@ Span placement_cost(const topo::Cluster &c, const std::vector<topo::Index> &node
 		b = share_bottleneck(c, m, s, ref);
 	}
 	s.bottleneck_gbps = b;
-	double f = comm == place::Comm::heavy ? m.comm_heavy : comm == place::Comm::light ? m.comm_light : m.comm_normal;
+	double f = comm == place::Comm::heavy   ? m.comm_heavy
+		   : comm == place::Comm::light ? m.comm_light
+						: m.comm_normal;
 	s.step_factor = (1 - f) + f * ref / b;
 	return s;
 }

@@ -85,8 +85,8 @@ expected<CommModel> parse_comm_model(std::string_view s);
 
 struct Span {
 	int leaves = 0;
-	int nvlink_domains = 0;  // 0 when a node has none
-	int common_level = -1;   // level of the lowest domain holding every node (-1: none)
+	int nvlink_domains = 0; // 0 when a node has none
+	int common_level = -1;  // level of the lowest domain holding every node (-1: none)
 	double bottleneck_gbps = 0;
 	int ring_leaf_edges = 0; // ring edges between leaves, in the model's rank order (0 unless ring)
 	int degraded_leaves = 0; // leaves holding the job whose uplink is degraded (uplink_factor < 1)

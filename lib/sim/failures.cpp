@@ -19,16 +19,16 @@ FailureModel default_failure_model()
 	const int64_t h = 3600;
 	// Llama 3 (54 days, 16,384 H100): the share of each cause in %.
 	m.causes = {
-		{"gpu", Evidence::xid_79, 30.1, 72 * h, 0, true},	  // faulty GPU: off the bus
-		{"hbm", Evidence::xid_48, 17.2, 72 * h, 0, true},	  // HBM3: double-bit ECC
-		{"software", Evidence::traceback, 12.9, 0, 0, false},	  // the job's own bug
+		{"gpu", Evidence::xid_79, 30.1, 72 * h, 0, true},          // faulty GPU: off the bus
+		{"hbm", Evidence::xid_48, 17.2, 72 * h, 0, true},          // HBM3: double-bit ECC
+		{"software", Evidence::traceback, 12.9, 0, 0, false},      // the job's own bug
 		{"network", Evidence::ib_completion, 8.4, 4 * h, 0, true}, // switch or cable
-		{"host", Evidence::node_down, 7.6, 8 * h, 0, true},	  // host maintenance
-		{"sram", Evidence::xid_95, 4.5, 72 * h, 0, true},	  // GPU SRAM: uncontained ECC
-		{"gsp", Evidence::xid_119, 4.1, 2 * h, 0, true},	  // GPU system processor timeout
-		{"nic", Evidence::ib_retry, 1.7, 24 * h, 0, true},	  // NIC
-		{"nccl", Evidence::nccl_watchdog, 1.7, 0, 600, false},  // NCCL watchdog: a hang
-		{"other", Evidence::node_down, 11.8, 8 * h, 0, true},	  // SDC, thermal, unlisted
+		{"host", Evidence::node_down, 7.6, 8 * h, 0, true},        // host maintenance
+		{"sram", Evidence::xid_95, 4.5, 72 * h, 0, true},          // GPU SRAM: uncontained ECC
+		{"gsp", Evidence::xid_119, 4.1, 2 * h, 0, true},           // GPU system processor timeout
+		{"nic", Evidence::ib_retry, 1.7, 24 * h, 0, true},         // NIC
+		{"nccl", Evidence::nccl_watchdog, 1.7, 0, 600, false},     // NCCL watchdog: a hang
+		{"other", Evidence::node_down, 11.8, 8 * h, 0, true},      // SDC, thermal, unlisted
 	};
 	return m;
 }
@@ -74,18 +74,18 @@ std::string format_failure_model(const FailureModel &m)
 {
 	if (m.none)
 		return "none\n";
-	std::string out = strprintf("rate=%g lemon_share=%g lemon_factor=%g restart_budget=%lld ckpt_max_restarts=%lld "
-				    "user_resubmit=%s\n",
-				    m.rate_per_1000_node_days, m.lemon_share, m.lemon_factor,
-				    static_cast<long long>(m.restart_budget), static_cast<long long>(m.ckpt_max_restarts),
-				    format_duration(m.user_resubmit_s).c_str());
+	std::string out = strprintf(
+		"rate=%g lemon_share=%g lemon_factor=%g restart_budget=%lld ckpt_max_restarts=%lld "
+		"user_resubmit=%s\n",
+		m.rate_per_1000_node_days, m.lemon_share, m.lemon_factor, static_cast<long long>(m.restart_budget),
+		static_cast<long long>(m.ckpt_max_restarts), format_duration(m.user_resubmit_s).c_str());
 	for (const Cause &c : m.causes)
 		out += strprintf("cause.%s.share=%g cause.%s.repair=%s cause.%s.detect=%s%s\n", c.name.c_str(), c.share,
 				 c.name.c_str(), format_duration(c.repair_s).c_str(), c.name.c_str(),
 				 format_duration(c.detect_s).c_str(),
-				 c.warned > 0 ? strprintf(" cause.%s.warned=%g cause.%s.lead=%s", c.name.c_str(), c.warned,
-							  c.name.c_str(), format_duration(c.lead_s).c_str())
-						  .c_str()
+				 c.warned > 0 ? strprintf(" cause.%s.warned=%g cause.%s.lead=%s", c.name.c_str(),
+							  c.warned, c.name.c_str(), format_duration(c.lead_s).c_str())
+							.c_str()
 					      : "");
 	return out;
 }
@@ -140,25 +140,31 @@ std::string evidence_text(Evidence e, const std::string &node)
 	case Evidence::xid_79:
 		return sys + "79, pid=4242, name=python, GPU has fallen off the bus.\n";
 	case Evidence::xid_48:
-		return sys + "48, pid=4242, name=python, An uncorrectable double bit error (DBE) has been detected on GPU in the "
+		return sys + "48, pid=4242, name=python, An uncorrectable double bit error (DBE) has been detected on "
+			     "GPU in the "
 			     "framebuffer at partition 6, subpartition 0.\n";
 	case Evidence::xid_95:
 		return sys + "95, pid=4242, name=python, Uncontained: SRAM. RST: Yes, D-RST: No\n";
 	case Evidence::xid_119:
-		return sys + "119, pid=4242, name=python, Timeout after 6s of waiting for RPC response from GPU4 GSP! Expected "
+		return sys + "119, pid=4242, name=python, Timeout after 6s of waiting for RPC response from GPU4 GSP! "
+			     "Expected "
 			     "function 76 (GSP_RM_CONTROL) (0x20801813 0x4c).\n";
 	case Evidence::ib_completion:
-		return node + ":3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<54862> with "
+		return node + ":3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer "
+			      "10.0.0.2<54862> with "
 			      "status=12 opcode=0 len=0 vendor err 129 (Recv)\n";
 	case Evidence::ib_retry:
 		return node + ":3468:3905 [2] net_ib.cc:1294 NCCL WARN NET/IB : transport retry counter exceeded "
 			      "(IBV_WC_RETRY_EXC_ERR) on mlx5_2:1\n";
 	case Evidence::nccl_watchdog:
-		return "[rank0]:[E1201 10:00:00.069865760 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
-		       "operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran "
+		return "[rank0]:[E1201 10:00:00.069865760 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught "
+		       "collective "
+		       "operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+		       "Timeout(ms)=600000) ran "
 		       "for 600001 milliseconds before timing out.\n";
 	case Evidence::traceback:
-		return "Traceback (most recent call last):\n  File \"train.py\", line 212, in <module>\nValueError: loss is nan\n";
+		return "Traceback (most recent call last):\n  File \"train.py\", line 212, in <module>\nValueError: "
+		       "loss is nan\n";
 	case Evidence::node_down:
 		return "";
 	}

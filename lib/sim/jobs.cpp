@@ -61,7 +61,8 @@ public:
 			fields = csv_fields(line);
 			where = path_ + ":" + std::to_string(no_);
 			if (fields.size() != head_.size()) {
-				error_ = Error(where, strprintf("%zu fields, the header has %zu", fields.size(), head_.size()));
+				error_ = Error(where, strprintf("%zu fields, the header has %zu", fields.size(),
+								head_.size()));
 				return false;
 			}
 			return true;
@@ -92,8 +93,8 @@ bool to_time(const std::string &s, int64_t &out)
 {
 	std::tm tm{};
 	int n = 0;
-	if (std::sscanf(s.c_str(), "%4d-%2d-%2d %2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-			&tm.tm_sec, &n) != 6 ||
+	if (std::sscanf(s.c_str(), "%4d-%2d-%2d %2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+			&tm.tm_min, &tm.tm_sec, &n) != 6 ||
 	    static_cast<size_t>(n) != s.size())
 		return false;
 	tm.tm_year -= 1900;
@@ -162,14 +163,16 @@ expected<std::vector<Job>> read_philly(const std::string &path, const TraceFill 
 		return unexpected(st.error());
 	int ct = csv.col("timestamp"), cd = csv.col("duration"), cg = csv.col("num_gpus");
 	if (ct < 0 || cd < 0 || cg < 0)
-		return unexpected(Error(path + ":1", "not a Philly trace: expected the columns timestamp, duration, num_gpus"));
+		return unexpected(
+			Error(path + ":1", "not a Philly trace: expected the columns timestamp, duration, num_gpus"));
 	std::vector<Raw> raw;
 	std::vector<std::string> v;
 	std::string where;
 	while (csv.next(v, where)) {
 		Raw r;
 		double d = 0, g = 0;
-		const std::string &ts = v[static_cast<size_t>(ct)], &ds = v[static_cast<size_t>(cd)], &gs = v[static_cast<size_t>(cg)];
+		const std::string &ts = v[static_cast<size_t>(ct)], &ds = v[static_cast<size_t>(cd)],
+				  &gs = v[static_cast<size_t>(cg)];
 		if (!to_time(ts, r.t))
 			return unexpected(Error(where, "bad timestamp '" + ts + "': expected YYYY-MM-DD HH:MM:SS"));
 		if (!to_double(ds, d) || d < 0 || d > 1e9)
@@ -195,8 +198,9 @@ expected<std::vector<Job>> read_alibaba(const std::string &path, const TraceFill
 	int cg = csv.col("num_gpu"), cc = csv.col("creation_time"), cdel = csv.col("deletion_time"),
 	    cs = csv.col("scheduled_time"), cspec = csv.col("gpu_spec");
 	if (cg < 0 || cc < 0 || cdel < 0 || cs < 0)
-		return unexpected(Error(path + ":1", "not an Alibaba GPU trace: expected the columns num_gpu, creation_time, "
-						     "deletion_time, scheduled_time"));
+		return unexpected(Error(path + ":1",
+					"not an Alibaba GPU trace: expected the columns num_gpu, creation_time, "
+					"deletion_time, scheduled_time"));
 	std::vector<Raw> raw;
 	std::vector<std::string> v;
 	std::string where;
@@ -204,7 +208,8 @@ expected<std::vector<Job>> read_alibaba(const std::string &path, const TraceFill
 		double g = 0, c = 0, del = 0, s = 0;
 		auto num = [&](int i, double &out, const char *what) -> status {
 			if (!to_double(v[static_cast<size_t>(i)], out) || out < 0 || out > 1e10)
-				return unexpected(Error(where, strprintf("bad %s '%s'", what, v[static_cast<size_t>(i)].c_str())));
+				return unexpected(Error(
+					where, strprintf("bad %s '%s'", what, v[static_cast<size_t>(i)].c_str())));
 			return {};
 		};
 		if (auto st = num(cg, g, "num_gpu"); !st)
@@ -253,8 +258,9 @@ expected<std::vector<Job>> read_trace(const std::string &path, const TraceFill &
 		return read_philly(path, f);
 	if (line.find("num_gpu") != std::string::npos && line.find("creation_time") != std::string::npos)
 		return read_alibaba(path, f, cluster_classes);
-	return unexpected(Error(path + ":1", "unknown trace format: expected Philly's columns (timestamp, duration, num_gpus) "
-					     "or Alibaba's (num_gpu, creation_time, deletion_time, scheduled_time)"));
+	return unexpected(Error(path + ":1",
+				"unknown trace format: expected Philly's columns (timestamp, duration, num_gpus) "
+				"or Alibaba's (num_gpu, creation_time, deletion_time, scheduled_time)"));
 }
 
 } // namespace loom::sim

@@ -38,30 +38,30 @@ namespace loom::sim {
 
 struct Job {
 	uint32_t id = 0;
-	int64_t submit_s = 0;   // from the start of the run
+	int64_t submit_s = 0; // from the start of the run
 	int nodes = 1;
 	int gpus_per_node = 1;
-	int64_t work_s = 0;     // run time at the reference placement and class
+	int64_t work_s = 0; // run time at the reference placement and class
 	int64_t limit_s = 3600;
 	place::Comm comm = place::Comm::normal;
 	bool ckpt = false;
-	std::string gpu_class;  // "" any
-	place::Need need;       // a tier instead of a class (--gpu-tier)
-	std::string source;     // trace line or generator, for messages
+	std::string gpu_class; // "" any
+	place::Need need;      // a tier instead of a class (--gpu-tier)
+	std::string source;    // trace line or generator, for messages
 
 	int gpus() const { return nodes * gpus_per_node; }
 };
 
 struct TraceFill {
-	int gpus_per_node = 8;  // the cluster's
+	int gpus_per_node = 8; // the cluster's
 	int ckpt_min_gpus = 8;
 	double limit_factor = 2;
 	// Scaling: arrival times divided by time_scale (2: twice the rate);
 	// GPU counts multiplied by size_scale (rounded, at least 1).
 	double time_scale = 1;
 	double size_scale = 1;
-	int64_t days = 0;       // keep jobs arriving in the first N days (0: all)
-	int64_t skip_days = 0;  // start that many days into the trace
+	int64_t days = 0;      // keep jobs arriving in the first N days (0: all)
+	int64_t skip_days = 0; // start that many days into the trace
 };
 
 // The fill rules above, applied to one job of 'gpus' GPUs.

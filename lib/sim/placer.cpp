@@ -130,7 +130,8 @@ public:
 			}
 			if (best != SIZE_MAX) {
 				std::vector<topo::Index> got;
-				for (size_t b = best; b < std::min(blocks_.size(), best + span) && got.size() < need; b++)
+				for (size_t b = best; b < std::min(blocks_.size(), best + span) && got.size() < need;
+				     b++)
 					for (topo::Index n : blocks_[b])
 						if (got.size() < need && node_fits(s, c_, n, r, cls))
 							got.push_back(n);

@@ -30,7 +30,6 @@ public:
 };
 
 const std::vector<std::string> &placer_names();
-expected<std::unique_ptr<Placer>> make_placer(const std::string &name, const topo::Cluster &c,
-					      const place::Weights &w);
+expected<std::unique_ptr<Placer>> make_placer(const std::string &name, const topo::Cluster &c, const place::Weights &w);
 
 } // namespace loom::sim

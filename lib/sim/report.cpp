@@ -12,22 +12,25 @@ namespace loom::sim {
 std::string jobs_csv(const RunResult &r)
 {
 	std::string out = "id,submit_s,first_start_s,end_s,state,gpus,nodes,wait_s,leaves,nvlink_domains,common_level,"
-			  "step_factor,restarts,lost_gpu_h,ettr,comm,ring_leaf_edges,degraded_leaves,tier,class,cost,work_h,hostlist\n";
+			  "step_factor,restarts,lost_gpu_h,ettr,comm,ring_leaf_edges,degraded_leaves,tier,class,cost,"
+			  "work_h,hostlist\n";
 	for (const JobResult &j : r.jobs)
-		out += strprintf("%u,%lld,%lld,%lld,%s,%d,%d,%lld,%d,%d,%d,%.4f,%d,%.3f,%.4f,%s,%d,%d,%s,%s,%.2f,%.4f,\"%s\"\n", j.id,
-				 static_cast<long long>(j.submit_s), static_cast<long long>(j.first_start_s),
-				 static_cast<long long>(j.end_s), j.state.c_str(), j.gpus, j.nodes,
-				 static_cast<long long>(j.first_start_s >= 0 ? j.first_start_s - j.submit_s : -1), j.leaves,
-				 j.nvlink_domains, j.common_level, j.step_factor, j.restarts, j.lost_gpu_s / 3600, j.ettr(),
-				 place::comm_name(j.comm), j.ring_leaf_edges, j.degraded_leaves, j.tier.c_str(), j.gpu_class.c_str(), j.cost,
-				 j.work_s / 3600.0, j.first_nodes.c_str());
+		out += strprintf(
+			"%u,%lld,%lld,%lld,%s,%d,%d,%lld,%d,%d,%d,%.4f,%d,%.3f,%.4f,%s,%d,%d,%s,%s,%.2f,%.4f,\"%s\"\n",
+			j.id, static_cast<long long>(j.submit_s), static_cast<long long>(j.first_start_s),
+			static_cast<long long>(j.end_s), j.state.c_str(), j.gpus, j.nodes,
+			static_cast<long long>(j.first_start_s >= 0 ? j.first_start_s - j.submit_s : -1), j.leaves,
+			j.nvlink_domains, j.common_level, j.step_factor, j.restarts, j.lost_gpu_s / 3600, j.ettr(),
+			place::comm_name(j.comm), j.ring_leaf_edges, j.degraded_leaves, j.tier.c_str(),
+			j.gpu_class.c_str(), j.cost, j.work_s / 3600.0, j.first_nodes.c_str());
 	return out;
 }
 
 std::string timeline_csv(const RunResult &r)
 {
-	std::string out = "t_h,busy_gpus,available_gpus,idle_nodes,idle_leaves,idle_nvlink_domains,pending_jobs,pending_gpus,"
-			  "drained_nodes\n";
+	std::string out =
+		"t_h,busy_gpus,available_gpus,idle_nodes,idle_leaves,idle_nvlink_domains,pending_jobs,pending_gpus,"
+		"drained_nodes\n";
 	for (const Sample &s : r.timeline)
 		out += strprintf("%.3f,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", static_cast<double>(s.t) / 3600,
 				 static_cast<long long>(s.busy_gpus), static_cast<long long>(s.available_gpus),
@@ -160,21 +163,25 @@ std::string svg_lines(const std::string &title, const std::string &x_label, cons
 	ymax = std::ceil(ymax / ys) * ys;
 	auto px = [&](double x) { return L + x / xmax * (W - L - R); };
 	auto py = [&](double y) { return H - B - y / ymax * (H - T - B); };
-	std::string o = strprintf("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-				  "font-family=\"sans-serif\" font-size=\"12\">\n",
-				  W, H, W, H);
+	std::string o = strprintf(
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+		"font-family=\"sans-serif\" font-size=\"12\">\n",
+		W, H, W, H);
 	o += strprintf("<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", W, H);
 	o += strprintf("<text x=\"%.0f\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">%s</text>\n", (W - R + L) / 2,
 		       esc(title).c_str());
 	for (double x = 0; x <= xmax + xs / 2; x += xs) {
-		o += strprintf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", px(x), py(0), px(x), py(ymax));
+		o += strprintf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", px(x),
+			       py(0), px(x), py(ymax));
 		o += strprintf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", px(x), H - B + 16, x);
 	}
 	for (double y = 0; y <= ymax + ys / 2; y += ys) {
-		o += strprintf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", px(0), py(y), px(xmax), py(y));
+		o += strprintf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", px(0),
+			       py(y), px(xmax), py(y));
 		o += strprintf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 6, py(y) + 4, y);
 	}
-	o += strprintf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (L + W - R) / 2, H - 12, esc(x_label).c_str());
+	o += strprintf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (L + W - R) / 2, H - 12,
+		       esc(x_label).c_str());
 	o += strprintf("<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 16 %.1f)\">%s</text>\n",
 		       (T + H - B) / 2, (T + H - B) / 2, esc(y_label).c_str());
 	static const char *colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
@@ -187,12 +194,14 @@ std::string svg_lines(const std::string &title, const std::string &x_label, cons
 			o += strprintf("%.1f,%.1f ", px(series[i].points[p].first), py(series[i].points[p].second));
 		o += "\"/>\n";
 		double ly = T + 10 + static_cast<double>(i) * 20;
-		o += strprintf("<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"3\"/>\n", W - R + 15,
-			       ly, W - R + 40, ly, col);
-		o += strprintf("<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", W - R + 46, ly + 4, esc(series[i].name).c_str());
+		o += strprintf(
+			"<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" stroke-width=\"3\"/>\n",
+			W - R + 15, ly, W - R + 40, ly, col);
+		o += strprintf("<text x=\"%.0f\" y=\"%.0f\">%s</text>\n", W - R + 46, ly + 4,
+			       esc(series[i].name).c_str());
 	}
-	o += strprintf("<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"black\"/>\n", L, T,
-		       W - L - R, H - T - B);
+	o += strprintf("<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"black\"/>\n",
+		       L, T, W - L - R, H - T - B);
 	o += "</svg>\n";
 	return o;
 }

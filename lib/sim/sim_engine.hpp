@@ -36,7 +36,18 @@
 namespace loom::sim::detail {
 
 enum Kind : uint8_t {
-	ev_end, ev_jobfail, ev_drain, ev_repair, ev_warn, ev_replace, ev_migrate, ev_fail, ev_submit, ev_eligible, ev_backfill, ev_sample
+	ev_end,
+	ev_jobfail,
+	ev_drain,
+	ev_repair,
+	ev_warn,
+	ev_replace,
+	ev_migrate,
+	ev_fail,
+	ev_submit,
+	ev_eligible,
+	ev_backfill,
+	ev_sample
 };
 
 struct Event {
@@ -113,8 +124,8 @@ inline double pct(std::vector<double> v, double p)
 
 class Sim {
 public:
-	Sim(const topo::Cluster &c, const std::vector<Job> &jobs, const std::vector<Failure> &failures, const RunConfig &cfg,
-	    std::unique_ptr<Placer> placer);
+	Sim(const topo::Cluster &c, const std::vector<Job> &jobs, const std::vector<Failure> &failures,
+	    const RunConfig &cfg, std::unique_ptr<Placer> placer);
 
 	expected<RunResult> run();
 
@@ -178,12 +189,16 @@ private:
 	// leave the State the placer sees (spares_open_ lets a borrower see them).
 	void refresh_pool();
 	void open_spares(bool open);
-	bool borrower(const Live &l) const { return spares_on_ && place::may_borrow_spares(cfg_.spares, l.job->limit_s); }
+	bool borrower(const Live &l) const
+	{
+		return spares_on_ && place::may_borrow_spares(cfg_.spares, l.job->limit_s);
+	}
 
 	// jobcomp/health's replacement: the culprits' spares from the pool file
 	// (plan_replacement), the nodes held until all are free. False: the
 	// normal requeue.
-	bool replace(uint32_t i, const std::vector<topo::Index> &old, const std::vector<std::string> &culprits, int64_t detect_s);
+	bool replace(uint32_t i, const std::vector<topo::Index> &old, const std::vector<std::string> &culprits,
+		     int64_t detect_s);
 
 	void unhold(Hold &h);
 
@@ -234,8 +249,8 @@ private:
 	const topo::Cluster &c_;
 	const std::vector<Failure> &failures_;
 	const RunConfig &cfg_;
-	CostModel cost_; // cfg_.cost, with Slurm's node order, the degraded uplinks and crossing_
-	std::vector<double> crossing_; // contention: GPUs of running jobs across each domain's uplink
+	CostModel cost_;                // cfg_.cost, with Slurm's node order, the degraded uplinks and crossing_
+	std::vector<double> crossing_;  // contention: GPUs of running jobs across each domain's uplink
 	bool waited_by_choice_ = false; // the last try_place: a value tier chose to wait
 	size_t degraded_leaves_ = 0;
 	std::unique_ptr<Placer> placer_;

@@ -26,8 +26,8 @@ void Sim::job_failed(const FailCtx &fc)
 	if (l.st != St::running || l.serial != fc.serial)
 		return;
 	const Cause &cause = cfg_.failures.causes[fc.cause];
-	Outcome o = judge_failure(cause, l.job->id, names(l.nodes), c_.nodes[static_cast<size_t>(fc.node)].name, l.job->ckpt,
-				  static_cast<uint32_t>(l.res.restarts), budget(l));
+	Outcome o = judge_failure(cause, l.job->id, names(l.nodes), c_.nodes[static_cast<size_t>(fc.node)].name,
+				  l.job->ckpt, static_cast<uint32_t>(l.res.restarts), budget(l));
 	job_failures_++;
 	auto [committed, done] = progress_at(l, fc.fault_s);
 	(void)done;
@@ -89,8 +89,9 @@ void Sim::migrate(const Move &m)
 	    std::find(l.nodes.begin(), l.nodes.end(), m.node) == l.nodes.end())
 		return;
 	double left = std::max(0.0, (l.remaining - l.warn_commit) / l.speed);
-	ckpt::MigrationCost mc = ckpt::migration_cost(0, static_cast<double>(m.fail_s - now_), left,
-						      static_cast<double>(l.interval_s), static_cast<double>(cfg_.ckpt.restart_s));
+	ckpt::MigrationCost mc =
+		ckpt::migration_cost(0, static_cast<double>(m.fail_s - now_), left, static_cast<double>(l.interval_s),
+				     static_cast<double>(cfg_.ckpt.restart_s));
 	if (!mc.worth())
 		return;
 	double committed = l.warn_commit;

@@ -8,7 +8,8 @@ void Sim::reservation(int64_t gpus, int64_t &shadow, int64_t &extra)
 	std::vector<std::pair<int64_t, uint32_t>> ends;
 	std::vector<std::pair<int64_t, uint32_t>> keep;
 	for (const auto &e : running_end_) // an entry of an earlier run of a requeued job is stale
-		if (live_[e.second].st == St::running && live_[e.second].start_s + live_[e.second].job->limit_s == e.first) {
+		if (live_[e.second].st == St::running &&
+		    live_[e.second].start_s + live_[e.second].job->limit_s == e.first) {
 			keep.push_back(e);
 			ends.push_back(e);
 		}

@@ -16,7 +16,9 @@ std::pair<double, double> Sim::progress_at(const Live &l, int64_t t) const
 	double full = std::floor(e / cycle);
 	double in = e - full * cycle;
 	double committed = std::min(l.remaining, full * static_cast<double>(l.interval_s) * l.speed);
-	double done = std::min(l.remaining, (full * static_cast<double>(l.interval_s) + std::min(in, static_cast<double>(l.interval_s))) * l.speed);
+	double done = std::min(
+		l.remaining,
+		(full * static_cast<double>(l.interval_s) + std::min(in, static_cast<double>(l.interval_s))) * l.speed);
 	if (done >= l.remaining)
 		committed = done;
 	return {committed, done};
@@ -63,7 +65,8 @@ void Sim::degrade_uplinks()
 		cost_.uplink_factor[static_cast<size_t>(leaf)] = cfg_.degraded_factor;
 		degraded_leaves_++;
 		const topo::Domain &d = c_.domains[static_cast<size_t>(leaf)];
-		auto marks = static_cast<topo::Index>(std::ceil(cfg_.link_marks * static_cast<double>(d.direct_end - d.node_begin) - 1e-9));
+		auto marks = static_cast<topo::Index>(
+			std::ceil(cfg_.link_marks * static_cast<double>(d.direct_end - d.node_begin) - 1e-9));
 		for (topo::Index k = 0; k < marks && d.node_begin + k < d.direct_end; k++)
 			if (auto st = state_.set_link_suspect(d.node_begin + k, true); !st)
 				error_ = "link mark: " + st.error().str();
@@ -135,7 +138,8 @@ void Sim::start(uint32_t i, const place::Candidate &cand)
 	busy_gpus_ += l.job->gpus();
 	double wall = run_wall(l);
 	l.timeout_end = wall > static_cast<double>(l.job->limit_s);
-	int64_t end = now_ + (l.timeout_end ? l.job->limit_s : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(wall))));
+	int64_t end =
+		now_ + (l.timeout_end ? l.job->limit_s : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(wall))));
 	running_end_.push_back({now_ + l.job->limit_s, i});
 	push(end, ev_end, i, l.serial);
 }

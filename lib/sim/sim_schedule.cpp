@@ -5,7 +5,8 @@ namespace loom::sim::detail {
 
 double Sim::priority(const Live &l) const
 {
-	double age = std::min(1.0, static_cast<double>(now_ - l.job->submit_s) / static_cast<double>(cfg_.sched.max_age_s));
+	double age =
+		std::min(1.0, static_cast<double>(now_ - l.job->submit_s) / static_cast<double>(cfg_.sched.max_age_s));
 	return cfg_.sched.age_weight * age +
 	       cfg_.sched.size_weight * static_cast<double>(l.job->gpus()) / static_cast<double>(cluster_gpus_);
 }
@@ -42,8 +43,8 @@ bool Sim::dominated(const Live &l, const std::vector<Shape> &failed) const
 {
 	bool b = borrower(l);
 	for (const Shape &s : failed)
-		if (l.job->nodes >= s.nodes && l.job->gpus_per_node >= s.gpn && *s.cls == l.req.gpu_class && *s.tier == l.req.need.tier &&
-		    (s.borrow || !b))
+		if (l.job->nodes >= s.nodes && l.job->gpus_per_node >= s.gpn && *s.cls == l.req.gpu_class &&
+		    *s.tier == l.req.need.tier && (s.borrow || !b))
 			return true;
 	return false;
 }
@@ -63,7 +64,8 @@ bool Sim::try_place(uint32_t i, std::vector<Shape> &failed, bool open)
 {
 	Live &l = live_[i];
 	const place::Capacity &tot = state_.total();
-	if (tot.free_gpus < l.job->gpus() || tot.with_free(l.job->gpus_per_node) < l.job->nodes || dominated(l, failed)) {
+	if (tot.free_gpus < l.job->gpus() || tot.with_free(l.job->gpus_per_node) < l.job->nodes ||
+	    dominated(l, failed)) {
 		failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.req.gpu_class, &l.req.need.tier, open});
 		return false;
 	}
@@ -72,8 +74,8 @@ bool Sim::try_place(uint32_t i, std::vector<Shape> &failed, bool open)
 	auto t0 = std::chrono::steady_clock::now();
 	placer_->set_clock(static_cast<int>((now_ / 60) % 1440));
 	if (l.req.need.given()) // a value tier's time to wait, as select/topo counts it
-		l.req.may_wait_s = place::wait_budget(cfg_.weights.value_wait, l.job->limit_s,
-						      now_ - l.job->submit_s, place::no_deadline);
+		l.req.may_wait_s = place::wait_budget(cfg_.weights.value_wait, l.job->limit_s, now_ - l.job->submit_s,
+						      place::no_deadline);
 	auto d = placer_->choose(state_, l.req);
 	engine_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 	decisions_++;
@@ -84,7 +86,8 @@ bool Sim::try_place(uint32_t i, std::vector<Shape> &failed, bool open)
 	if (!d->placed()) {
 		// Waiting by choice (a value tier) says nothing of what fits.
 		if (d->waiting.empty())
-			failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.req.gpu_class, &l.req.need.tier, open});
+			failed.push_back(
+				{l.job->nodes, l.job->gpus_per_node, &l.req.gpu_class, &l.req.need.tier, open});
 		else
 			waited_by_choice_ = true;
 		return false;

@@ -24,7 +24,7 @@ void Sim::refresh_pool()
 	for (size_t n = 0; n < c_.nodes.size(); n++)
 		if (up_[n] && !suspect_[n] && held_by_[n] < 0 && resv_[n] == 0)
 			st[n] = node_idle(static_cast<topo::Index>(n)) ? place::SpareNodeState::idle
-								      : place::SpareNodeState::busy;
+								       : place::SpareNodeState::busy;
 	pool_ = place::choose_spares(c_, cfg_.spares, st);
 	std::vector<topo::Index> old = std::move(spare_list_);
 	spare_list_.clear();
@@ -45,7 +45,8 @@ void Sim::open_spares(bool open)
 		sync(n);
 }
 
-bool Sim::replace(uint32_t i, const std::vector<topo::Index> &old, const std::vector<std::string> &culprits, int64_t detect_s)
+bool Sim::replace(uint32_t i, const std::vector<topo::Index> &old, const std::vector<std::string> &culprits,
+		  int64_t detect_s)
 {
 	refresh_pool();
 	Live &l = live_[i];

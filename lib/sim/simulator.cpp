@@ -14,8 +14,8 @@ double JobResult::ettr() const
 
 namespace detail {
 
-Sim::Sim(const topo::Cluster &c, const std::vector<Job> &jobs, const std::vector<Failure> &failures, const RunConfig &cfg,
-	 std::unique_ptr<Placer> placer)
+Sim::Sim(const topo::Cluster &c, const std::vector<Job> &jobs, const std::vector<Failure> &failures,
+	 const RunConfig &cfg, std::unique_ptr<Placer> placer)
 	: c_(c), failures_(failures), cfg_(cfg), cost_(cfg.cost), placer_(std::move(placer)), state_(c)
 {
 	live_.resize(jobs.size());
@@ -36,10 +36,9 @@ Sim::Sim(const topo::Cluster &c, const std::vector<Job> &jobs, const std::vector
 		l.res.work_s = jobs[i].work_s;
 		if (jobs[i].need.given() && l.req.gpu_class.empty()) {
 			if (cfg.tier_mode == "engine" && cfg.placer == "loom") {
-				l.req.need = jobs[i].need; // the other placers know no tiers: any class
+				l.req.need = jobs[i].need;       // the other placers know no tiers: any class
 				l.req.limit_s = jobs[i].limit_s; // prices over the run, as select/topo
-			}
-			else if (cfg.tier_mode == "by-hand")
+			} else if (cfg.tier_mode == "by-hand")
 				l.req.gpu_class = hand_class(jobs[i].need);
 		}
 	}

@@ -48,18 +48,18 @@ struct SchedConfig {
 };
 
 struct CkptConfig {
-	int64_t interval_s = 0;    // 0: automatic (Daly, from the job's MTBF)
-	double cost_s = 60;        // blocking time of one checkpoint
-	int64_t restart_s = 300;   // restore and warm-up after a restart
+	int64_t interval_s = 0;  // 0: automatic (Daly, from the job's MTBF)
+	double cost_s = 60;      // blocking time of one checkpoint
+	int64_t restart_s = 300; // restore and warm-up after a restart
 	int64_t min_interval_s = 300, max_interval_s = 6 * 3600;
 };
 
 struct RunConfig {
 	std::string placer = "loom";
-	int64_t horizon_s = 0;     // stop here (0: when every job has ended)
+	int64_t horizon_s = 0; // stop here (0: when every job has ended)
 	SchedConfig sched;
 	CkptConfig ckpt;
-	FailureModel failures;     // for repair times, restart budget, causes
+	FailureModel failures; // for repair times, restart budget, causes
 	CostModel cost;
 	place::Weights weights;
 	int64_t large_gpus = 1024; // jobs counted as large (ETTR)
@@ -111,19 +111,19 @@ struct JobResult {
 	std::string state = "PENDING"; // COMPLETED, TIMEOUT, FAILED, RUNNING, PENDING
 	int gpus = 0, nodes = 0;
 	int leaves = 0, nvlink_domains = 0, common_level = -1; // of the first placement
-	std::string first_nodes;       // the first placement, as a Slurm hostlist
-	double step_factor = 1;        // of the first placement
-	int ring_leaf_edges = 0;       // of the first placement, ring model
-	int degraded_leaves = 0;       // of the first placement: leaves with a degraded uplink
+	std::string first_nodes;                               // the first placement, as a Slurm hostlist
+	double step_factor = 1;                                // of the first placement
+	int ring_leaf_edges = 0;                               // of the first placement, ring model
+	int degraded_leaves = 0;                               // of the first placement: leaves with a degraded uplink
 	place::Comm comm = place::Comm::normal;
-	std::string tier;              // the job's tier ("" none)
-	std::string gpu_class;         // the class of its first placement's first node
-	double cost = 0;               // price x GPU-hours over its runs (weights.tiers' prices)
-	int64_t work_s = 0;            // its run time at the reference placement and class
+	std::string tier;      // the job's tier ("" none)
+	std::string gpu_class; // the class of its first placement's first node
+	double cost = 0;       // price x GPU-hours over its runs (weights.tiers' prices)
+	int64_t work_s = 0;    // its run time at the reference placement and class
 	int restarts = 0;
 	double lost_gpu_s = 0;
-	double productive_s = 0;       // wall time that became committed work
-	double ettr() const;           // productive / (end - first start)
+	double productive_s = 0; // wall time that became committed work
+	double ettr() const;     // productive / (end - first start)
 };
 
 struct Sample {
@@ -138,21 +138,21 @@ struct Summary {
 	double utilization = 0;           // GPU-seconds busy / GPU-seconds of the cluster
 	double utilization_available = 0; // ... / GPU-seconds of nodes in service
 	double wait_mean_h = 0, wait_p95_h = 0;
-	double jct_mean_h = 0;            // completed jobs: end - submit
-	double multi_leaves_mean = 0;     // leaves per multi-node job
-	double multi_step_factor = 0;     // mean step factor of multi-node jobs
-	double heavy_step_factor = 0;     // ... of multi-node comm=heavy jobs
-	size_t degraded_leaves = 0;       // leaves with a degraded uplink
-	double ettr_large = 0;            // over large jobs that ran
+	double jct_mean_h = 0;        // completed jobs: end - submit
+	double multi_leaves_mean = 0; // leaves per multi-node job
+	double multi_step_factor = 0; // mean step factor of multi-node jobs
+	double heavy_step_factor = 0; // ... of multi-node comm=heavy jobs
+	size_t degraded_leaves = 0;   // leaves with a degraded uplink
+	double ettr_large = 0;        // over large jobs that ran
 	size_t large_jobs = 0;
 	double lost_gpu_h = 0;
 	size_t failures = 0, job_failures = 0, drains = 0, requeues = 0;
-	size_t holds = 0;    // not requeued by loom (held, or the job's own error): back after user_resubmit
-	size_t rejected = 0; // larger than the cluster
-	size_t warnings = 0; // nodes marked suspect ahead of a failure
-	size_t replacements = 0;   // requeues that restarted on spares
-	size_t spare_misses = 0;   // requeues that found no spare for every culprit (normal requeue)
-	size_t migrations = 0;     // moves off a suspect node before it failed
+	size_t holds = 0;        // not requeued by loom (held, or the job's own error): back after user_resubmit
+	size_t rejected = 0;     // larger than the cluster
+	size_t warnings = 0;     // nodes marked suspect ahead of a failure
+	size_t replacements = 0; // requeues that restarted on spares
+	size_t spare_misses = 0; // requeues that found no spare for every culprit (normal requeue)
+	size_t migrations = 0;   // moves off a suspect node before it failed
 	size_t migrations_to_spares = 0;
 	double replace_wait_mean_s = 0; // detection to running again, over replacements
 	double spare_nodes_mean = 0;    // pool size, over the samples

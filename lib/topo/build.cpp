@@ -81,8 +81,8 @@ status build_domains(const ClusterSpec &spec, Cluster &c, std::vector<size_t> &o
 			height[k] = std::max(height[k], height[static_cast<size_t>(kid)] + 1);
 	for (size_t k = 0; k < order.size(); k++) {
 		const std::string &given = spec.domains[order[k]].kind;
-		std::string by_height = height[k] < spec.level_names.size() ? spec.level_names[height[k]]
-									      : default_kind(height[k]);
+		std::string by_height =
+			height[k] < spec.level_names.size() ? spec.level_names[height[k]] : default_kind(height[k]);
 		c.domains[k].kind = c.kinds.intern(given.empty() ? by_height : given);
 	}
 	return ok();
@@ -157,8 +157,7 @@ expected<Cluster> build_cluster(ClusterSpec spec)
 		return unexpected(st.error());
 	if (status st = build_nodes(spec, c); !st)
 		return unexpected(st.error());
-	if (c.kinds.size() > 60000 || c.models.size() > 60000 || c.classes.size() > 60000 ||
-	    c.features.size() > 60000)
+	if (c.kinds.size() > 60000 || c.models.size() > 60000 || c.classes.size() > 60000 || c.features.size() > 60000)
 		return unexpected("cluster", "too many distinct names (kinds, models, classes or features)");
 	return c;
 }

@@ -19,8 +19,8 @@ namespace loom::topo {
 
 struct DomainSpec {
 	std::string name;
-	std::string kind;          // "spine", "pod", "leaf", ... ("" = default_kind() by height)
-	std::string parent;        // "" for a root
+	std::string kind;   // "spine", "pod", "leaf", ... ("" = default_kind() by height)
+	std::string parent; // "" for a root
 	double uplink_gbps = 0;
 	std::string where;
 };
@@ -29,16 +29,16 @@ struct GpuSpec {
 	int index = 0;
 	std::string pci_bus_id;
 	std::string model;
-	std::string perf_class;    // "" = the node's class
+	std::string perf_class; // "" = the node's class
 	uint64_t memory_mib = 0;
 	int numa = -1;
-	std::string nic;           // device name of the nearest NIC, "" if none
+	std::string nic; // device name of the nearest NIC, "" if none
 	bool nvswitch = false;
 	int nvlinks = 0;
 	double nvlink_gbps = 0;
 	std::vector<NvlinkPeer> peers;
-	double pcie_gts = 0;       // PCIe link speed per lane (8, 16, 32 GT/s); 0 = unknown
-	int pcie_width = 0;        // lanes; 0 = unknown
+	double pcie_gts = 0; // PCIe link speed per lane (8, 16, 32 GT/s); 0 = unknown
+	int pcie_width = 0;  // lanes; 0 = unknown
 	std::string where;
 };
 
@@ -52,7 +52,7 @@ struct NicSpec {
 	std::string pci_bus_id;
 	std::string guid;
 	std::string where;
-	std::string rail_switch;   // the rail switch this port is cabled to, "" if none
+	std::string rail_switch; // the rail switch this port is cabled to, "" if none
 	double pcie_gts = 0;
 	int pcie_width = 0;
 };
@@ -93,7 +93,7 @@ struct NvlinkDomainSpec {
 
 struct RailSpec {
 	std::string name;
-	std::string group;         // the rail-group domain
+	std::string group; // the rail-group domain
 	int index = 0;
 	double uplink_gbps = 0;
 	std::string where;

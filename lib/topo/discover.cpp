@@ -4,13 +4,12 @@
 #include "lib/topo/try.hpp"
 #include "lib/util/fs.hpp"
 
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
-#include <map>
 #include <dlfcn.h>
+#include <map>
 #include <unistd.h>
 
 namespace loom::topo {
@@ -42,7 +41,8 @@ void discover_sysfs_ib(const std::string &root, Discovery &d)
 			x.port = std::atoi(port.c_str());
 			std::string ll = read_word(pdir + "/link_layer");
 			x.link_layer = ll == "InfiniBand" ? LinkLayer::infiniband
-				       : ll == "Ethernet" ? LinkLayer::ethernet : LinkLayer::unknown;
+				       : ll == "Ethernet" ? LinkLayer::ethernet
+							  : LinkLayer::unknown;
 			// "400 Gb/sec (4X NDR)"
 			x.rate_gbps = std::atof(read_word(pdir + "/rate").c_str());
 			std::string numa = read_word(path_join(base, dev + "/device/numa_node"));
@@ -58,7 +58,8 @@ void discover_sysfs_ib(const std::string &root, Discovery &d)
 	}
 	// Merge with what hwloc saw (PCI bus id, NUMA) by device name.
 	for (auto &x : found) {
-		auto it = std::find_if(d.node.nics.begin(), d.node.nics.end(), [&](const NicSpec &h) { return h.device == x.device; });
+		auto it = std::find_if(d.node.nics.begin(), d.node.nics.end(),
+				       [&](const NicSpec &h) { return h.device == x.device; });
 		if (it != d.node.nics.end()) {
 			x.pci_bus_id = it->pci_bus_id;
 			if (x.numa < 0)

@@ -16,15 +16,15 @@
 namespace loom::topo {
 
 struct DiscoverOptions {
-	std::string root = "/";      // a recorded tree instead of the live one
-	std::string hwloc_xml;       // read PCI/NUMA from this hwloc XML file
-	std::string hostname;        // default: this machine's name
-	bool nvml = true;            // try libnvidia-ml.so.1 (never with a recorded root)
+	std::string root = "/"; // a recorded tree instead of the live one
+	std::string hwloc_xml;  // read PCI/NUMA from this hwloc XML file
+	std::string hostname;   // default: this machine's name
+	bool nvml = true;       // try libnvidia-ml.so.1 (never with a recorded root)
 };
 
 struct Discovery {
 	NodeSpec node;
-	std::string nvlink_domain;   // NVML cluster UUID/clique, "" if none
+	std::string nvlink_domain; // NVML cluster UUID/clique, "" if none
 	bool hwloc_loaded = false;
 	bool nvml_loaded = false;
 	std::vector<std::string> notes;

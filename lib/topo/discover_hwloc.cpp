@@ -51,10 +51,12 @@ expected<bool> load_topology(const DiscoverOptions &opt, Topo &topo, Discovery &
 	hwloc_topology_set_io_types_filter(topo.t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 	if (!opt.hwloc_xml.empty()) {
 		if (hwloc_topology_set_xml(topo.t, opt.hwloc_xml.c_str()) != 0)
-			return unexpected(opt.hwloc_xml, std::string("hwloc cannot read this XML: ") + std::strerror(errno));
+			return unexpected(opt.hwloc_xml,
+					  std::string("hwloc cannot read this XML: ") + std::strerror(errno));
 	} else if (opt.root != "/") {
 		if (!is_dir(opt.root + "/sys/devices/system/cpu")) {
-			d.notes.push_back("hwloc: no recorded CPU/PCI tree under " + opt.root + " (NUMA and PCI left out)");
+			d.notes.push_back("hwloc: no recorded CPU/PCI tree under " + opt.root +
+					  " (NUMA and PCI left out)");
 			return false;
 		}
 		::setenv("HWLOC_FSROOT", opt.root.c_str(), 1);
@@ -147,7 +149,8 @@ void read_nvlinks(hwloc_topology_t t, const std::map<hwloc_obj_t, int> &gpu_of, 
 				if (gj == gpu_of.end())
 					g.nvswitch = true;
 				else
-					g.peers.push_back(NvlinkPeer{static_cast<uint16_t>(gj->second), static_cast<uint16_t>(links)});
+					g.peers.push_back(NvlinkPeer{static_cast<uint16_t>(gj->second),
+								     static_cast<uint16_t>(links)});
 			}
 		}
 	}

@@ -3,9 +3,9 @@
 #include "lib/topo/discover.hpp"
 #include "lib/util/nvml_api.hpp"
 
-#include <cstdio>
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 
 namespace loom::topo {
@@ -71,11 +71,13 @@ void discover_nvml(Discovery &d)
 		nvml::GpuFabricInfo fi{};
 		if (n.fabric && n.fabric(dev, &fi) == 0 && fi.status == 0) {
 			char uuid[64];
-			std::snprintf(uuid, sizeof(uuid), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x/%u",
-				      fi.clusterUuid[0], fi.clusterUuid[1], fi.clusterUuid[2], fi.clusterUuid[3], fi.clusterUuid[4],
-				      fi.clusterUuid[5], fi.clusterUuid[6], fi.clusterUuid[7], fi.clusterUuid[8], fi.clusterUuid[9],
-				      fi.clusterUuid[10], fi.clusterUuid[11], fi.clusterUuid[12], fi.clusterUuid[13],
-				      fi.clusterUuid[14], fi.clusterUuid[15], fi.cliqueId);
+			std::snprintf(uuid, sizeof(uuid),
+				      "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x/%u",
+				      fi.clusterUuid[0], fi.clusterUuid[1], fi.clusterUuid[2], fi.clusterUuid[3],
+				      fi.clusterUuid[4], fi.clusterUuid[5], fi.clusterUuid[6], fi.clusterUuid[7],
+				      fi.clusterUuid[8], fi.clusterUuid[9], fi.clusterUuid[10], fi.clusterUuid[11],
+				      fi.clusterUuid[12], fi.clusterUuid[13], fi.clusterUuid[14], fi.clusterUuid[15],
+				      fi.cliqueId);
 			d.nvlink_domain = uuid;
 		}
 		gpus.push_back(g);
@@ -83,12 +85,14 @@ void discover_nvml(Discovery &d)
 	// Links to another GPU's bus id are direct peers; others end at NVSwitches.
 	for (auto &g : gpus) {
 		for (const auto &r : remote[static_cast<size_t>(g.index)]) {
-			auto peer = std::find_if(gpus.begin(), gpus.end(), [&](const GpuSpec &h) { return h.pci_bus_id == r; });
+			auto peer = std::find_if(gpus.begin(), gpus.end(),
+						 [&](const GpuSpec &h) { return h.pci_bus_id == r; });
 			if (peer == gpus.end()) {
 				g.nvswitch = true;
 				continue;
 			}
-			auto p = std::find_if(g.peers.begin(), g.peers.end(), [&](const NvlinkPeer &x) { return x.gpu == peer->index; });
+			auto p = std::find_if(g.peers.begin(), g.peers.end(),
+					      [&](const NvlinkPeer &x) { return x.gpu == peer->index; });
 			if (p == g.peers.end())
 				g.peers.push_back(NvlinkPeer{static_cast<uint16_t>(peer->index), 1});
 			else

@@ -2,12 +2,12 @@
 
 #include "lib/topo/cluster_json.hpp"
 #include "lib/topo/hwloc_xml.hpp"
-#include "lib/util/hostlist.hpp"
 #include "lib/topo/ibnetdiscover.hpp"
 #include "lib/topo/nccl_xml.hpp"
 #include "lib/topo/slurm_conf.hpp"
 #include "lib/topo/try.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/log.hpp"
 
 #include <algorithm>
@@ -18,14 +18,22 @@ namespace loom::topo {
 const char *format_name(Format f)
 {
 	switch (f) {
-	case Format::loom_json: return "json";
-	case Format::topology_conf: return "topology.conf";
-	case Format::block_conf: return "block";
-	case Format::topology_yaml: return "topology.yaml";
-	case Format::ibnetdiscover: return "ibnetdiscover";
-	case Format::hwloc_xml: return "hwloc";
-	case Format::nccl_xml: return "nccl";
-	default: return "unknown";
+	case Format::loom_json:
+		return "json";
+	case Format::topology_conf:
+		return "topology.conf";
+	case Format::block_conf:
+		return "block";
+	case Format::topology_yaml:
+		return "topology.yaml";
+	case Format::ibnetdiscover:
+		return "ibnetdiscover";
+	case Format::hwloc_xml:
+		return "hwloc";
+	case Format::nccl_xml:
+		return "nccl";
+	default:
+		return "unknown";
 	}
 }
 
@@ -86,10 +94,12 @@ expected<ClusterSpec> read_spec(std::string_view text, const std::string &source
 	case Format::loom_json: {
 		// Another program's JSON (Topograph, NetQ, ...) is not a cluster file
 		// with errors in it: say so before any JSON path.
-		if (std::string_view t = trim(text.substr(0, 1 << 16)); !t.empty() && t[0] == '{' &&
-		    t.find("\"version\"") == std::string_view::npos)
-			return unexpected(source, "unsupported format: JSON without loom's \"version\" field, so not a loom "
-						  "cluster file (loom reads: " + readable_formats() + ")");
+		if (std::string_view t = trim(text.substr(0, 1 << 16));
+		    !t.empty() && t[0] == '{' && t.find("\"version\"") == std::string_view::npos)
+			return unexpected(source,
+					  "unsupported format: JSON without loom's \"version\" field, so not a loom "
+					  "cluster file (loom reads: " +
+						  readable_formats() + ")");
 		// Validate fully, then hand back the description.
 		LOOM_TRY(c, read_cluster_json(text, source));
 		return to_spec(c);
@@ -122,7 +132,8 @@ expected<ClusterSpec> read_spec(std::string_view text, const std::string &source
 	}
 	default:
 		return unexpected(source, "unsupported format: this is none of the formats loom reads (" +
-					  readable_formats() + "); if it is one of them, give it with --from-format");
+						  readable_formats() +
+						  "); if it is one of them, give it with --from-format");
 	}
 }
 

@@ -36,7 +36,7 @@ expected<ClusterSpec> read_spec_file(const std::string &path, Format f = Format:
 
 // What a node should get when its file says nothing about it.
 struct NodeFacts {
-	int gpus = -1;                     // -1: leave as is
+	int gpus = -1; // -1: leave as is
 	std::string gpu_model;
 	std::string perf_class;
 	std::vector<std::string> features;

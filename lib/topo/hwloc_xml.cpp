@@ -17,7 +17,7 @@ namespace {
 
 struct Walk {
 	NodeSpec n;
-	std::string error, error_where; // the first bad value met
+	std::string error, error_where;        // the first bad value met
 	std::map<std::string, int> gpu_of_ref; // "OSDev:802" / "PCIDev:449" -> GPU index
 	const XmlElement *nvlink = nullptr;
 };
@@ -48,7 +48,8 @@ double gts_from_hwloc(const std::string *speed)
 	if (!speed)
 		return 0;
 	double lane = std::strtod(speed->c_str(), nullptr) / 16;
-	static const std::pair<double, double> gens[] = {{0.25, 2.5}, {0.5, 5}, {0.985, 8}, {1.969, 16}, {3.938, 32}, {7.563, 64}};
+	static const std::pair<double, double> gens[] = {{0.25, 2.5}, {0.5, 5},    {0.985, 8},
+							 {1.969, 16}, {3.938, 32}, {7.563, 64}};
 	for (auto [gbs, gts] : gens)
 		if (lane > gbs * 0.9 && lane < gbs * 1.1)
 			return gts;
@@ -108,7 +109,8 @@ void walk(const XmlElement &e, int numa, Walk &w, const std::string &source)
 		if (const std::string *cs = e.attr("cpuset")) {
 			auto list = cpulist_from_mask(*cs);
 			if (!list)
-				return unexpected_walk(w, source + ":" + std::to_string(e.line), "cpuset: " + list.error().message);
+				return unexpected_walk(w, source + ":" + std::to_string(e.line),
+						       "cpuset: " + list.error().message);
 			m.cpus = *list;
 		}
 		if (const std::string *mem = e.attr("local_memory"))
@@ -138,11 +140,13 @@ void walk(const XmlElement &e, int numa, Walk &w, const std::string &source)
 			return;
 		}
 		for (const auto &k : e.children)
-			if (k.name == "object" && k.attr("type") && *k.attr("type") == "OSDev" && !info(k, "NodeGUID").empty()) {
+			if (k.name == "object" && k.attr("type") && *k.attr("type") == "OSDev" &&
+			    !info(k, "NodeGUID").empty()) {
 				NicSpec x;
 				x.device = k.attr("name") ? *k.attr("name") : "hca" + std::to_string(w.n.nics.size());
 				x.pci_bus_id = e.attr("pci_busid") ? *e.attr("pci_busid") : "";
-				x.link_layer = pt && pt->compare(0, 4, "0200") == 0 ? LinkLayer::ethernet : LinkLayer::infiniband;
+				x.link_layer = pt && pt->compare(0, 4, "0200") == 0 ? LinkLayer::ethernet
+										    : LinkLayer::infiniband;
 				x.guid = "0x" + info(k, "NodeGUID");
 				x.numa = numa;
 				x.pcie_gts = gts_from_hwloc(e.attr("pci_link_speed"));
@@ -222,7 +226,8 @@ expected<NodeSpec> parse_hwloc_xml(std::string_view text, const std::string &sou
 				if (gj == w.gpu_of_ref.end())
 					g.nvswitch = true;
 				else
-					g.peers.push_back(NvlinkPeer{static_cast<uint16_t>(gj->second), static_cast<uint16_t>(std::min(links, 65535))});
+					g.peers.push_back(NvlinkPeer{static_cast<uint16_t>(gj->second),
+								     static_cast<uint16_t>(std::min(links, 65535))});
 			}
 		}
 	}

@@ -33,8 +33,13 @@ std::string switch_name(const IbDev &d)
 // Host names an installer or an unset description leaves behind.
 bool placeholder_host(const std::string &host)
 {
-	static const char *const names[] = {"localhost", "localhost.localdomain", "ubuntu", "debian", "centos",
-					    "rocky", "rhel", "fedora", "linux", "(none)", "none", "unknown", "default"};
+	static const char *const names[] = {"localhost", "localhost.localdomain",
+					    "ubuntu",    "debian",
+					    "centos",    "rocky",
+					    "rhel",      "fedora",
+					    "linux",     "(none)",
+					    "none",      "unknown",
+					    "default"};
 	std::string h = lower(host);
 	return std::any_of(std::begin(names), std::end(names), [&](const char *n) { return h == n; });
 }
@@ -63,11 +68,16 @@ bool management_host(const std::string &host)
 const char *left_out_name(IbLeftOut::Why w)
 {
 	switch (w) {
-	case IbLeftOut::Why::aggregation_node: return "SHARP aggregation node";
-	case IbLeftOut::Why::management_server: return "fabric management server";
-	case IbLeftOut::Why::switch_ca: return "a switch's own CA";
-	case IbLeftOut::Why::placeholder: return "placeholder node description";
-	default: return "no host name in the node description";
+	case IbLeftOut::Why::aggregation_node:
+		return "SHARP aggregation node";
+	case IbLeftOut::Why::management_server:
+		return "fabric management server";
+	case IbLeftOut::Why::switch_ca:
+		return "a switch's own CA";
+	case IbLeftOut::Why::placeholder:
+		return "placeholder node description";
+	default:
+		return "no host name in the node description";
 	}
 }
 
@@ -82,13 +92,15 @@ bool names_compute_node(std::string_view raw, IbLeftOut::Why *why)
 	if (starts(desc, "Mellanox Technologies Aggregation Node"))
 		return no(IbLeftOut::Why::aggregation_node);
 	// The adapter's default description: "MT4129 ConnectX7   Mellanox Technologies".
-	if (desc.empty() || (starts(desc, "MT") && desc.size() > 2 && std::isdigit(static_cast<unsigned char>(desc[2]))) ||
+	if (desc.empty() ||
+	    (starts(desc, "MT") && desc.size() > 2 && std::isdigit(static_cast<unsigned char>(desc[2]))) ||
 	    starts(desc, "Mellanox Technologies"))
 		return no(IbLeftOut::Why::unnamed);
 	// A switch's management CA carries the switch's description:
 	// "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1".
-	if (size_t semi = desc.find(';'); semi != std::string::npos && semi < 8 && desc.find(':', semi) != std::string::npos &&
-	    desc.find_first_of(" \t") == std::string::npos)
+	if (size_t semi = desc.find(';'); semi != std::string::npos && semi < 8 &&
+					  desc.find(':', semi) != std::string::npos &&
+					  desc.find_first_of(" \t") == std::string::npos)
 		return no(IbLeftOut::Why::switch_ca);
 	std::string host = desc.substr(0, desc.find_first_of(" \t"));
 	if (placeholder_host(host))
@@ -100,8 +112,8 @@ bool names_compute_node(std::string_view raw, IbLeftOut::Why *why)
 
 std::string IbFabric::summary() const
 {
-	std::string s = strprintf("%zu switches (%zu leaf, %zu rail groups), %zu cables, %zu hosts with %zu HCAs", switches,
-				  leaf_switches, rail_groups, links, hosts, hcas);
+	std::string s = strprintf("%zu switches (%zu leaf, %zu rail groups), %zu cables, %zu hosts with %zu HCAs",
+				  switches, leaf_switches, rail_groups, links, hosts, hcas);
 	std::string out;
 	auto add = [&](size_t n, const char *what) {
 		if (n)

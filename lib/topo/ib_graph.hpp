@@ -15,11 +15,11 @@ struct IbPort {
 	int port = 0;
 	std::string peer; // guid of the device at the other end
 	int peer_port = 0;
-	double gbps = 0;  // from "4xNDR"; 0 when not given
+	double gbps = 0; // from "4xNDR"; 0 when not given
 };
 
 struct IbDev {
-	char type = 'S';  // S switch, H channel adapter, R router
+	char type = 'S'; // S switch, H channel adapter, R router
 	std::string guid, desc, where;
 	std::vector<IbPort> ports;
 };

@@ -1,5 +1,5 @@
-#include "lib/topo/ib_graph.hpp"
 #include "lib/topo/ibnetdiscover.hpp"
+#include "lib/topo/ib_graph.hpp"
 
 #include "lib/util/fs.hpp"
 
@@ -54,7 +54,8 @@ double link_gbps(std::string_view comment)
 	if (end == std::string_view::npos)
 		return 0;
 	size_t start = comment.find_last_of(" \t", end);
-	std::string_view w = comment.substr(start == std::string_view::npos ? 0 : start + 1, end + 1 - (start == std::string_view::npos ? 0 : start + 1));
+	std::string_view w = comment.substr(start == std::string_view::npos ? 0 : start + 1,
+					    end + 1 - (start == std::string_view::npos ? 0 : start + 1));
 	size_t x = w.find('x');
 	if (x == 0 || x == std::string_view::npos || x > 2)
 		return 0;
@@ -82,9 +83,9 @@ std::string comment_desc(std::string_view line)
 
 double ib_lane_gbps(std::string_view s)
 {
-	static const std::pair<const char *, double> rates[] = {{"SDR", 2.5},	  {"DDR", 5},   {"QDR", 10},
-								 {"FDR10", 10},	  {"FDR", 14.0625}, {"EDR", 25},
-								 {"HDR", 50},	  {"NDR", 100}, {"XDR", 200}};
+	static const std::pair<const char *, double> rates[] = {{"SDR", 2.5},  {"DDR", 5},       {"QDR", 10},
+								{"FDR10", 10}, {"FDR", 14.0625}, {"EDR", 25},
+								{"HDR", 50},   {"NDR", 100},     {"XDR", 200}};
 	for (auto &[n, r] : rates)
 		if (s == n)
 			return r;
@@ -100,8 +101,9 @@ expected<IbGraph> parse_ib_graph(std::string_view text, const std::string &sourc
 	for (size_t ln = 0; ln < lines.size(); ln++) {
 		std::string_view l = trim(lines[ln]);
 		std::string where = source + ":" + std::to_string(ln + 1);
-		if (l.empty() || l[0] == '#' || starts(l, "vendid=") || starts(l, "devid=") || starts(l, "sysimgguid=") ||
-		    starts(l, "switchguid=") || starts(l, "caguid=") || starts(l, "rtrguid="))
+		if (l.empty() || l[0] == '#' || starts(l, "vendid=") || starts(l, "devid=") ||
+		    starts(l, "sysimgguid=") || starts(l, "switchguid=") || starts(l, "caguid=") ||
+		    starts(l, "rtrguid="))
 			continue;
 		if (starts(l, "Switch") || starts(l, "Ca") || starts(l, "Rt")) {
 			size_t q = l.find('"');
@@ -144,7 +146,7 @@ expected<IbGraph> parse_ib_graph(std::string_view text, const std::string &sourc
 		for (const IbPort &p : d.ports)
 			if (!by_guid.count(p.peer))
 				return unexpected(d.where, "port " + std::to_string(p.port) + " links to " + p.peer +
-								  ", which is not in the file (truncated output?)");
+								   ", which is not in the file (truncated output?)");
 	return g;
 }
 

@@ -37,11 +37,11 @@ struct IbOptions {
 struct IbLeftOut {
 	enum class Why { aggregation_node, management_server, switch_ca, placeholder, unnamed };
 	Why why = Why::unnamed;
-	std::string guid;         // "0x..." node GUID of the HCA
-	std::string desc;         // its node description as written
-	std::string sw;           // the switch it is cabled to, "" if none
+	std::string guid; // "0x..." node GUID of the HCA
+	std::string desc; // its node description as written
+	std::string sw;   // the switch it is cabled to, "" if none
 	int sw_port = 0;
-	bool kept = false;        // placeholder kept as "hca-<guid>"
+	bool kept = false; // placeholder kept as "hca-<guid>"
 };
 const char *left_out_name(IbLeftOut::Why w);
 
@@ -54,7 +54,7 @@ struct IbFabric {
 	std::vector<IbLeftOut> left_out;
 	size_t switches = 0;
 	size_t leaf_switches = 0;
-	size_t hcas = 0;              // host HCAs kept
+	size_t hcas = 0; // host HCAs kept
 	size_t hosts = 0;
 	size_t unnamed_hcas = 0;      // no host name in the description (adapter string, empty)
 	size_t placeholder_hcas = 0;  // a placeholder host name ("localhost")

@@ -145,7 +145,8 @@ Path Cluster::node_path(Index a, Index b) const
 	unsigned top = domains[lca].level;
 	p.via = Via::fabric;
 	p.common = lca;
-	p.hops = static_cast<int>(domains[na.leaf].level + 1 - top) + static_cast<int>(domains[nb.leaf].level + 1 - top);
+	p.hops =
+		static_cast<int>(domains[na.leaf].level + 1 - top) + static_cast<int>(domains[nb.leaf].level + 1 - top);
 	narrow(p.gbps, na.nic_gbps);
 	narrow(p.gbps, nb.nic_gbps);
 	for (Index d = na.leaf; d != lca; d = domains[d].parent)

@@ -56,15 +56,15 @@ private:
 
 struct Domain {
 	std::string name;
-	uint16_t kind = 0;        // id in Cluster::kinds ("spine", "pod", "leaf", ...)
-	uint16_t level = 0;       // depth: 0 for a root
+	uint16_t kind = 0;  // id in Cluster::kinds ("spine", "pod", "leaf", ...)
+	uint16_t level = 0; // depth: 0 for a root
 	Index parent = none;
 	std::vector<Index> children;
-	Index node_begin = 0;     // nodes under this domain (all levels below):
-	Index node_end = 0;       //   [node_begin, node_end)
-	Index direct_end = 0;     // nodes attached to this domain itself: [node_begin, direct_end)
-	int64_t gpu_count = 0;    // GPUs under this domain (all levels below)
-	double uplink_gbps = 0;   // capacity of the links to the parent; 0 = not limiting/unknown
+	Index node_begin = 0;   // nodes under this domain (all levels below):
+	Index node_end = 0;     //   [node_begin, node_end)
+	Index direct_end = 0;   // nodes attached to this domain itself: [node_begin, direct_end)
+	int64_t gpu_count = 0;  // GPUs under this domain (all levels below)
+	double uplink_gbps = 0; // capacity of the links to the parent; 0 = not limiting/unknown
 
 	Index node_count() const { return node_end - node_begin; }
 };
@@ -79,29 +79,29 @@ struct NvlinkPeer {
 };
 
 struct Gpu {
-	Index node = none;        // owning node
-	uint16_t index = 0;       // index on its node (CUDA/NVML order)
-	uint16_t model = 0;       // id in Cluster::models
-	uint16_t perf_class = 0;  // id in Cluster::classes
-	int16_t numa = -1;        // NUMA node, -1 unknown
-	Index nic = none;         // nearest NIC (global index into Cluster::nics), none if none
-	std::string pci_bus_id;   // "0000:07:00.0"
+	Index node = none;       // owning node
+	uint16_t index = 0;      // index on its node (CUDA/NVML order)
+	uint16_t model = 0;      // id in Cluster::models
+	uint16_t perf_class = 0; // id in Cluster::classes
+	int16_t numa = -1;       // NUMA node, -1 unknown
+	Index nic = none;        // nearest NIC (global index into Cluster::nics), none if none
+	std::string pci_bus_id;  // "0000:07:00.0"
 	uint64_t memory_mib = 0;
-	bool nvswitch = false;    // NVLinks go to NVSwitches: every NVSwitch GPU of the node is a peer
-	uint16_t nvlinks = 0;     // active NVLinks of this GPU
-	double nvlink_gbps = 0;   // NVLink bandwidth of this GPU in total (0 = none)
+	bool nvswitch = false;         // NVLinks go to NVSwitches: every NVSwitch GPU of the node is a peer
+	uint16_t nvlinks = 0;          // active NVLinks of this GPU
+	double nvlink_gbps = 0;        // NVLink bandwidth of this GPU in total (0 = none)
 	std::vector<NvlinkPeer> peers; // direct NVLink peers (no NVSwitch)
-	float pcie_gts = 0;       // PCIe link speed per lane, GT/s; 0 = unknown
-	uint8_t pcie_width = 0;   // PCIe lanes; 0 = unknown
+	float pcie_gts = 0;            // PCIe link speed per lane, GT/s; 0 = unknown
+	uint8_t pcie_width = 0;        // PCIe lanes; 0 = unknown
 };
 
 struct Nic {
 	Index node = none;
-	std::string device;       // "mlx5_0"
+	std::string device; // "mlx5_0"
 	uint16_t port = 1;
 	LinkLayer link_layer = LinkLayer::unknown;
 	double rate_gbps = 0;
-	int16_t rail = -1;        // rail index, -1 unknown
+	int16_t rail = -1; // rail index, -1 unknown
 	int16_t numa = -1;
 	std::string pci_bus_id;
 	std::string guid;         // port or node GUID when known ("0x...")
@@ -113,16 +113,16 @@ struct Nic {
 struct Numa {
 	Index node = none;
 	int16_t id = 0;
-	std::string cpus;         // Linux cpulist: "0-55,112-167"
+	std::string cpus; // Linux cpulist: "0-55,112-167"
 	uint64_t memory_mib = 0;
 };
 
 struct Node {
 	std::string name;
-	Index leaf = none;        // the domain the node is attached to; none in node files
+	Index leaf = none; // the domain the node is attached to; none in node files
 	Index nvlink_domain = none;
-	uint16_t gpu_model = 0;   // id in Cluster::models of the node's GPUs (first GPU); 0 = ""
-	uint16_t perf_class = 0;  // id in Cluster::classes; 0 = ""
+	uint16_t gpu_model = 0;         // id in Cluster::models of the node's GPUs (first GPU); 0 = ""
+	uint16_t perf_class = 0;        // id in Cluster::classes; 0 = ""
 	std::vector<uint16_t> features; // ids in Cluster::features, sorted
 	Index gpu_begin = 0;
 	uint16_t gpu_count = 0;
@@ -130,7 +130,7 @@ struct Node {
 	uint16_t nic_count = 0;
 	Index numa_begin = 0;
 	uint16_t numa_count = 0;
-	double nic_gbps = 0;      // injection bandwidth: sum of its NIC rates
+	double nic_gbps = 0;              // injection bandwidth: sum of its NIC rates
 	std::string cpu_arch, cpu_vendor; // as NCCL names them; "" unknown
 	int16_t cpu_family = -1, cpu_model = -1;
 };
@@ -138,9 +138,9 @@ struct Node {
 // A leaf switch of a rail group: rail 'index' of every node in 'group'.
 struct Rail {
 	std::string name;
-	Index group = none;       // the rail-group domain
-	int16_t index = 0;        // rail number inside the group
-	double uplink_gbps = 0;   // links from this switch up the tree; 0 = unknown
+	Index group = none;     // the rail-group domain
+	int16_t index = 0;      // rail number inside the group
+	double uplink_gbps = 0; // links from this switch up the tree; 0 = unknown
 };
 
 struct NvlinkDomain {
@@ -156,9 +156,9 @@ const char *via_name(Via v);
 
 struct Path {
 	Via via = Via::unreachable;
-	int hops = -1;            // links traversed: same node 0, one leaf switch 2, ...
-	double gbps = 0;          // bottleneck bandwidth; 0 when unknown or unreachable
-	Index common = none;      // lowest common domain (fabric paths), else none
+	int hops = -1;       // links traversed: same node 0, one leaf switch 2, ...
+	double gbps = 0;     // bottleneck bandwidth; 0 when unknown or unreachable
+	Index common = none; // lowest common domain (fabric paths), else none
 };
 
 struct Cluster {
@@ -171,8 +171,8 @@ struct Cluster {
 	std::vector<NvlinkDomain> nvlink_domains;
 	std::vector<Rail> rails;
 	Names kinds, models, classes, features; // id 0 of models/classes is ""
-	uint16_t levels = 0;      // 1 + the deepest domain level (0 without domains)
-	double pcie_gbps = 256;   // GPU-to-GPU inside a node without NVLink (PCIe Gen5 x16)
+	uint16_t levels = 0;                    // 1 + the deepest domain level (0 without domains)
+	double pcie_gbps = 256;                 // GPU-to-GPU inside a node without NVLink (PCIe Gen5 x16)
 
 	// ancestors[node * levels + level]: the node's domain at that level, or none.
 	std::vector<Index> ancestors;

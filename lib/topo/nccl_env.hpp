@@ -12,8 +12,8 @@
 namespace loom::topo {
 
 struct NcclEnv {
-	std::string topo_xml;   // "" when the fabric cannot describe the node to NCCL
-	std::string no_topo;    // then: why
+	std::string topo_xml; // "" when the fabric cannot describe the node to NCCL
+	std::string no_topo;  // then: why
 	// "=mlx5_0:1,mlx5_3:1": the nearest HCA of each GPU, in GPU order, each
 	// once ('=': NCCL matches the names exactly, not as prefixes); without a
 	// GPU-to-HCA pairing, the node's InfiniBand HCAs and those on a rail.

@@ -44,7 +44,9 @@ expected<std::string> cpulist_from_mask(std::string_view mask)
 			size_t from_end = k; // digit k from the right
 			char c = from_end < word.size() ? word[word.size() - 1 - from_end] : '0';
 			int v = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-				: (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+				: (c >= 'a' && c <= 'f')                    ? c - 'a' + 10
+				: (c >= 'A' && c <= 'F')                    ? c - 'A' + 10
+									    : -1;
 			if (v < 0)
 				return bad("not a hex digit");
 			for (int b = 0; b < 4; b++)
@@ -210,7 +212,8 @@ expected<NodeSpec> parse_nccl_topology(std::string_view text, const std::string 
 	if (!doc)
 		return unexpected(doc.error());
 	if (doc->name != "system")
-		return unexpected(source + ":" + std::to_string(doc->line), "expected <system>, found <" + doc->name + ">");
+		return unexpected(source + ":" + std::to_string(doc->line),
+				  "expected <system>, found <" + doc->name + ">");
 	Walk w;
 	w.n.where = source;
 	if (status st = walk(*doc, nullptr, w, source); !st)
@@ -242,9 +245,9 @@ std::string link_speed_text(double gts)
 double default_gts(const std::string &model)
 {
 	static const std::pair<const char *, double> gens[] = {
-		{"P100", 8}, {"V100", 8}, {"A100", 16}, {"A30", 16}, {"A40", 16}, {"A10", 16}, {"H100", 32},
-		{"H200", 32}, {"H20", 32}, {"H800", 32}, {"GH200", 32}, {"L40", 32}, {"L4", 32}, {"B100", 32},
-		{"B200", 32}, {"GB200", 32}, {"B300", 32}};
+		{"P100", 8},  {"V100", 8},  {"A100", 16}, {"A30", 16},   {"A40", 16},   {"A10", 16},
+		{"H100", 32}, {"H200", 32}, {"H20", 32},  {"H800", 32},  {"GH200", 32}, {"L40", 32},
+		{"L4", 32},   {"B100", 32}, {"B200", 32}, {"GB200", 32}, {"B300", 32}};
 	for (auto [name, gts] : gens)
 		if (model.find(name) != std::string::npos)
 			return gts;
@@ -260,9 +263,10 @@ expected<std::string> write_nccl_topology(const Cluster &c, Index node)
 	// familyid=/modelid= for Intel (familyid= for AMD) [topo.cc ncclTopoAddCpu].
 	std::string arch = n.cpu_arch == "aarch64" ? "arm64" : n.cpu_arch;
 	auto cpu_unknown = [&](const char *what) {
-		return unexpected(n.name, std::string("the node's CPU ") + what +
-						  " is unknown, and NCCL's topology file needs it (it comes from an hwloc "
-						  "or NCCL XML of the node, or loom topo discover)");
+		return unexpected(n.name,
+				  std::string("the node's CPU ") + what +
+					  " is unknown, and NCCL's topology file needs it (it comes from an hwloc "
+					  "or NCCL XML of the node, or loom topo discover)");
 	};
 	if (arch.empty())
 		return cpu_unknown("architecture");
@@ -301,23 +305,27 @@ expected<std::string> write_nccl_topology(const Cluster &c, Index node)
 			const Gpu &g = c.gpus[gi];
 			double gts = g.pcie_gts > 0 ? g.pcie_gts : default_gts(c.models.name(g.model));
 			if (gts <= 0)
-				return unexpected(n.name, "GPU " + std::to_string(g.index) + " (" + c.models.name(g.model) +
-								  "): its PCIe link speed is unknown, and NCCL's topology file "
-								  "needs it");
+				return unexpected(n.name,
+						  "GPU " + std::to_string(g.index) + " (" + c.models.name(g.model) +
+							  "): its PCIe link speed is unknown, and NCCL's topology file "
+							  "needs it");
 			std::string width = std::to_string(g.pcie_width > 0 ? g.pcie_width : 16);
 			std::string link = " link_speed=\"" + link_speed_text(gts) + "\" link_width=\"" + width + "\"";
 			char busid[32];
 			std::snprintf(busid, sizeof(busid), "ffff:ff:%02x.0", bridge++ & 0xff);
 			out += "    <pci busid=\"" + std::string(busid) + "\" class=\"0x060400\"" + link + ">\n";
-			out += "      <pci busid=\"" + xml_escape(g.pci_bus_id) + "\" class=\"0x030200\"" + link + "/>\n";
+			out += "      <pci busid=\"" + xml_escape(g.pci_bus_id) + "\" class=\"0x030200\"" + link +
+			       "/>\n";
 			if (g.nic != none && !c.nics[g.nic].pci_bus_id.empty()) {
 				const Nic &x = c.nics[g.nic];
-				std::string nic_link = x.pcie_gts > 0 ? " link_speed=\"" + link_speed_text(x.pcie_gts) +
-										  "\" link_width=\"" +
-										  std::to_string(x.pcie_width > 0 ? x.pcie_width : 16) + "\""
-								      : link;
+				std::string nic_link =
+					x.pcie_gts > 0
+						? " link_speed=\"" + link_speed_text(x.pcie_gts) + "\" link_width=\"" +
+							  std::to_string(x.pcie_width > 0 ? x.pcie_width : 16) + "\""
+						: link;
 				out += "      <pci busid=\"" + xml_escape(x.pci_bus_id) + "\" class=\"" +
-				       (x.link_layer == LinkLayer::ethernet ? "0x020000" : "0x020700") + "\"" + nic_link + "/>\n";
+				       (x.link_layer == LinkLayer::ethernet ? "0x020000" : "0x020700") + "\"" +
+				       nic_link + "/>\n";
 			}
 			out += "    </pci>\n";
 		}

@@ -152,9 +152,10 @@ expected<std::vector<ProbeResult>> parse_results(const std::string &text, const 
 			continue;
 		if (!(w >> r.server >> r.sent >> r.received >> r.rtt_median_ms) || (w >> extra) || r.sent <= 0 ||
 		    r.received < 0 || r.received > r.sent || !(r.rtt_median_ms >= 0) || !std::isfinite(r.rtt_median_ms))
-			return unexpected(source + ":" + std::to_string(no) +
-					  ": expected 'CLIENT SERVER SENT RECEIVED RTT_MS' (received at most sent), got '" +
-					  line + "'");
+			return unexpected(
+				source + ":" + std::to_string(no) +
+				": expected 'CLIENT SERVER SENT RECEIVED RTT_MS' (received at most sent), got '" +
+				line + "'");
 		out.push_back(std::move(r));
 	}
 	return out;
@@ -253,8 +254,8 @@ status serve_echo(const std::string &bind_addr, int port, double for_s)
 		socklen_t len = sizeof(from);
 		ssize_t n = ::recvfrom(s.fd, buf, sizeof(buf), MSG_DONTWAIT, reinterpret_cast<sockaddr *>(&from), &len);
 		if (n > 0)
-			(void)::sendto(s.fd, buf, static_cast<size_t>(n), MSG_DONTWAIT, reinterpret_cast<sockaddr *>(&from),
-				       len);
+			(void)::sendto(s.fd, buf, static_cast<size_t>(n), MSG_DONTWAIT,
+				       reinterpret_cast<sockaddr *>(&from), len);
 	}
 	return {};
 }

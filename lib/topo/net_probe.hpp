@@ -50,10 +50,10 @@ struct ProbeLimits {
 	double rtt_floor_ms = 5;
 };
 struct ProbeVerdict {
-	std::vector<std::string> bad_pairs;  // "n1 n3: lost 40 of 200" ...
-	std::vector<std::string> suspects;   // links on bad paths and on no good one
-	std::string link;                    // the one link named, "" when not one
-	std::string why;                     // one line for people
+	std::vector<std::string> bad_pairs; // "n1 n3: lost 40 of 200" ...
+	std::vector<std::string> suspects;  // links on bad paths and on no good one
+	std::string link;                   // the one link named, "" when not one
+	std::string why;                    // one line for people
 };
 ProbeVerdict judge(const topo::Cluster &c, const std::vector<ProbeResult> &results, const ProbeLimits &limits = {});
 

@@ -3,8 +3,8 @@
 #include "lib/topo/slurm_conf.hpp"
 
 #include "lib/topo/try.hpp"
-#include "lib/util/hostlist.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/hostlist.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -58,7 +58,8 @@ expected<std::vector<std::pair<std::string, std::string>>> slurm_words(std::stri
 		while (eq < line.size() && line[eq] != '=' && !std::isspace(static_cast<unsigned char>(line[eq])))
 			eq++;
 		if (eq >= line.size() || line[eq] != '=' || eq == i)
-			return unexpected(where, "expected Key=Value, found '" + std::string(line.substr(i, eq - i)) + "'");
+			return unexpected(where,
+					  "expected Key=Value, found '" + std::string(line.substr(i, eq - i)) + "'");
 		std::string key(line.substr(i, eq - i)), value;
 		i = eq + 1;
 		if (i < line.size() && line[i] == '"') {
@@ -187,8 +188,9 @@ expected<std::vector<SlurmNode>> parse_slurm_nodes(std::string_view text, const 
 		}
 	}
 	if (!node_lines)
-		return unexpected(source, includes ? "no NodeName= lines (they may be in an included file: give that one)"
-						   : "no NodeName= lines: a slurm.conf without nodes");
+		return unexpected(source,
+				  includes ? "no NodeName= lines (they may be in an included file: give that one)"
+					   : "no NodeName= lines: a slurm.conf without nodes");
 	return out;
 }
 

@@ -22,8 +22,7 @@ std::vector<std::pair<size_t, std::string>> slurm_logical_lines(std::string_view
 bool slurm_key_is(const std::string &key, const char *want);
 // One "Key=Value Key2=Value2" line of a Slurm config file: keys as written,
 // quotes removed. A word without '=' is an error.
-expected<std::vector<std::pair<std::string, std::string>>> slurm_words(std::string_view line,
-								      const std::string &where);
+expected<std::vector<std::pair<std::string, std::string>>> slurm_words(std::string_view line, const std::string &where);
 
 // One switch or block as the tree and block plugins take them, from any of
 // their files (topology.conf, topology.yaml); 'where' names its place.
@@ -89,10 +88,10 @@ expected<ClusterSpec> parse_topology_yaml(std::string_view text, const std::stri
 
 struct SlurmNode {
 	std::string name;
-	int gpus = -1;             // from Gres=gpu[:type]:N; -1 when not given
-	std::string gpu_type;      // "h100" in Gres=gpu:h100:8
+	int gpus = -1;        // from Gres=gpu[:type]:N; -1 when not given
+	std::string gpu_type; // "h100" in Gres=gpu:h100:8
 	std::vector<std::string> features;
-	std::string where;         // file:line
+	std::string where; // file:line
 };
 
 // The NodeName= lines of slurm.conf (NodeName=DEFAULT sets defaults for later

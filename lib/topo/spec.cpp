@@ -17,8 +17,8 @@ NodeSpec node_spec(const Cluster &c, Index id)
 	for (uint16_t k = 0; k < n.nic_count; k++) {
 		const Nic &x = c.nics[n.nic_begin + k];
 		s.nics.push_back(NicSpec{x.device, x.port, x.link_layer, x.rate_gbps, x.rail, x.numa, x.pci_bus_id,
-					 x.guid, "", x.rail_switch == none ? "" : c.rails[x.rail_switch].name, x.pcie_gts,
-					 x.pcie_width});
+					 x.guid, "", x.rail_switch == none ? "" : c.rails[x.rail_switch].name,
+					 x.pcie_gts, x.pcie_width});
 	}
 	for (uint16_t k = 0; k < n.gpu_count; k++) {
 		const Gpu &g = c.gpus[n.gpu_begin + k];

@@ -2,8 +2,8 @@
 #include "lib/topo/slurm_conf.hpp"
 
 #include "lib/topo/try.hpp"
-#include "lib/util/hostlist.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/hostlist.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -48,14 +48,16 @@ expected<std::vector<Block>> expand_blocks(const std::vector<BlockRecord> &recor
 		if (b.name.empty())
 			return unexpected(r.where, "empty block name");
 		if (auto it = block_where.find(b.name); it != block_where.end())
-			return unexpected(r.where, "block '" + b.name + "' defined twice (first at " + it->second + ")");
+			return unexpected(r.where,
+					  "block '" + b.name + "' defined twice (first at " + it->second + ")");
 		block_where[b.name] = r.where;
 		auto names = node_names.expand(r.nodes);
 		if (!names)
 			return unexpected(r.where, "nodes: " + names.error().message);
 		for (auto &n : *names) {
 			if (auto it = node_where.find(n); it != node_where.end())
-				return unexpected(r.where, "node '" + n + "' is already in a block (" + it->second + ")");
+				return unexpected(r.where,
+						  "node '" + n + "' is already in a block (" + it->second + ")");
 			node_where[n] = r.where;
 			b.nodes.push_back(n);
 		}
@@ -75,8 +77,8 @@ status check_block_sizes(const std::vector<Block> &blocks, std::vector<int> &siz
 	for (size_t k = 1; k < sizes.size(); k++) {
 		long n = sizes[k], prev = sizes[k - 1];
 		if (n <= prev || n % prev != 0 || ((n / prev) & (n / prev - 1)) != 0)
-			return unexpected(sizes_where, "BlockSizes: " + std::to_string(n) + " is not a power of two times " +
-							       std::to_string(prev));
+			return unexpected(sizes_where, "BlockSizes: " + std::to_string(n) +
+							       " is not a power of two times " + std::to_string(prev));
 	}
 	for (int v : sizes)
 		if (v <= 0 || v > (1 << 24))
@@ -89,8 +91,8 @@ status check_block_sizes(const std::vector<Block> &blocks, std::vector<int> &siz
 	for (const Block &b : blocks)
 		if (b.nodes.size() < static_cast<size_t>(sizes[0]))
 			return unexpected(b.where, "block '" + b.name + "' has " + std::to_string(b.nodes.size()) +
-							   " nodes, fewer than the base block size " + std::to_string(sizes[0]) +
-							   " (" + sizes_where + ")");
+							   " nodes, fewer than the base block size " +
+							   std::to_string(sizes[0]) + " (" + sizes_where + ")");
 	return ok();
 }
 
@@ -106,7 +108,8 @@ status aggregate_blocks(ClusterSpec &s, std::vector<std::string> below, std::map
 		for (size_t i = 0; i < below.size(); i += group) {
 			std::string name = "block" + std::to_string(sizes[k]) + "-" + std::to_string(level.size() + 1);
 			if (at.count(name))
-				return unexpected(sizes_where, "a block is named '" + name + "', the name of an aggregated block");
+				return unexpected(sizes_where,
+						  "a block is named '" + name + "', the name of an aggregated block");
 			at[name] = s.domains.size();
 			s.domains.push_back(DomainSpec{name, "block" + std::to_string(sizes[k]), "", 0, sizes_where});
 			for (size_t j = i; j < std::min(below.size(), i + group); j++)
@@ -231,14 +234,16 @@ expected<ClusterSpec> parse_block_conf(std::string_view text, const std::string 
 			continue;
 		}
 		if (!slurm_key_is(words[0].first, "BlockName"))
-			return unexpected(where, "expected BlockName= or BlockSizes= (the block plugin's format), found " +
-							 words[0].first + "=");
+			return unexpected(where,
+					  "expected BlockName= or BlockSizes= (the block plugin's format), found " +
+						  words[0].first + "=");
 		BlockRecord b{words[0].second, "", where};
 		if (b.name.empty())
 			return unexpected(where, "empty BlockName");
 		for (size_t k = 1; k < words.size(); k++) {
 			if (!slurm_key_is(words[k].first, "Nodes"))
-				return unexpected(where, "unknown key " + words[k].first + "= (a block has Nodes= only)");
+				return unexpected(where,
+						  "unknown key " + words[k].first + "= (a block has Nodes= only)");
 			if (auto n = hostlist_count(words[k].second); !n)
 				return unexpected(where, "Nodes=: " + n.error().message);
 			b.nodes += (b.nodes.empty() ? "" : ",") + words[k].second;

@@ -2,8 +2,8 @@
 #include "lib/topo/slurm_conf.hpp"
 
 #include "lib/topo/try.hpp"
-#include "lib/util/hostlist.hpp"
 #include "lib/util/fs.hpp"
+#include "lib/util/hostlist.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -17,10 +17,10 @@ namespace loom::topo {
 expected<ClusterSpec> tree_spec(const std::vector<SwitchRecord> &switches, const std::string &source)
 {
 	ClusterSpec s;
-	std::map<std::string, size_t> switch_at;        // name -> index in s.domains
-	std::map<std::string, std::string> parent_of;   // child switch -> parent switch
+	std::map<std::string, size_t> switch_at;      // name -> index in s.domains
+	std::map<std::string, std::string> parent_of; // child switch -> parent switch
 	std::map<std::string, std::string> parent_where;
-	std::map<std::string, std::string> node_where;  // node -> where first placed
+	std::map<std::string, std::string> node_where;         // node -> where first placed
 	std::vector<std::pair<std::string, std::string>> refs; // (child, where) for dangling checks
 	HostlistBudget node_names(max_cluster_nodes, "nodes"), switch_names(max_cluster_domains, "child switches");
 	if (switches.size() > max_cluster_domains)
@@ -42,15 +42,16 @@ expected<ClusterSpec> tree_spec(const std::vector<SwitchRecord> &switches, const
 			return unexpected(where, "switches: " + kids.error().message);
 		for (auto &k : *kids) {
 			if (parent_of.count(k))
-				return unexpected(where, "switch '" + k + "' already has parent '" + parent_of[k] + "' (" +
-								 parent_where[k] + ")");
+				return unexpected(where, "switch '" + k + "' already has parent '" + parent_of[k] +
+								 "' (" + parent_where[k] + ")");
 			parent_of[k] = r.name;
 			parent_where[k] = where;
 			refs.emplace_back(k, where);
 		}
 		for (auto &n : *nodes) {
 			if (auto it = node_where.find(n); it != node_where.end())
-				return unexpected(where, "node '" + n + "' is already under a switch (" + it->second + ")");
+				return unexpected(where,
+						  "node '" + n + "' is already under a switch (" + it->second + ")");
 			node_where[n] = where;
 			NodeSpec ns;
 			ns.name = n;
@@ -76,8 +77,9 @@ expected<ClusterSpec> parse_topology_conf(std::string_view text, const std::stri
 		std::string where = source + ":" + std::to_string(line_no);
 		LOOM_TRY(words, slurm_words(line, where));
 		if (!slurm_key_is(words[0].first, "SwitchName"))
-			return unexpected(where, "expected SwitchName= (only the tree plugin's format is read), found " +
-							 words[0].first + "=");
+			return unexpected(where,
+					  "expected SwitchName= (only the tree plugin's format is read), found " +
+						  words[0].first + "=");
 		SwitchRecord r{words[0].second, "", "", 0, where};
 		if (r.name.empty())
 			return unexpected(where, "empty SwitchName");
@@ -128,10 +130,11 @@ std::vector<TreeSwitch> tree_switches(const Cluster &c, std::vector<std::string>
 			std::vector<std::string> names;
 			for (Index r : rails)
 				names.push_back(c.rails[r].name);
-			sw.comment = dom.name + ": a rail group. Each node has a NIC on each of its " +
-				     std::to_string(rails.size()) + " rail switches (" + join(names, ", ") +
-				     "); the tree plugin cannot put a node under several switches, so the group stands here "
-				     "as the lowest switch.";
+			sw.comment =
+				dom.name + ": a rail group. Each node has a NIC on each of its " +
+				std::to_string(rails.size()) + " rail switches (" + join(names, ", ") +
+				"); the tree plugin cannot put a node under several switches, so the group stands here "
+				"as the lowest switch.";
 		}
 		std::vector<std::string> names;
 		for (Index n = dom.node_begin; n < dom.direct_end; n++)

@@ -17,8 +17,8 @@ namespace {
 struct Y {
 	enum Kind { scalar, seq, map } kind = scalar;
 	std::string value;
-	std::vector<Y> items;             // a sequence's items; a mapping's values
-	std::vector<std::string> keys;    // a mapping's keys, items[i] the value of keys[i]
+	std::vector<Y> items;          // a sequence's items; a mapping's values
+	std::vector<std::string> keys; // a mapping's keys, items[i] the value of keys[i]
 	size_t line = 0;
 
 	const Y *get(const std::string &key) const;
@@ -78,12 +78,14 @@ expected<Y> convert(yaml_document_t *doc, yaml_node_t *n, const std::string &sou
 	case YAML_MAPPING_NODE:
 		y.kind = Y::map;
 		for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-			yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
+			yaml_node_t *k = yaml_document_get_node(doc, p->key),
+				    *v = yaml_document_get_node(doc, p->value);
 			if (!k || !v || k->type != YAML_SCALAR_NODE)
 				return unexpected(where, "a mapping key must be a plain name");
 			std::string key(reinterpret_cast<const char *>(k->data.scalar.value), k->data.scalar.length);
 			if (y.get(key))
-				return unexpected(source + ":" + std::to_string(k->start_mark.line + 1), "key '" + key + "' given twice");
+				return unexpected(source + ":" + std::to_string(k->start_mark.line + 1),
+						  "key '" + key + "' given twice");
 			auto c = convert(doc, v, source, depth + 1, count);
 			if (!c)
 				return c;
@@ -163,7 +165,7 @@ expected<std::vector<SwitchRecord>> switches_of(const Y &tree, const std::string
 }
 
 expected<std::vector<BlockRecord>> blocks_of(const Y &block, const std::string &source, std::vector<int> &sizes,
-					      std::string &sizes_where)
+					     std::string &sizes_where)
 {
 	if (const Y *bs = block.get("block_sizes")) {
 		sizes_where = at(source, *bs);
@@ -174,7 +176,8 @@ expected<std::vector<BlockRecord>> blocks_of(const Y &block, const std::string &
 		} else if (bs->kind == Y::scalar) {
 			for (size_t p = 0; p <= bs->value.size();) {
 				size_t c = bs->value.find(',', p);
-				words.push_back(bs->value.substr(p, c == std::string::npos ? std::string::npos : c - p));
+				words.push_back(
+					bs->value.substr(p, c == std::string::npos ? std::string::npos : c - p));
 				if (c == std::string::npos)
 					break;
 				p = c + 1;
@@ -217,9 +220,11 @@ expected<ClusterSpec> parse_topology_yaml(std::string_view text, const std::stri
 	std::map<std::string, size_t> names;
 	for (const Y &t : root.items) {
 		if (t.kind != Y::map)
-			return unexpected(at(source, t), "a topology must be a mapping (topology:, cluster_default:, tree:|block:|flat:)");
-		LOOM_CHECK(only_keys(t, {"topology", "cluster_default", "tree", "block", "flat", "ring", "torus3d"}, source,
-				     "a topology"));
+			return unexpected(
+				at(source, t),
+				"a topology must be a mapping (topology:, cluster_default:, tree:|block:|flat:)");
+		LOOM_CHECK(only_keys(t, {"topology", "cluster_default", "tree", "block", "flat", "ring", "torus3d"},
+				     source, "a topology"));
 		LOOM_TRY(name, text_of(t, "topology", source));
 		if (name.empty())
 			return unexpected(at(source, t), "a topology without 'topology:' (its name)");
@@ -228,11 +233,13 @@ expected<ClusterSpec> parse_topology_yaml(std::string_view text, const std::stri
 		int kinds = (t.get("tree") != nullptr) + (t.get("block") != nullptr) + (t.get("flat") != nullptr) +
 			    (t.get("ring") != nullptr) + (t.get("torus3d") != nullptr);
 		if (kinds != 1)
-			return unexpected(at(source, t), "topology '" + name + "' must have exactly one of tree, block, flat, "
-									       "ring, torus3d");
+			return unexpected(at(source, t), "topology '" + name +
+								 "' must have exactly one of tree, block, flat, "
+								 "ring, torus3d");
 		LOOM_TRY(def, text_of(t, "cluster_default", source));
 		if (!def.empty() && def != "true" && def != "false")
-			return unexpected(at(source, t), "cluster_default: expected true or false, not '" + shown(def) + "'");
+			return unexpected(at(source, t),
+					  "cluster_default: expected true or false, not '" + shown(def) + "'");
 		if (def == "true" && !chosen)
 			chosen = &t;
 		if (t.get("block"))
@@ -255,8 +262,10 @@ expected<ClusterSpec> parse_topology_yaml(std::string_view text, const std::stri
 	} else if (chosen->get("flat")) {
 		return spec; // no fabric: every node alone
 	} else {
-		return unexpected(at(source, *chosen), "topology '" + name + "' is a ring or torus3d, which loom does not "
-								    "model (give cluster_default to a tree or block topology)");
+		return unexpected(at(source, *chosen),
+				  "topology '" + name +
+					  "' is a ring or torus3d, which loom does not "
+					  "model (give cluster_default to a tree or block topology)");
 	}
 	// The cluster's default is a tree: blocks of the other topologies are its
 	// NVLink domains (an NVL72 rack is a block and sits under a switch).
@@ -273,12 +282,14 @@ expected<ClusterSpec> parse_topology_yaml(std::string_view text, const std::stri
 		for (const NodeSpec &n : bspec.nodes) {
 			auto it = node_at.find(n.name);
 			if (it == node_at.end())
-				return unexpected(n.where, "node '" + n.name + "' of topology '" + t->get("topology")->value +
-								   "' is under no switch of the default topology '" + name + "'");
+				return unexpected(
+					n.where, "node '" + n.name + "' of topology '" + t->get("topology")->value +
+							 "' is under no switch of the default topology '" + name + "'");
 			NodeSpec &into = spec.nodes[it->second];
 			if (!into.nvlink_domain.empty() && into.nvlink_domain != n.nvlink_domain)
-				return unexpected(n.where, "node '" + n.name + "' is in two blocks: '" + into.nvlink_domain +
-								   "' and '" + n.nvlink_domain + "'");
+				return unexpected(n.where, "node '" + n.name + "' is in two blocks: '" +
+								   into.nvlink_domain + "' and '" + n.nvlink_domain +
+								   "'");
 			into.nvlink_domain = n.nvlink_domain;
 		}
 	}

@@ -17,11 +17,20 @@ std::string xml_escape(std::string_view s)
 	std::string out;
 	for (char c : s) {
 		switch (c) {
-		case '&': out += "&amp;"; break;
-		case '<': out += "&lt;"; break;
-		case '>': out += "&gt;"; break;
-		case '"': out += "&quot;"; break;
-		default: out += c;
+		case '&':
+			out += "&amp;";
+			break;
+		case '<':
+			out += "&lt;";
+			break;
+		case '>':
+			out += "&gt;";
+			break;
+		case '"':
+			out += "&quot;";
+			break;
+		default:
+			out += c;
 		}
 	}
 	return out;
@@ -75,12 +84,18 @@ struct Parser {
 			if (semi == std::string_view::npos || semi - k > 6)
 				return unexpected(err("bad entity"));
 			std::string_view e = raw.substr(k + 1, semi - k - 1);
-			if (e == "amp") out += '&';
-			else if (e == "lt") out += '<';
-			else if (e == "gt") out += '>';
-			else if (e == "quot") out += '"';
-			else if (e == "apos") out += '\'';
-			else return unexpected(err("unknown entity &" + std::string(e) + ";"));
+			if (e == "amp")
+				out += '&';
+			else if (e == "lt")
+				out += '<';
+			else if (e == "gt")
+				out += '>';
+			else if (e == "quot")
+				out += '"';
+			else if (e == "apos")
+				out += '\'';
+			else
+				return unexpected(err("unknown entity &" + std::string(e) + ";"));
 			k = semi;
 		}
 		return out;

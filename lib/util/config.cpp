@@ -4,9 +4,9 @@
 #include "lib/util/log.hpp"
 
 #include <cctype>
-#include <cmath>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -58,107 +58,129 @@ std::vector<std::pair<std::string, std::string>> ConfigSchema::values() const
 
 ConfigSchema &ConfigSchema::string(std::string key, std::string *out, std::string help)
 {
-	return add(std::move(key), std::move(help), [out](std::string_view v) -> status {
-		if (v.empty())
-			return unexpected("empty value");
-		*out = std::string(v);
-		return ok();
-	}, [out] { return *out; });
+	return add(
+		std::move(key), std::move(help),
+		[out](std::string_view v) -> status {
+			if (v.empty())
+				return unexpected("empty value");
+			*out = std::string(v);
+			return ok();
+		},
+		[out] { return *out; });
 }
 
-ConfigSchema &ConfigSchema::integer(std::string key, int64_t *out, int64_t min, int64_t max,
-				    std::string help)
+ConfigSchema &ConfigSchema::integer(std::string key, int64_t *out, int64_t min, int64_t max, std::string help)
 {
-	return add(std::move(key), std::move(help), [=](std::string_view v) -> status {
-		auto r = parse_int(v, min, max);
-		if (!r)
-			return unexpected(r.error());
-		*out = *r;
-		return ok();
-	}, [out] { return std::to_string(*out); });
+	return add(
+		std::move(key), std::move(help),
+		[=](std::string_view v) -> status {
+			auto r = parse_int(v, min, max);
+			if (!r)
+				return unexpected(r.error());
+			*out = *r;
+			return ok();
+		},
+		[out] { return std::to_string(*out); });
 }
 
 ConfigSchema &ConfigSchema::real(std::string key, double *out, double min, double max, std::string help)
 {
-	return add(std::move(key), std::move(help), [=](std::string_view v) -> status {
-		auto r = parse_real(v, min, max);
-		if (!r)
-			return unexpected(r.error());
-		*out = *r;
-		return ok();
-	}, [out] { return shown_real(*out); });
+	return add(
+		std::move(key), std::move(help),
+		[=](std::string_view v) -> status {
+			auto r = parse_real(v, min, max);
+			if (!r)
+				return unexpected(r.error());
+			*out = *r;
+			return ok();
+		},
+		[out] { return shown_real(*out); });
 }
 
 ConfigSchema &ConfigSchema::boolean(std::string key, bool *out, std::string help)
 {
-	return add(std::move(key), std::move(help), [=](std::string_view v) -> status {
-		auto r = parse_bool(v);
-		if (!r)
-			return unexpected(r.error());
-		*out = *r;
-		return ok();
-	}, [out] { return std::string(*out ? "yes" : "no"); });
+	return add(
+		std::move(key), std::move(help),
+		[=](std::string_view v) -> status {
+			auto r = parse_bool(v);
+			if (!r)
+				return unexpected(r.error());
+			*out = *r;
+			return ok();
+		},
+		[out] { return std::string(*out ? "yes" : "no"); });
 }
 
-ConfigSchema &ConfigSchema::duration(std::string key, int64_t *out, int64_t min, int64_t max,
-				     std::string help)
+ConfigSchema &ConfigSchema::duration(std::string key, int64_t *out, int64_t min, int64_t max, std::string help)
 {
-	return add(std::move(key), std::move(help), [=](std::string_view v) -> status {
-		auto r = parse_duration(v);
-		if (!r)
-			return unexpected(r.error());
-		if (*r < min || *r > max)
-			return unexpected("must be between " + format_duration(min) + " and " +
-					  format_duration(max));
-		*out = *r;
-		return ok();
-	}, [out] { return std::to_string(*out); });
+	return add(
+		std::move(key), std::move(help),
+		[=](std::string_view v) -> status {
+			auto r = parse_duration(v);
+			if (!r)
+				return unexpected(r.error());
+			if (*r < min || *r > max)
+				return unexpected("must be between " + format_duration(min) + " and " +
+						  format_duration(max));
+			*out = *r;
+			return ok();
+		},
+		[out] { return std::to_string(*out); });
 }
 
 ConfigSchema &ConfigSchema::size(std::string key, uint64_t *out, std::string help)
 {
-	return add(std::move(key), std::move(help), [=](std::string_view v) -> status {
-		auto r = parse_size(v);
-		if (!r)
-			return unexpected(r.error());
-		*out = *r;
-		return ok();
-	}, [out] { return std::to_string(*out); });
+	return add(
+		std::move(key), std::move(help),
+		[=](std::string_view v) -> status {
+			auto r = parse_size(v);
+			if (!r)
+				return unexpected(r.error());
+			*out = *r;
+			return ok();
+		},
+		[out] { return std::to_string(*out); });
 }
 
 ConfigSchema &ConfigSchema::choice(std::string key, std::string *out, std::vector<std::string> allowed,
 				   std::string help)
 {
-	return add(std::move(key), std::move(help), [=](std::string_view v) -> status {
-		for (const auto &a : allowed)
-			if (a == v) {
-				*out = a;
-				return ok();
-			}
-		std::string list;
-		for (const auto &a : allowed)
-			list += (list.empty() ? "" : ", ") + a;
-		return unexpected("expected one of: " + list);
-	}, [out] { return *out; });
+	return add(
+		std::move(key), std::move(help),
+		[=](std::string_view v) -> status {
+			for (const auto &a : allowed)
+				if (a == v) {
+					*out = a;
+					return ok();
+				}
+			std::string list;
+			for (const auto &a : allowed)
+				list += (list.empty() ? "" : ", ") + a;
+			return unexpected("expected one of: " + list);
+		},
+		[out] { return *out; });
 }
 
 ConfigSchema &ConfigSchema::list(std::string key, std::vector<std::string> *out, std::string help)
 {
-	return add(std::move(key), std::move(help), [=](std::string_view v) -> status {
-		std::vector<std::string> items;
-		size_t start = 0;
-		while (start <= v.size()) {
-			size_t comma = v.find(',', start);
-			if (comma == std::string_view::npos)
-				comma = v.size();
-			if (comma == start)
-				return unexpected("empty item in comma-separated list");
-			items.emplace_back(v.substr(start, comma - start));
-			start = comma + 1;
-		}
-		*out = std::move(items);
-		return ok();
-	}, [out] { return shown_list(*out); });
+	return add(
+		std::move(key), std::move(help),
+		[=](std::string_view v) -> status {
+			std::vector<std::string> items;
+			size_t start = 0;
+			while (start <= v.size()) {
+				size_t comma = v.find(',', start);
+				if (comma == std::string_view::npos)
+					comma = v.size();
+				if (comma == start)
+					return unexpected("empty item in comma-separated list");
+				items.emplace_back(v.substr(start, comma - start));
+				start = comma + 1;
+			}
+			*out = std::move(items);
+			return ok();
+		},
+		[out] { return shown_list(*out); });
 }
 
 status ConfigSchema::split_word(std::string_view word, const std::string &where, std::vector<Word> &out)
@@ -180,8 +202,8 @@ status ConfigSchema::apply(const std::vector<Word> &words) const
 		const Prefix *family = nullptr;
 		if (it == keys_.end())
 			for (const Prefix &p : prefixes_)
-				if (w.key.size() > p.prefix.size() + 1 && w.key.compare(0, p.prefix.size(), p.prefix) == 0 &&
-				    w.key[p.prefix.size()] == '.')
+				if (w.key.size() > p.prefix.size() + 1 &&
+				    w.key.compare(0, p.prefix.size(), p.prefix) == 0 && w.key[p.prefix.size()] == '.')
 					family = &p;
 		if (it == keys_.end() && !family) {
 			std::string known;
@@ -192,23 +214,23 @@ status ConfigSchema::apply(const std::vector<Word> &words) const
 			return unexpected(w.where, "unknown key '" + w.key + "' (known keys: " + known + ")");
 		}
 		if (auto prev = seen.find(w.key); prev != seen.end())
-			return unexpected(w.where, "key '" + w.key + "' given twice (first at " +
-							   prev->second + ")");
+			return unexpected(w.where, "key '" + w.key + "' given twice (first at " + prev->second + ")");
 		seen[w.key] = w.where;
 		status st;
 		if (family) {
 			std::string_view name = std::string_view(w.key).substr(family->prefix.size() + 1);
 			for (char ch : name)
 				if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_')
-					return unexpected(w.where, "key '" + w.key + "': '" + std::string(name) +
-									   "' is not a name (letters, digits, '-', '_')");
+					return unexpected(w.where,
+							  "key '" + w.key + "': '" + std::string(name) +
+								  "' is not a name (letters, digits, '-', '_')");
 			st = family->setter(name, w.value);
 		} else {
 			st = it->second.setter(w.value);
 		}
 		if (!st)
-			return unexpected(w.where, "key '" + w.key + "': bad value '" + w.value +
-							   "': " + st.error().str());
+			return unexpected(w.where,
+					  "key '" + w.key + "': bad value '" + w.value + "': " + st.error().str());
 	}
 	return ok();
 }
@@ -218,8 +240,7 @@ status ConfigSchema::parse_args(int argc, char *const argv[], const std::string 
 	std::vector<Word> words;
 	for (int i = 0; i < argc; i++) {
 		status st = split_word(argv[i] ? argv[i] : "",
-				       where + (where.empty() ? "" : " ") + "argument " + std::to_string(i + 1),
-				       words);
+				       where + (where.empty() ? "" : " ") + "argument " + std::to_string(i + 1), words);
 		if (!st)
 			return st;
 	}

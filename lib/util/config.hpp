@@ -49,12 +49,10 @@ public:
 	ConfigSchema &add(std::string key, std::string help, Setter setter, Show show = {});
 
 	ConfigSchema &string(std::string key, std::string *out, std::string help = {});
-	ConfigSchema &integer(std::string key, int64_t *out, int64_t min, int64_t max,
-			      std::string help = {});
+	ConfigSchema &integer(std::string key, int64_t *out, int64_t min, int64_t max, std::string help = {});
 	ConfigSchema &real(std::string key, double *out, double min, double max, std::string help = {});
 	ConfigSchema &boolean(std::string key, bool *out, std::string help = {});
-	ConfigSchema &duration(std::string key, int64_t *out_seconds, int64_t min, int64_t max,
-			       std::string help = {});
+	ConfigSchema &duration(std::string key, int64_t *out_seconds, int64_t min, int64_t max, std::string help = {});
 	ConfigSchema &size(std::string key, uint64_t *out_bytes, std::string help = {});
 	ConfigSchema &choice(std::string key, std::string *out, std::vector<std::string> allowed,
 			     std::string help = {});
@@ -92,8 +90,7 @@ private:
 		std::string where, key, value;
 	};
 	status apply(const std::vector<Word> &words) const;
-	static status split_word(std::string_view word, const std::string &where,
-				 std::vector<Word> &out);
+	static status split_word(std::string_view word, const std::string &where, std::vector<Word> &out);
 
 	std::map<std::string, Key> keys_;
 	std::vector<std::string> order_;

@@ -85,8 +85,7 @@ expected<bool> parse_bool(std::string_view text)
 
 expected<int64_t> parse_duration(std::string_view text)
 {
-	static const char *const hint =
-		"expected a duration such as 90s, 15min, 2h, 1d, 1h30m or HH:MM:SS";
+	static const char *const hint = "expected a duration such as 90s, 15min, 2h, 1d, 1h30m or HH:MM:SS";
 	if (text.empty())
 		return unexpected(hint);
 	// HH:MM:SS or MM:SS

@@ -50,10 +50,10 @@ public:
 	expected(const T &v) : v_(std::in_place_index<0>, v) {}
 	expected(T &&v) : v_(std::in_place_index<0>, std::move(v)) {}
 	template <typename U>
-		requires(std::is_constructible_v<T, U &&> && !std::is_same_v<std::decay_t<U>, T> &&
-			 !std::is_same_v<std::decay_t<U>, unexpected> &&
-			 !std::is_same_v<std::decay_t<U>, expected>)
-	expected(U &&v) : v_(std::in_place_index<0>, T(std::forward<U>(v)))
+	requires(std::is_constructible_v<T, U &&> && !std::is_same_v<std::decay_t<U>, T> &&
+		 !std::is_same_v<std::decay_t<U>, unexpected> && !std::is_same_v<std::decay_t<U>, expected>)
+		expected(U &&v)
+		: v_(std::in_place_index<0>, T(std::forward<U>(v)))
 	{
 	}
 	expected(unexpected u) : v_(std::in_place_index<1>, std::move(u.error)) {}

@@ -46,8 +46,7 @@ struct ReadBounds {
 // The file's content within 'bounds'. On failure, *errnum (when given) is the
 // errno that caused it (ENOENT: no such file; EIO, ENODATA...: the driver
 // refused the read), 0 for a refusal of ours (a FIFO, the cap, the deadline).
-expected<std::string> read_file_bounded(const std::string &path, const ReadBounds &bounds,
-					int *errnum = nullptr);
+expected<std::string> read_file_bounded(const std::string &path, const ReadBounds &bounds, int *errnum = nullptr);
 // Whole file into memory, by read_file_bounded's rules with no deadline and
 // no devices: files larger than max_bytes, FIFOs, sockets and devices are
 // refused, so that a configuration file that is a FIFO cannot hang a daemon.

@@ -55,7 +55,8 @@ int gres_gpu_count(std::string_view g)
 			int n = 1; // "gpu" alone counts one
 			if (colon != std::string_view::npos && colon + 1 < item.size()) {
 				std::string_view num = item.substr(colon + 1);
-				if (std::all_of(num.begin(), num.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+				if (std::all_of(num.begin(), num.end(),
+						[](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
 				    num.size() < 7)
 					n = std::stoi(std::string(num));
 				else

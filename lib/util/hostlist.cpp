@@ -56,10 +56,11 @@ expected<std::vector<Range>> parse_ranges(std::string_view body)
 	size_t start = 0;
 	while (start <= body.size()) {
 		size_t comma = body.find(',', start);
-		std::string_view part = body.substr(start, comma == std::string_view::npos ? std::string_view::npos
-											: comma - start);
+		std::string_view part =
+			body.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
 		size_t dash = part.find('-');
-		std::string_view lo = part.substr(0, dash), hi = dash == std::string_view::npos ? lo : part.substr(dash + 1);
+		std::string_view lo = part.substr(0, dash),
+				 hi = dash == std::string_view::npos ? lo : part.substr(dash + 1);
 		if (!all_digits(lo) || !all_digits(hi))
 			return unexpected("bad range '" + std::string(part) + "' in hostlist");
 		long long a = std::stoll(std::string(lo)), b = std::stoll(std::string(hi));
@@ -93,7 +94,8 @@ expected<std::vector<Part>> parse_hostlist(std::string_view expr)
 		size_t i = 0;
 		while (true) {
 			size_t open = piece.find('[', i);
-			p.literals.push_back(piece.substr(i, open == std::string_view::npos ? std::string_view::npos : open - i));
+			p.literals.push_back(
+				piece.substr(i, open == std::string_view::npos ? std::string_view::npos : open - i));
 			if (open == std::string_view::npos)
 				break;
 			size_t close = piece.find(']', open);

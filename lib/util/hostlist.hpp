@@ -5,8 +5,8 @@
 
 #include <cstddef>
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace loom {

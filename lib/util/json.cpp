@@ -42,10 +42,7 @@ Json &Json::operator=(Json &&other) noexcept
 
 Json Json::object() { return Json(json_object_new_object()); }
 Json Json::array() { return Json(json_object_new_array()); }
-Json Json::string(std::string_view s)
-{
-	return Json(json_object_new_string_len(s.data(), static_cast<int>(s.size())));
-}
+Json Json::string(std::string_view s) { return Json(json_object_new_string_len(s.data(), static_cast<int>(s.size()))); }
 Json Json::integer(int64_t v) { return Json(json_object_new_int64(v)); }
 Json Json::number(double v)
 {
@@ -177,8 +174,8 @@ expected<json_object *> ObjectReader::field(const char *key, int type, const cha
 	json_type t = json_object_get_type(v);
 	bool match = t == type || (type == json_type_double && t == json_type_int);
 	if (!match)
-		return unexpected(field_path(key), std::string("expected ") + type_name + ", found " +
-							   json_type_to_name(t));
+		return unexpected(field_path(key),
+				  std::string("expected ") + type_name + ", found " + json_type_to_name(t));
 	return v;
 }
 
@@ -200,9 +197,9 @@ expected<int64_t> ObjectReader::integer(const char *key, int64_t min, int64_t ma
 	if (errno == ERANGE)
 		return unexpected(field_path(key), "integer out of range");
 	if (i < min || i > max)
-		return unexpected(field_path(key), strprintf("%lld is out of range [%lld, %lld]",
-							     static_cast<long long>(i), static_cast<long long>(min),
-							     static_cast<long long>(max)));
+		return unexpected(field_path(key),
+				  strprintf("%lld is out of range [%lld, %lld]", static_cast<long long>(i),
+					    static_cast<long long>(min), static_cast<long long>(max)));
 	return i;
 }
 
@@ -225,15 +222,9 @@ expected<bool> ObjectReader::boolean(const char *key)
 	return static_cast<bool>(json_object_get_boolean(*v));
 }
 
-expected<json_object *> ObjectReader::object(const char *key)
-{
-	return field(key, json_type_object, "an object");
-}
+expected<json_object *> ObjectReader::object(const char *key) { return field(key, json_type_object, "an object"); }
 
-expected<json_object *> ObjectReader::array(const char *key)
-{
-	return field(key, json_type_array, "an array");
-}
+expected<json_object *> ObjectReader::array(const char *key) { return field(key, json_type_array, "an array"); }
 
 expected<std::string> ObjectReader::str_or(const char *key, std::string fallback)
 {

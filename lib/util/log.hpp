@@ -27,15 +27,15 @@ void log_set_program(const char *name);
 void log_msg(LogLevel level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_vmsg(LogLevel level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
-#define LOOM_LOG_FN(name, lvl)                                                             \
-	__attribute__((format(printf, 1, 2))) inline void name(const char *fmt, ...)       \
-	{                                                                                  \
-		if (static_cast<int>(lvl) > static_cast<int>(log_level()))                 \
-			return;                                                            \
-		va_list ap;                                                                \
-		va_start(ap, fmt);                                                         \
-		log_vmsg(lvl, fmt, ap);                                                    \
-		va_end(ap);                                                                \
+#define LOOM_LOG_FN(name, lvl)                                                                                         \
+	__attribute__((format(printf, 1, 2))) inline void name(const char *fmt, ...)                                   \
+	{                                                                                                              \
+		if (static_cast<int>(lvl) > static_cast<int>(log_level()))                                             \
+			return;                                                                                        \
+		va_list ap;                                                                                            \
+		va_start(ap, fmt);                                                                                     \
+		log_vmsg(lvl, fmt, ap);                                                                                \
+		va_end(ap);                                                                                            \
 	}
 LOOM_LOG_FN(log_error, LogLevel::error)
 LOOM_LOG_FN(log_warning, LogLevel::warning)

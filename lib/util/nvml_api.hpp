@@ -53,17 +53,17 @@ struct EventData {
 
 // The calls, each named for its NVML symbol in Library::open.
 struct Api {
-	Return (*init)() = nullptr;                                  // nvmlInit_v2
-	Return (*shutdown)() = nullptr;                              // nvmlShutdown
-	const char *(*error_string)(Return) = nullptr;               // nvmlErrorString
-	Return (*driver_version)(char *, unsigned) = nullptr;        // nvmlSystemGetDriverVersion
-	Return (*count)(unsigned *) = nullptr;                       // nvmlDeviceGetCount_v2
-	Return (*by_index)(unsigned, Device *) = nullptr;            // nvmlDeviceGetHandleByIndex_v2
-	Return (*pci)(Device, PciInfo *) = nullptr;                  // nvmlDeviceGetPciInfo_v3
-	Return (*uuid)(Device, char *, unsigned) = nullptr;          // nvmlDeviceGetUUID
-	Return (*name)(Device, char *, unsigned) = nullptr;          // nvmlDeviceGetName
-	Return (*minor)(Device, unsigned *) = nullptr;               // nvmlDeviceGetMinorNumber
-	Return (*memory)(Device, Memory *) = nullptr;                // nvmlDeviceGetMemoryInfo
+	Return (*init)() = nullptr;                           // nvmlInit_v2
+	Return (*shutdown)() = nullptr;                       // nvmlShutdown
+	const char *(*error_string)(Return) = nullptr;        // nvmlErrorString
+	Return (*driver_version)(char *, unsigned) = nullptr; // nvmlSystemGetDriverVersion
+	Return (*count)(unsigned *) = nullptr;                // nvmlDeviceGetCount_v2
+	Return (*by_index)(unsigned, Device *) = nullptr;     // nvmlDeviceGetHandleByIndex_v2
+	Return (*pci)(Device, PciInfo *) = nullptr;           // nvmlDeviceGetPciInfo_v3
+	Return (*uuid)(Device, char *, unsigned) = nullptr;   // nvmlDeviceGetUUID
+	Return (*name)(Device, char *, unsigned) = nullptr;   // nvmlDeviceGetName
+	Return (*minor)(Device, unsigned *) = nullptr;        // nvmlDeviceGetMinorNumber
+	Return (*memory)(Device, Memory *) = nullptr;         // nvmlDeviceGetMemoryInfo
 	Return (*temperature)(Device, unsigned, unsigned *) = nullptr;
 	Return (*power)(Device, unsigned *) = nullptr;               // nvmlDeviceGetPowerUsage
 	Return (*power_limit)(Device, unsigned *) = nullptr;         // nvmlDeviceGetEnforcedPowerLimit
@@ -75,11 +75,11 @@ struct Api {
 	Return (*retired)(Device, unsigned, unsigned *, unsigned long long *) = nullptr;
 	Return (*retired_pending)(Device, unsigned *) = nullptr;
 	Return (*remapped)(Device, unsigned *, unsigned *, unsigned *, unsigned *) = nullptr;
-	Return (*replays)(Device, unsigned *) = nullptr;             // nvmlDeviceGetPcieReplayCounter
+	Return (*replays)(Device, unsigned *) = nullptr; // nvmlDeviceGetPcieReplayCounter
 	Return (*nvlink_state)(Device, unsigned, EnableState *) = nullptr;
 	Return (*nvlink_remote)(Device, unsigned, PciInfo *) = nullptr; // ...NvLinkRemotePciInfo_v2
 	Return (*nvlink_errors)(Device, unsigned, unsigned, unsigned long long *) = nullptr;
-	Return (*fabric)(Device, GpuFabricInfo *) = nullptr;         // nvmlDeviceGetGpuFabricInfo
+	Return (*fabric)(Device, GpuFabricInfo *) = nullptr; // nvmlDeviceGetGpuFabricInfo
 	Return (*event_set_create)(EventSet *) = nullptr;
 	Return (*register_events)(Device, unsigned long long, EventSet) = nullptr;
 	Return (*event_wait)(EventSet, EventData *, unsigned) = nullptr; // nvmlEventSetWait_v2

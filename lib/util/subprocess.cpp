@@ -63,7 +63,8 @@ ChildEnd wait_child(pid_t pid, int fd, int timeout_s, bool group, const std::ato
 	// wait for it, in slices of at most 100 ms so that cancel and the deadline
 	// are seen, and so that an exited child is reaped without EOF.
 	while (!reaped) {
-		auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+		auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+										  std::chrono::steady_clock::now());
 		if (left.count() <= 0) {
 			out.timed_out = true;
 			break;
@@ -85,7 +86,8 @@ ChildEnd wait_child(pid_t pid, int fd, int timeout_s, bool group, const std::ato
 				if (r <= 0) {
 					eof = true;
 				} else {
-					size_t room = max_output > out.output.size() ? max_output - out.output.size() : 0;
+					size_t room =
+						max_output > out.output.size() ? max_output - out.output.size() : 0;
 					out.output.append(buf, std::min(room, static_cast<size_t>(r)));
 					out.truncated |= static_cast<size_t>(r) > room;
 					continue;
@@ -119,8 +121,7 @@ ChildEnd wait_child(pid_t pid, int fd, int timeout_s, bool group, const std::ato
 	if (!reaped) {
 		if (out.timed_out || out.cancelled)
 			::kill(group ? -pid : pid, SIGKILL);
-		while (::waitpid(pid, &out.wstatus, 0) < 0 && errno == EINTR) {
-		}
+		while (::waitpid(pid, &out.wstatus, 0) < 0 && errno == EINTR) {}
 	}
 	return out;
 }

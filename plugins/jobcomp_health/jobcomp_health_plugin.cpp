@@ -8,10 +8,10 @@
 #include "lib/exchange/suspect_mark.hpp"
 #include "lib/health/jobcomp_worker.hpp"
 #include "lib/util/log.hpp"
+#include "plugins/common/slurm_internal.hpp"
 #include "plugins/common/slurm_log.hpp"
 #include "plugins/jobcomp_health/job_record.hpp"
 #include "plugins/jobcomp_health/jobcomp_api.hpp"
-#include "plugins/common/slurm_internal.hpp"
 
 #include <exception>
 #include <memory>
@@ -36,7 +36,8 @@ int start_worker(const char *location)
 	else if (!loc.empty() && loc[0] == '/')
 		loc_dir = loc;
 	else if (!loc.empty())
-		verbose("jobcomp/health: ignoring JobCompLoc '%s' (neither a directory nor key=value options)", loc.c_str());
+		verbose("jobcomp/health: ignoring JobCompLoc '%s' (neither a directory nor key=value options)",
+			loc.c_str());
 	auto opt = loom::health::parse_jobcomp_options(words, "JobCompParams");
 	if (!opt) {
 		error("jobcomp/health: %s", opt.error().str().c_str());
@@ -65,7 +66,8 @@ int start_worker(const char *location)
 			(void)g_worker.release();
 		g_worker.reset();
 	}
-	auto actions = std::make_unique<loom::health::ScontrolOps>(opt->scontrol, static_cast<int>(opt->scontrol_timeout));
+	auto actions =
+		std::make_unique<loom::health::ScontrolOps>(opt->scontrol, static_cast<int>(opt->scontrol_timeout));
 	auto w = std::make_unique<loom::health::JobcompWorker>(*opt, std::move(actions));
 	if (auto st = w->start(); !st) {
 		error("jobcomp/health: %s", st.error().str().c_str());

@@ -37,8 +37,8 @@ void cons_tres_unload();
 struct JobTestTail;
 
 // cons_tres's job_test, with the tail select/topo was called with.
-int cons_tres_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
-		       uint32_t req_nodes, uint16_t mode, const JobTestTail &tail);
+int cons_tres_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
+		       uint16_t mode, const JobTestTail &tail);
 
 // Whether the tail offers jobs to preempt (cons_tres then returns the ones it
 // would preempt in preemptee_job_list).
@@ -59,7 +59,8 @@ int changed(int rc) noexcept;
 void changed_arg(const job_record_t *job) noexcept;
 void changed_arg(const node_record_t *node) noexcept;
 inline void changed_arg(bool) noexcept {}
-template <class... A> int changed_jobs(int rc, A... args) noexcept
+template <class... A>
+int changed_jobs(int rc, A... args) noexcept
 {
 	(changed_arg(args), ...);
 	return rc;

@@ -9,8 +9,8 @@
 #include <mutex>
 #include <sys/stat.h>
 #include <thread>
-#include <vector>
 #include <unistd.h>
+#include <vector>
 
 namespace loom::select_topo {
 namespace {

@@ -41,7 +41,8 @@ void watch(std::string path, int64_t poll_s)
 		struct stat st;
 		if (::stat(path.c_str(), &st) != 0) {
 			if (!missing_told)
-				log_info("no failure statistics at %s yet: every node at health weight 1", path.c_str());
+				log_info("no failure statistics at %s yet: every node at health weight 1",
+					 path.c_str());
 			missing_told = true;
 			if (seen_size != -1) {
 				publish({});

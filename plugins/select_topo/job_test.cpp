@@ -25,8 +25,8 @@ int test_only(const Snapshot &s, const Call &c, const place::Hints &hints)
 	    !place::can_ever_fit(s.fabric.cluster, loc.kind, offered_nodes(s, c.bitmap).allowed,
 				 static_cast<int>(c.min_nodes))) {
 		if (debug_on())
-			info("select/topo: JobId=%u: no %s holds %u of the offered nodes", c.job->job_id, loc.kind.c_str(),
-			     c.min_nodes);
+			info("select/topo: JobId=%u: no %s holds %u of the offered nodes", c.job->job_id,
+			     loc.kind.c_str(), c.min_nodes);
 		return SLURM_ERROR;
 	}
 	return c.forward();
@@ -38,8 +38,8 @@ int slurm_decides(const Call &c, bool will_run, const Timer &t, const std::strin
 	int rc = c.forward();
 	if (rc == SLURM_SUCCESS && !will_run) {
 		char *nodes = bitmap2node_name(c.bitmap);
-		info("select/topo: JobId=%u placed by cons_tres on %s (%s, job_test %.0f us, cpu %.0f us)", c.job->job_id,
-		     nodes, why.c_str(), t.us(), t.cpu_us());
+		info("select/topo: JobId=%u placed by cons_tres on %s (%s, job_test %.0f us, cpu %.0f us)",
+		     c.job->job_id, nodes, why.c_str(), t.us(), t.cpu_us());
 		xfree(nodes);
 	}
 	return rc;
@@ -55,7 +55,8 @@ int engine_job_test(Snapshot &s, const Call &c, const JobAsk &ask, const place::
 	t.read_us = t.read.nodes ? t.us() : 0;
 	if (s.config.snapshot_check) {
 		if (std::string d = snapshot_diff(s); !d.empty()) {
-			error("select/topo: JobId=%u: snapshot differs from the node table: %s", job->job_id, d.c_str());
+			error("select/topo: JobId=%u: snapshot differs from the node table: %s", job->job_id,
+			      d.c_str());
 			snapshot_note_change();
 			t.read = refresh(s);
 		}

@@ -78,7 +78,8 @@ struct Timer {
 		if (read.full)
 			return strprintf("node table: %zu nodes read %.0f us", read.nodes, read_us);
 		if (read.swept)
-			return strprintf("changed: %zu nodes read %.0f us (%zu by the sweep)", read.nodes, read_us, read.swept);
+			return strprintf("changed: %zu nodes read %.0f us (%zu by the sweep)", read.nodes, read_us,
+					 read.swept);
 		return strprintf("changed: %zu nodes read %.0f us", read.nodes, read_us);
 	}
 };

@@ -38,7 +38,8 @@ place::Request make_request(const Snapshot &s, const JobAsk &ask, const place::H
 		// A model named in --constraint (or the GRES type) is what Slurm
 		// filters nodes by: it wins over the tier.
 		if (debug_on())
-			info("select/topo: JobId=%u: --constraint names class %s: --gpu-tier and its bounds do not apply",
+			info("select/topo: JobId=%u: --constraint names class %s: --gpu-tier and its bounds do not "
+			     "apply",
 			     ask.job_id, r.gpu_class.c_str());
 		r.need = {};
 	}

@@ -94,8 +94,9 @@ void note_tier_placement(const Snapshot &s, const Call &c, const JobAsk &ask, co
 	for (size_t i = 0; i < k.nodes.size(); i++) {
 		int g = ask.gpus_per_node;
 		if (g <= 0 && ask.gpus_total > 0) // --gpus=N over the nodes, as evenly as it goes
-			g = static_cast<int>(ask.gpus_total / static_cast<int64_t>(k.nodes.size()) +
-					     (static_cast<int64_t>(i) < ask.gpus_total % static_cast<int64_t>(k.nodes.size())));
+			g = static_cast<int>(
+				ask.gpus_total / static_cast<int64_t>(k.nodes.size()) +
+				(static_cast<int64_t>(i) < ask.gpus_total % static_cast<int64_t>(k.nodes.size())));
 		if (g <= 0)
 			g = cl.nodes[static_cast<size_t>(k.nodes[i])].gpu_count;
 		k.gpus.push_back(g);
@@ -154,9 +155,10 @@ int plan_will_run(Snapshot &s, const Call &c, const place::Request &req, const p
 			return rc;
 		int rc2 = c.forward(only.b, SELECT_MODE_WILL_RUN);
 		if (debug_on() && (rc2 != SLURM_SUCCESS || job->start_time > start))
-			info("select/topo: JobId=%u: the engine's plan %s starts at %ld, cons_tres's at %ld: cons_tres's stands",
-			     job->job_id, s.names(k.nodes).c_str(), rc2 == SLURM_SUCCESS ? static_cast<long>(job->start_time) : -1L,
-			     static_cast<long>(start));
+			info("select/topo: JobId=%u: the engine's plan %s starts at %ld, cons_tres's at %ld: "
+			     "cons_tres's stands",
+			     job->job_id, s.names(k.nodes).c_str(),
+			     rc2 == SLURM_SUCCESS ? static_cast<long>(job->start_time) : -1L, static_cast<long>(start));
 		if (rc2 == SLURM_SUCCESS && job->start_time <= start) {
 			bit_copybits(c.bitmap, only.b);
 			if (debug_on()) {
@@ -226,8 +228,8 @@ int place_now(Snapshot &s, const Call &c, const place::Request &req, const place
 	// "engine" in the log is the engine's own time (place_within, and its
 	// second run after a recheck), not the job_test's until then.
 	double e0 = t.us();
-	auto within = place::place_within(*s.state, req, allowed, cons, s.weights,
-					  static_cast<int>(s.config.max_candidates));
+	auto within =
+		place::place_within(*s.state, req, allowed, cons, s.weights, static_cast<int>(s.config.max_candidates));
 	// The candidates' nodes as Slurm has them now (a mark or GPU count no
 	// select call announced): when any differs, choose again, once.
 	if (within && within->decision.placed()) {
@@ -254,8 +256,8 @@ int place_now(Snapshot &s, const Call &c, const place::Request &req, const place
 	if (!d.placed()) {
 		record("pending: " + d.reason);
 		if (debug_on())
-			info("select/topo: JobId=%u: cannot fit now (engine %.0f us, %s): %s", id, us, t.table().c_str(),
-			     d.reason.c_str());
+			info("select/topo: JobId=%u: cannot fit now (engine %.0f us, %s): %s", id, us,
+			     t.table().c_str(), d.reason.c_str());
 		return place::when_unplaced(req, d.reason).then == place::Unplaced::wait ? SLURM_ERROR : c.forward();
 	}
 	int rank = 0;
@@ -269,10 +271,12 @@ int place_now(Snapshot &s, const Call &c, const place::Request &req, const place
 		std::string tier = d.tier.empty() ? "" : "; " + d.tier;
 		record("placed " + nodes + " candidate " + std::to_string(rank) + ": " + k.why + tier);
 		std::string table = t.table();
-		info("select/topo: JobId=%u placed on %s (candidate %d of %zu, engine %.0f us, job_test %.0f us, cpu %.0f us, "
+		info("select/topo: JobId=%u placed on %s (candidate %d of %zu, engine %.0f us, job_test %.0f us, cpu "
+		     "%.0f us, "
 		     "cons_tres cpu %.0f us, %s%s%s): %s%s",
-		     id, nodes.c_str(), rank, d.candidates.size(), us, t.us(), t.cpu_us(), c.cons_tres_cpu_us, table.c_str(),
-		     within->note.empty() ? "" : "; ", within->note.c_str(), k.why.c_str(), tier.c_str());
+		     id, nodes.c_str(), rank, d.candidates.size(), us, t.us(), t.cpu_us(), c.cons_tres_cpu_us,
+		     table.c_str(), within->note.empty() ? "" : "; ", within->note.c_str(), k.why.c_str(),
+		     tier.c_str());
 		note_accounting(c.job, req, d, k);
 		return SLURM_SUCCESS;
 	}

@@ -29,8 +29,8 @@ std::string failure_stats_path(const place::TopoConf &c)
 	if (!slurm_conf.job_comp_type || std::string(slurm_conf.job_comp_type) != "jobcomp/health")
 		return {};
 	std::string dir = slurm_conf.job_comp_loc && slurm_conf.job_comp_loc[0] == '/' ? slurm_conf.job_comp_loc
-		: slurm_conf.state_save_location ? slurm_conf.state_save_location
-						 : "";
+			  : slurm_conf.state_save_location                             ? slurm_conf.state_save_location
+										       : "";
 	return dir.empty() ? std::string() : dir + "/loom-failure-stats.json";
 }
 
@@ -62,11 +62,13 @@ bool placer_load(bool starting, std::string &why)
 		}
 		std::lock_guard<std::mutex> g(g_mu);
 		Snapshot &n = **l;
-		info("select/topo: fabric from %s: %zu nodes, %lld GPUs, %zu domains, %u levels%s", n.fabric.source.c_str(),
-		     n.fabric.cluster.nodes.size(), static_cast<long long>(n.fabric.cluster.total_gpus()),
-		     n.fabric.cluster.domains.size(), n.fabric.cluster.levels, starting ? "" : " (reconfigured)");
+		info("select/topo: fabric from %s: %zu nodes, %lld GPUs, %zu domains, %u levels%s",
+		     n.fabric.source.c_str(), n.fabric.cluster.nodes.size(),
+		     static_cast<long long>(n.fabric.cluster.total_gpus()), n.fabric.cluster.domains.size(),
+		     n.fabric.cluster.levels, starting ? "" : " (reconfigured)");
 		if (!n.fabric.alone.empty())
-			info("select/topo: warning: %zu node(s) in slurm.conf but not in the fabric, each placed as if on a "
+			info("select/topo: warning: %zu node(s) in slurm.conf but not in the fabric, each placed as if "
+			     "on a "
 			     "leaf of its own: %s",
 			     n.fabric.alone.size(), join(n.fabric.alone).c_str());
 		g_cur = std::move(*l);

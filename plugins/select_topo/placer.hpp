@@ -31,7 +31,7 @@ void placer_note_node(int index) noexcept;
 
 // select_p_job_test for select/topo. Decides, then lets cons_tres allocate
 // inside the chosen node set. 'tail' is the rest of Slurm's call, passed on.
-int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
-		    uint32_t req_nodes, uint16_t mode, const JobTestTail &tail);
+int placer_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
+		    uint16_t mode, const JobTestTail &tail);
 
 } // namespace loom::select_topo

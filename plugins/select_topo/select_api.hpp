@@ -27,7 +27,7 @@
 
 #define LOOM_OP_SLOT(ret, op, params, args, wrap) ret(*op) params = nullptr;
 #define LOOM_OP_SYMBOL(ret, op, params, args, wrap) {"select_p_" #op, reinterpret_cast<void **>(&g_ops.op)},
-#define LOOM_OP_ENTRY(ret, op, params, args, wrap)                                                                  \
+#define LOOM_OP_ENTRY(ret, op, params, args, wrap)                                                                     \
 	ret select_p_##op params { return wrap(args, g_ops.op args); }
 
 // clang-format off
@@ -70,51 +70,51 @@
 // The operations select/topo changes: their slots and symbols (inside the
 // family's Ops and k_cons_tres_ops), and node_init/reconfigure's entry points,
 // which load the fabric after cons_tres has done its part.
-#define LOOM_SELECT_OWN_SLOTS(...)                                                                                  \
-	int (*node_init)(void) = nullptr;                                                                          \
-	int (*reconfigure)(void) = nullptr;                                                                        \
+#define LOOM_SELECT_OWN_SLOTS(...)                                                                                     \
+	int (*node_init)(void) = nullptr;                                                                              \
+	int (*reconfigure)(void) = nullptr;                                                                            \
 	int (*job_test)(job_record_t *, bitstr_t *, uint32_t, uint32_t, uint32_t, uint16_t, __VA_ARGS__) = nullptr;
-#define LOOM_SELECT_OWN_SYMBOLS                                                                                     \
-	{"select_p_node_init", reinterpret_cast<void **>(&g_ops.node_init)},                                       \
-		{"select_p_job_test", reinterpret_cast<void **>(&g_ops.job_test)},                                 \
+#define LOOM_SELECT_OWN_SYMBOLS                                                                                        \
+	{"select_p_node_init", reinterpret_cast<void **>(&g_ops.node_init)},                                           \
+		{"select_p_job_test", reinterpret_cast<void **>(&g_ops.job_test)},                                     \
 		{"select_p_reconfigure", reinterpret_cast<void **>(&g_ops.reconfigure)},
-#define LOOM_SELECT_OWN_ENTRIES                                                                                     \
-	int select_p_node_init(void)                                                                               \
-	{                                                                                                          \
-		return ::loom::select_topo::topo_after_node_init(::loom::select_topo::changed(g_ops.node_init()));                 \
-	}                                                                                                          \
-	int select_p_reconfigure(void)                                                                             \
-	{                                                                                                          \
-		return ::loom::select_topo::topo_after_reconfigure(::loom::select_topo::changed(g_ops.reconfigure()));             \
+#define LOOM_SELECT_OWN_ENTRIES                                                                                        \
+	int select_p_node_init(void)                                                                                   \
+	{                                                                                                              \
+		return ::loom::select_topo::topo_after_node_init(::loom::select_topo::changed(g_ops.node_init()));     \
+	}                                                                                                              \
+	int select_p_reconfigure(void)                                                                                 \
+	{                                                                                                              \
+		return ::loom::select_topo::topo_after_reconfigure(::loom::select_topo::changed(g_ops.reconfigure())); \
 	}
 
 // job_test as 24.05 and newer call it, with the reservation's excluded cores
 // as resv_exc_t and backfill's will_run data: the tail (inside namespace
 // loom::select_topo, after Ops) and the entry point (extern "C").
-#define LOOM_SELECT_JOB_TEST_RESV_EXC_TAIL                                                                          \
-	struct JobTestTail {                                                                                       \
-		xlist *preemptee_candidates;                                                                       \
-		xlist **preemptee_job_list;                                                                        \
-		resv_exc_t *resv_exc_ptr;                                                                          \
-		will_run_data_t *will_run_ptr;                                                                     \
-	};                                                                                                         \
-	int cons_tres_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,        \
-			       uint32_t req_nodes, uint16_t mode, const JobTestTail &t)                             \
-	{                                                                                                          \
-		return g_ops.job_test(job, bitmap, min_nodes, max_nodes, req_nodes, mode, t.preemptee_candidates, \
-				      t.preemptee_job_list, t.resv_exc_ptr, t.will_run_ptr);                       \
-	}                                                                                                          \
-	bool job_test_preempts(const JobTestTail &t)                                                               \
-	{                                                                                                          \
-		return t.preemptee_candidates && list_count(t.preemptee_candidates) > 0;                           \
+#define LOOM_SELECT_JOB_TEST_RESV_EXC_TAIL                                                                             \
+	struct JobTestTail {                                                                                           \
+		xlist *preemptee_candidates;                                                                           \
+		xlist **preemptee_job_list;                                                                            \
+		resv_exc_t *resv_exc_ptr;                                                                              \
+		will_run_data_t *will_run_ptr;                                                                         \
+	};                                                                                                             \
+	int cons_tres_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,            \
+			       uint32_t req_nodes, uint16_t mode, const JobTestTail &t)                                \
+	{                                                                                                              \
+		return g_ops.job_test(job, bitmap, min_nodes, max_nodes, req_nodes, mode, t.preemptee_candidates,      \
+				      t.preemptee_job_list, t.resv_exc_ptr, t.will_run_ptr);                           \
+	}                                                                                                              \
+	bool job_test_preempts(const JobTestTail &t)                                                                   \
+	{                                                                                                              \
+		return t.preemptee_candidates && list_count(t.preemptee_candidates) > 0;                               \
 	}
-#define LOOM_SELECT_JOB_TEST_RESV_EXC_ENTRY                                                                         \
-	int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,     \
-			      uint32_t req_nodes, uint16_t mode, xlist *preemptee_candidates,                       \
-			      xlist **preemptee_job_list, resv_exc_t *resv_exc_ptr, will_run_data_t *will_run_ptr) \
-	{                                                                                                          \
-		const ::loom::select_topo::JobTestTail tail{preemptee_candidates, preemptee_job_list, resv_exc_ptr, \
-							    will_run_ptr};                                          \
-		return ::loom::select_topo::placer_job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode, \
-							    tail);                                                  \
+#define LOOM_SELECT_JOB_TEST_RESV_EXC_ENTRY                                                                            \
+	int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,         \
+			      uint32_t req_nodes, uint16_t mode, xlist *preemptee_candidates,                          \
+			      xlist **preemptee_job_list, resv_exc_t *resv_exc_ptr, will_run_data_t *will_run_ptr)     \
+	{                                                                                                              \
+		const ::loom::select_topo::JobTestTail tail{preemptee_candidates, preemptee_job_list, resv_exc_ptr,    \
+							    will_run_ptr};                                             \
+		return ::loom::select_topo::placer_job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,    \
+							    tail);                                                     \
 	}

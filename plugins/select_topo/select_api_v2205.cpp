@@ -35,8 +35,8 @@ const size_t k_cons_tres_ops_count = sizeof(k_cons_tres_ops) / sizeof(k_cons_tre
 static_assert(sizeof(k_cons_tres_ops) / sizeof(k_cons_tres_ops[0]) == 36,
 	      "Slurm 22.05's select plugins have 36 operations (node_select_syms[])");
 
-int cons_tres_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
-		       uint32_t req_nodes, uint16_t mode, const JobTestTail &t)
+int cons_tres_job_test(job_record_t *job, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes,
+		       uint16_t mode, const JobTestTail &t)
 {
 	return g_ops.job_test(job, bitmap, min_nodes, max_nodes, req_nodes, mode, t.preemptee_candidates,
 			      t.preemptee_job_list, t.exc_core_bitmap);

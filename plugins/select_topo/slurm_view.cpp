@@ -81,7 +81,8 @@ place::SpareNodeState spare_node_state(node_record_t *node)
 	    IS_NODE_FUTURE(node) || IS_NODE_POWERED_DOWN(node) || IS_NODE_POWERING_UP(node) || IS_NODE_MAINT(node) ||
 	    IS_NODE_REBOOT_REQUESTED(node) || (node->node_state & NODE_STATE_RES) || node_suspect(node))
 		return place::SpareNodeState::unusable;
-	return IS_NODE_IDLE(node) && !IS_NODE_COMPLETING(node) ? place::SpareNodeState::idle : place::SpareNodeState::busy;
+	return IS_NODE_IDLE(node) && !IS_NODE_COMPLETING(node) ? place::SpareNodeState::idle
+							       : place::SpareNodeState::busy;
 }
 
 std::vector<place::SlurmNodeInfo> slurm_nodes()

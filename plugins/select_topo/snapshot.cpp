@@ -39,10 +39,7 @@ void mark(int i) // g_pending.mu held
 	}
 }
 
-node_record_t *node_at(int i)
-{
-	return i >= 0 && i < node_record_count ? node_record_table_ptr[i] : nullptr;
-}
+node_record_t *node_at(int i) { return i >= 0 && i < node_record_count ? node_record_table_ptr[i] : nullptr; }
 
 // One node from Slurm's node table into the engine's State; true when
 // anything differed.

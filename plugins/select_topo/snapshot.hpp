@@ -25,16 +25,16 @@ namespace loom::select_topo {
 struct Snapshot {
 	place::TopoConf config;
 	place::Fabric fabric;
-	std::unique_ptr<place::State> state;  // points into fabric.cluster: keep the Snapshot on the heap
+	std::unique_ptr<place::State> state; // points into fabric.cluster: keep the Snapshot on the heap
 	place::Weights weights;
-	std::vector<topo::Index> model_of;    // Slurm node index -> model node
-	std::vector<int> slurm_of;            // model node -> Slurm node index (-1: not in Slurm)
-	std::vector<std::string> kinds;       // what --locality takes on this fabric (checked at submit)
+	std::vector<topo::Index> model_of; // Slurm node index -> model node
+	std::vector<int> slurm_of;         // model node -> Slurm node index (-1: not in Slurm)
+	std::vector<std::string> kinds;    // what --locality takes on this fabric (checked at submit)
 	// What the engine's State was last read from (see refresh()).
 	uint64_t seen_weights = UINT64_MAX;
 	time_t seen_node_update = -1;
-	time_t swept_at = 0;     // when the last sweep of every node began
-	size_t sweep_next = 0;   // the sweep under way: the next Slurm node index it reads
+	time_t swept_at = 0;   // when the last sweep of every node began
+	size_t sweep_next = 0; // the sweep under way: the next Slurm node index it reads
 	bool sweeping = false;
 	// The spare pool (lib/place/spares.hpp) and where it is published.
 	place::SpareSpec spare_spec;

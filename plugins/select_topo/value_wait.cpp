@@ -2,8 +2,8 @@
 
 namespace loom::select_topo {
 
-std::unique_ptr<place::State> add_waitable_nodes(const Snapshot &s, const job_record_t *job,
-						 const place::Request &req, place::Allowed &allowed)
+std::unique_ptr<place::State> add_waitable_nodes(const Snapshot &s, const job_record_t *job, const place::Request &req,
+						 place::Allowed &allowed)
 {
 	std::unique_ptr<place::State> view;
 	if (!job->part_ptr || !job->part_ptr->node_bitmap)

@@ -18,8 +18,8 @@ namespace loom::select_topo {
 // given no free GPU in a copy of the State, returned (null when there is no
 // completing node: the Snapshot's State serves as it is). Nodes free now
 // that Slurm did not offer (reserved by backfill, excluded) stay out.
-std::unique_ptr<place::State> add_waitable_nodes(const Snapshot &s, const job_record_t *job,
-						 const place::Request &req, place::Allowed &allowed);
+std::unique_ptr<place::State> add_waitable_nodes(const Snapshot &s, const job_record_t *job, const place::Request &req,
+						 place::Allowed &allowed);
 
 // The Snapshot's State replaced by 'view' for one decision (none when view
 // is null), put back on destruction.

@@ -80,10 +80,7 @@ void close_inherited_fds()
 		::close(fd);
 }
 
-double now_unix()
-{
-	return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double now_unix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 expected<std::string> clean(const std::string &path)
 {

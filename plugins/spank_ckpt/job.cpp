@@ -21,10 +21,7 @@
 namespace loom::spank_ckpt {
 namespace {
 
-double now_unix()
-{
-	return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double now_unix() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 struct Newest {
 	int64_t step = -1;
@@ -151,8 +148,8 @@ expected<JobSetup> prepare_job(const ckpt::SiteConfig &site, const ckpt::JobOpti
 		s.decision.reason = *reason;
 		auto count = r.integer_or("foreign_count", 0);
 		s.foreign_count = count ? *count : 0;
-		if (json_object *a = nullptr; json_object_object_get_ex(doc->get(), "foreign", &a) &&
-					      json_object_is_type(a, json_type_array))
+		if (json_object *a = nullptr;
+		    json_object_object_get_ex(doc->get(), "foreign", &a) && json_object_is_type(a, json_type_array))
 			for (size_t i = 0; i < json_object_array_length(a); i++)
 				if (const char *name = json_object_get_string(json_object_array_get_idx(a, i)))
 					s.foreign.emplace_back(name);
@@ -197,8 +194,8 @@ AskOutcome ask_checkpoint(const std::string &helper, const ckpt::Credentials &cr
 	if (seq)
 		o.seq = *seq;
 	else
-		o.request_error = answer ? "checkpoint helper: unreadable answer '" + shown(*answer) + "'"
-					 : seq.error().str();
+		o.request_error =
+			answer ? "checkpoint helper: unreadable answer '" + shown(*answer) + "'" : seq.error().str();
 	o.signalled = signal_catchers(batch_pid, sig);
 	return o;
 }
@@ -209,18 +206,20 @@ std::vector<LogLine> ask_log(uint32_t job_id, ckpt::Ask ask, const std::string &
 	std::string job = "job " + std::to_string(job_id) + ": ";
 	std::string asked = std::string(ckpt::ask_name(ask)) + ": " + why;
 	std::string name = "SIG" + exchange::signal_name(sig);
-	std::string srun = o.signalled.srun_skipped == 0 ? ""
-		: "; srun not signalled (" + std::to_string(o.signalled.srun_skipped) +
-			  ": it would forward " + name + " to every task of its step, its ranks read the request file)";
+	std::string srun = o.signalled.srun_skipped == 0
+				   ? ""
+				   : "; srun not signalled (" + std::to_string(o.signalled.srun_skipped) +
+					     ": it would forward " + name +
+					     " to every task of its step, its ranks read the request file)";
 	std::vector<LogLine> lines;
 	if (o.seq == 0)
 		lines.push_back({true, job + "cannot write the checkpoint request (" + asked + ") to " +
 					       path_join(dir, ckpt::request_name) + ": " + o.request_error});
 	const int n = o.signalled.sent;
 	if (o.seq > 0)
-		lines.push_back({false, job + "asked for a checkpoint (" + asked + "): request " + std::to_string(o.seq) +
-						" in " + path_join(dir, ckpt::request_name) + ", " + name + " to " +
-						std::to_string(n) + " process(es)" + srun});
+		lines.push_back({false, job + "asked for a checkpoint (" + asked + "): request " +
+						std::to_string(o.seq) + " in " + path_join(dir, ckpt::request_name) +
+						", " + name + " to " + std::to_string(n) + " process(es)" + srun});
 	else if (n > 0)
 		lines.push_back({false, job + "asked for a checkpoint (" + asked + "): " + name + " to " +
 						std::to_string(n) + " process(es)" + srun});
@@ -297,7 +296,8 @@ struct Observer {
 			end->value = static_cast<double>(t);
 			if (!err.empty() && !end->warned) {
 				end->warned = true;
-				log_warning("job %u: time limit unknown (%s): no checkpoint before it", job_id, err.c_str());
+				log_warning("job %u: time limit unknown (%s): no checkpoint before it", job_id,
+					    err.c_str());
 			}
 		}
 		o.end_time = end->value;
@@ -366,9 +366,12 @@ void JobCoordinator::start(const ckpt::SiteConfig &site, const ckpt::JobOptions 
 	h.requeue = [=](const std::string &why, bool migrate) {
 		std::string err;
 		if (migrate)
-			if (auto m = ckpt::run_helper(helper, cred, {"migrated", dir, std::to_string(static_cast<int64_t>(now_unix()))}, 60);
+			if (auto m = ckpt::run_helper(
+				    helper, cred, {"migrated", dir, std::to_string(static_cast<int64_t>(now_unix()))},
+				    60);
 			    !m)
-				log_warning("job %u: cannot record the move in %s: %s", job_id, dir.c_str(), m.error().str().c_str());
+				log_warning("job %u: cannot record the move in %s: %s", job_id, dir.c_str(),
+					    m.error().str().c_str());
 		if (requeue_job(job_id, &err))
 			log_info("job %u: requeued: %s", job_id, why.c_str());
 		else

@@ -158,9 +158,8 @@ bool update_comment(uint32_t job_id, const std::string &text, bool admin, std::s
 bool note_job(uint32_t job_id, const std::string &note, std::string *error)
 {
 	std::string existing;
-	bool loaded = with_job(job_id, error, [&](const slurm_job_info_t &j) {
-		existing = j.admin_comment ? j.admin_comment : "";
-	});
+	bool loaded = with_job(job_id, error,
+			       [&](const slurm_job_info_t &j) { existing = j.admin_comment ? j.admin_comment : ""; });
 	if (!loaded)
 		return false;
 	std::string merged = ckpt::merge_job_note(existing, note);

@@ -2,18 +2,18 @@
 // by context. Option values and plugin arguments go to lib/ckpt to be
 // judged; the remote side (slurmstepd) goes to job.cpp. Every hook catches
 // everything: no exception reaches Slurm.
-#include "lib/exchange/ckpt_job_env.hpp"
 #include "lib/ckpt/options.hpp"
+#include "lib/exchange/ckpt_job_env.hpp"
 #include "lib/util/config.hpp"
 #include "lib/util/log.hpp"
-#include "plugins/common/spank_guard.hpp"
 #include "plugins/common/slurm_log.hpp"
+#include "plugins/common/spank_guard.hpp"
 #include "plugins/spank_ckpt/job.hpp"
 #include "plugins/spank_ckpt/slurm_api.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <grp.h>
@@ -42,9 +42,9 @@ struct State {
 	sc::JobFacts facts;
 	std::optional<sc::JobSetup> setup;
 	sc::JobCoordinator coordinator;
-	bool held = false; // this start was held: the batch script must not run
+	bool held = false;       // this start was held: the batch script must not run
 	std::string hold_reason; // why, for the job's Comment
-	std::string refused; // the user's setup was refused: the script must not run, the job fails
+	std::string refused;     // the user's setup was refused: the script must not run, the job fails
 	// The restart count slurmctld has (the S_SLURM_RESTART_COUNT item reads 0
 	// in a batch step); -1 when it could not be asked, with the reason.
 	int64_t slurm_restarts = -1;
@@ -56,12 +56,18 @@ enum OptionId { opt_ckpt = 1, opt_dir, opt_interval, opt_signal, opt_keep, opt_m
 const char *option_name(int id)
 {
 	switch (id) {
-	case opt_ckpt: return "ckpt";
-	case opt_dir: return "ckpt-dir";
-	case opt_interval: return "ckpt-interval";
-	case opt_signal: return "ckpt-signal";
-	case opt_keep: return "ckpt-keep";
-	case opt_max_restarts: return "ckpt-max-restarts";
+	case opt_ckpt:
+		return "ckpt";
+	case opt_dir:
+		return "ckpt-dir";
+	case opt_interval:
+		return "ckpt-interval";
+	case opt_signal:
+		return "ckpt-signal";
+	case opt_keep:
+		return "ckpt-keep";
+	case opt_max_restarts:
+		return "ckpt-max-restarts";
 	}
 	return "?";
 }

@@ -37,14 +37,11 @@ int failed(loom_step_ranks *out, const std::string &why)
 
 } // namespace
 
-extern "C" __attribute__((visibility("default"))) int loom_fabric_abi(void)
-{
-	return LOOM_FABRIC_ABI;
-}
+extern "C" __attribute__((visibility("default"))) int loom_fabric_abi(void) { return LOOM_FABRIC_ABI; }
 
 extern "C" __attribute__((visibility("default"))) int loom_fabric_step_ranks(const char *conf_dir, int yaml,
-									   const char *nodelist, const char *node,
-									   const char *tasks, loom_step_ranks *out)
+									     const char *nodelist, const char *node,
+									     const char *tasks, loom_step_ranks *out)
 {
 	if (!out)
 		return -1;
@@ -100,7 +97,7 @@ extern "C" __attribute__((visibility("default"))) void loom_fabric_free_nccl(loo
 }
 
 extern "C" __attribute__((visibility("default"))) int loom_fabric_nccl_env(const char *conf_dir, int yaml,
-									 const char *node, loom_nccl_env *out)
+									   const char *node, loom_nccl_env *out)
 {
 	if (!out)
 		return -1;

@@ -66,9 +66,9 @@ const char *const prefix = "spank_place";
 struct State {
 	pl::Site site;
 	bool comm_env = false; // this job asked for --comm-env=auto
-	place::Need need; // --gpu-tier, --gpu-min-class, --gpu-mem, --gpu-workload, --gpu-mixed, as given
+	place::Need need;      // --gpu-tier, --gpu-min-class, --gpu-mem, --gpu-workload, --gpu-mixed, as given
 	std::string tier_words = place::builtin_tier_words; // --help: the site's tiers too
-	pl::StepEnv step; // slurmstepd: this step on this node
+	pl::StepEnv step;                                   // slurmstepd: this step on this node
 };
 State g;
 
@@ -185,8 +185,9 @@ void fill_registered()
 	for (size_t i = 0; i < std::size(table); i++) {
 		const Option &o = table[i];
 		const char *arginfo = std::strcmp(o.name, plugin::opt_gpu_tier) == 0 ? g.tier_words.c_str() : o.arginfo;
-		registered[i] = {const_cast<char *>(o.name), const_cast<char *>(arginfo), const_cast<char *>(o.usage),
-				 o.has_arg, static_cast<int>(i), option_cb};
+		registered[i] = {const_cast<char *>(o.name),  const_cast<char *>(arginfo),
+				 const_cast<char *>(o.usage), o.has_arg,
+				 static_cast<int>(i),         option_cb};
 	}
 }
 

@@ -143,8 +143,8 @@ status StepEnv::set_rank_env(const Site &site, spank_t sp)
 		return unexpected(module_error_);
 	std::string dir = conf_dir(site, sp);
 	loom_step_ranks out{};
-	int rc = step_ranks_(dir.c_str(), SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0), nodes.c_str(), me.c_str(),
-			     tasks.c_str(), &out);
+	int rc = step_ranks_(dir.c_str(), SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0), nodes.c_str(),
+			     me.c_str(), tasks.c_str(), &out);
 	std::string why = out.error ? out.error : "";
 	std::string order = out.order ? out.order : "", task_hosts = out.task_hosts ? out.task_hosts : "";
 	unsigned node_rank = out.node_rank;
@@ -170,8 +170,8 @@ status StepEnv::set_rank_env(const Site &site, spank_t sp)
 // name another node's file and HCAs; gone when this node's cannot be given.
 void StepEnv::drop_inherited_comm_env(spank_t sp)
 {
-	for (auto [var, mark] : {std::pair{"NCCL_TOPO_FILE", "LOOM_NCCL_TOPO_FILE"},
-				 std::pair{"NCCL_IB_HCA", "LOOM_NCCL_IB_HCA"}}) {
+	for (auto [var, mark] :
+	     {std::pair{"NCCL_TOPO_FILE", "LOOM_NCCL_TOPO_FILE"}, std::pair{"NCCL_IB_HCA", "LOOM_NCCL_IB_HCA"}}) {
 		std::string v = job_env(sp, var);
 		if (!v.empty() && v == job_env(sp, mark))
 			(void)spank_unsetenv(sp, var);

@@ -102,7 +102,7 @@ struct Checkpointer::Impl {
 	std::unique_ptr<ckpt::RequestWatch> requests;
 	std::unique_ptr<ckpt::StampAgreement> stamps;
 	std::unique_ptr<ckpt::GroupAgreement> group;
-	bool told = false; // the one line of should_checkpoint() without what it needs
+	bool told = false;  // the one line of should_checkpoint() without what it needs
 	bool asked = false; // request(): the program's own reason, until the next save
 
 	void setup_agreement();

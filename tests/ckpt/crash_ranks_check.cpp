@@ -51,8 +51,9 @@ std::string judge_bytes(const std::string &data, const std::string &file, int64_
 	long long r = -1, s = -1;
 	unsigned long long body = 0;
 	int used = 0;
-	if (std::sscanf(head.c_str(), "loom crash-ranks file=%63s rank=%lld step=%lld body=%llu%n", f, &r, &s,
-			&body, &used) != 4 || static_cast<size_t>(used) != head.size())
+	if (std::sscanf(head.c_str(), "loom crash-ranks file=%63s rank=%lld step=%lld body=%llu%n", f, &r, &s, &body,
+			&used) != 4 ||
+	    static_cast<size_t>(used) != head.size())
 		return "has a header that does not read: '" + head.substr(0, 80) + "'";
 	if (f != file || r != rank || s != step)
 		return "holds " + std::string(f) + " of rank " + std::to_string(r) + " at step " + std::to_string(s);
@@ -72,8 +73,9 @@ std::string judge_file(const std::string &path, const std::string &file, int64_t
 	if (!data)
 		return data.error().str();
 	std::string why = judge_bytes(*data, file, rank, step);
-	return why.empty() ? "" : path + " (rank " + std::to_string(rank) + "'s " + file + " of step " +
-					  std::to_string(step) + ") " + why;
+	return why.empty() ? ""
+			   : path + " (rank " + std::to_string(rank) + "'s " + file + " of step " +
+				     std::to_string(step) + ") " + why;
 }
 
 // One committed checkpoint; its world size, or an error.
@@ -96,8 +98,9 @@ loom::expected<int64_t> check_committed(const std::string &path, int64_t step)
 			names.push_back(f.path);
 		std::sort(names.begin(), names.end());
 		if (m->ranks[r].rank != r || m->ranks[r].step != step || names != files)
-			return loom::unexpected(path, "part " + std::to_string(r) + " is not rank " + std::to_string(r) +
-							      "'s a.bin and b.bin of step " + std::to_string(step));
+			return loom::unexpected(path, "part " + std::to_string(r) + " is not rank " +
+							      std::to_string(r) + "'s a.bin and b.bin of step " +
+							      std::to_string(step));
 		for (const auto &f : files)
 			if (auto why = judge_file(path + "/" + rank_dir_name(r) + "/" + f, f, r, step); !why.empty())
 				return loom::unexpected(why);
@@ -124,7 +127,8 @@ std::string check_restore(const std::string &dir, int64_t world, std::optional<i
 		std::string got = res.found ? std::to_string(res.step) : "none";
 		std::string want = newest ? std::to_string(*newest) : "none";
 		if (got != want)
-			return who + "step " + got + ", the newest committed by " + std::to_string(world) + " ranks is " + want;
+			return who + "step " + got + ", the newest committed by " + std::to_string(world) +
+			       " ranks is " + want;
 		if (!res.found)
 			continue;
 		std::vector<std::string> names = res.files;

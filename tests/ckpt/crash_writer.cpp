@@ -44,7 +44,8 @@ int main(int argc, char **argv)
 			bufs.push_back({loom::test::crash_file_name(i), data[i].data(), data[i].size()});
 		bool okay = n % 2 ? ck.save(step, bufs, &err) : (ck.save_async(step, bufs, &err) && ck.wait(&err));
 		if (!okay) {
-			std::fprintf(stderr, "crash_writer: step %lld: %s\n", static_cast<long long>(step), err.c_str());
+			std::fprintf(stderr, "crash_writer: step %lld: %s\n", static_cast<long long>(step),
+				     err.c_str());
 			return 1;
 		}
 		std::string line = "C " + std::to_string(step) + "\n";

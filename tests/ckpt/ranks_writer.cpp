@@ -140,10 +140,12 @@ int agree(int64_t max_steps)
 std::string crash_bytes(int64_t rank, int64_t step, const std::string &file)
 {
 	uint64_t body = (static_cast<uint64_t>(step) * 7919u + static_cast<uint64_t>(rank) * 104729u +
-			 (file == "a.bin" ? 0u : 15485863u)) % (40u * 1024u) + 1;
+			 (file == "a.bin" ? 0u : 15485863u)) %
+				(40u * 1024u) +
+			1;
 	std::string r = std::to_string(rank), s = std::to_string(step);
-	std::string out = "loom crash-ranks file=" + file + " rank=" + r + " step=" + s +
-			  " body=" + std::to_string(body) + "\n";
+	std::string out =
+		"loom crash-ranks file=" + file + " rank=" + r + " step=" + s + " body=" + std::to_string(body) + "\n";
 	std::string unit = r + "/" + s + "/" + file + "|";
 	size_t size = out.size() + body;
 	while (out.size() < size)

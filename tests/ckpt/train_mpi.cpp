@@ -83,7 +83,8 @@ int main(int argc, char **argv)
 		std::vector<char> bytes;
 		std::string err;
 		if (!r.read("w.bin", &bytes, &err) || bytes.size() != w.size() * sizeof(double)) {
-			std::fprintf(stderr, "rank %d: restore of step %lld: %s\n", rank, static_cast<long long>(r.step), err.c_str());
+			std::fprintf(stderr, "rank %d: restore of step %lld: %s\n", rank,
+				     static_cast<long long>(r.step), err.c_str());
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
 		std::memcpy(w.data(), bytes.data(), bytes.size());
@@ -99,7 +100,8 @@ int main(int argc, char **argv)
 		if (ck.should_checkpoint(step + 1)) {
 			std::string err;
 			if (!ck.save_async(step + 1, {{"w.bin", w.data(), w.size() * sizeof(double)}}, &err))
-				std::fprintf(stderr, "rank %d: save of step %lld: %s\n", rank, static_cast<long long>(step + 1), err.c_str());
+				std::fprintf(stderr, "rank %d: save of step %lld: %s\n", rank,
+					     static_cast<long long>(step + 1), err.c_str());
 		}
 	}
 	std::string err;

@@ -35,10 +35,10 @@ using namespace loom::health;
 
 namespace {
 
-#define CHECK(cond)                                                                                    \
-	do {                                                                                           \
-		if (!(cond))                                                                           \
-			__builtin_trap();                                                              \
+#define CHECK(cond)                                                                                                    \
+	do {                                                                                                           \
+		if (!(cond))                                                                                           \
+			__builtin_trap();                                                                              \
 	} while (0)
 
 // The tree the input's lines describe, at most 256 of them, made afresh.
@@ -77,7 +77,8 @@ std::optional<int64_t> clean_int(std::string_view v, bool may_be_negative, uint6
 	}
 	if (n > (neg ? static_cast<unsigned __int128>(max) + 1 : max))
 		return std::nullopt;
-	return neg ? static_cast<int64_t>(0 - static_cast<uint64_t>(n)) : static_cast<int64_t>(static_cast<uint64_t>(n));
+	return neg ? static_cast<int64_t>(0 - static_cast<uint64_t>(n))
+		   : static_cast<int64_t>(static_cast<uint64_t>(n));
 }
 
 struct Expect {
@@ -267,7 +268,8 @@ void check_ib(const Tree &t)
 				std::string_view v = trim(t.value.at(base + "/state"));
 				bool junk = v.empty();
 				for (char c : v)
-					junk |= static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f;
+					junk |= static_cast<unsigned char>(c) < 0x20 ||
+						static_cast<unsigned char>(c) >= 0x7f;
 				if (junk)
 					CHECK(named(p, base + "/state"));
 			}

@@ -25,8 +25,8 @@ enum class Kind { file, fifo, dir, eio, dev, big };
 
 struct Tree {
 	std::string root;
-	std::map<std::string, Kind> kinds;        // full path -> what is there
-	std::map<std::string, std::string> value; // full path -> content of a file
+	std::map<std::string, Kind> kinds;                     // full path -> what is there
+	std::map<std::string, std::string> value;              // full path -> content of a file
 	std::map<std::string, std::set<std::string>> children; // directory -> names
 };
 
@@ -40,7 +40,7 @@ inline const std::string &base_dir()
 {
 	static const std::string dir = [] {
 		std::string tmpl = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm/loom-fuzz-sysfs.XXXXXX"
-								  : "/tmp/loom-fuzz-sysfs.XXXXXX";
+								   : "/tmp/loom-fuzz-sysfs.XXXXXX";
 		const char *d = ::mkdtemp(tmpl.data());
 		if (!d)
 			std::abort();

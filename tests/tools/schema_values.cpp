@@ -57,7 +57,8 @@ std::string key_of(const std::string &word) { return word.substr(0, word.find('=
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		std::fprintf(stderr, "usage: schema_values health|topo|weights|spank_ckpt|spank_place|jobcomp_health [KEY=VALUE...]\n");
+		std::fprintf(stderr, "usage: schema_values health|topo|weights|spank_ckpt|spank_place|jobcomp_health "
+				     "[KEY=VALUE...]\n");
 		return 2;
 	}
 	const std::string format = argv[1];

@@ -27,19 +27,19 @@ inline std::string data(const std::string &rel) { return srcdir() + "/tests/data
 
 } // namespace loom::test
 
-#define LOOM_CHECK_MAIN(make_suite_fn)                                                  \
-	int main()                                                                      \
-	{                                                                               \
-		SRunner *sr = srunner_create(make_suite_fn());                          \
-		srunner_run_all(sr, CK_NORMAL);                                         \
-		int failed = srunner_ntests_failed(sr);                                 \
-		srunner_free(sr);                                                       \
-		return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;                       \
+#define LOOM_CHECK_MAIN(make_suite_fn)                                                                                 \
+	int main()                                                                                                     \
+	{                                                                                                              \
+		SRunner *sr = srunner_create(make_suite_fn());                                                         \
+		srunner_run_all(sr, CK_NORMAL);                                                                        \
+		int failed = srunner_ntests_failed(sr);                                                                \
+		srunner_free(sr);                                                                                      \
+		return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;                                                      \
 	}
 
 // Check's ck_assert_str_eq with std::string operands.
-#define ck_assert_sstr_eq(a, b)                                                         \
-	do {                                                                            \
-		const std::string loom_ck_a_(a), loom_ck_b_(b);                         \
-		ck_assert_str_eq(loom_ck_a_.c_str(), loom_ck_b_.c_str());               \
+#define ck_assert_sstr_eq(a, b)                                                                                        \
+	do {                                                                                                           \
+		const std::string loom_ck_a_(a), loom_ck_b_(b);                                                        \
+		ck_assert_str_eq(loom_ck_a_.c_str(), loom_ck_b_.c_str());                                              \
 	} while (0)

@@ -86,10 +86,7 @@ int cudaEventRecord(FakeEvent *e, void *)
 	return 0;
 }
 
-int cudaEventSynchronize(FakeEvent *)
-{
-	return 0;
-}
+int cudaEventSynchronize(FakeEvent *) { return 0; }
 
 int cudaEventElapsedTime(float *ms, FakeEvent *a, FakeEvent *b)
 {

@@ -154,9 +154,6 @@ const char *ncclGetErrorString(int r)
 	return "unknown result code";
 }
 
-const char *ncclGetLastError(ncclComm *)
-{
-	return "";
-}
+const char *ncclGetLastError(ncclComm *) { return ""; }
 
 } // extern "C"

@@ -38,12 +38,14 @@ START_TEST(group_calls_the_hook_on_calls_counted_alike)
 	std::vector<int64_t> got;
 	int64_t peer_wish = 0, peer_us = 0; // another rank's values
 	bool wish_next = true;
-	GroupAgreement g([&](int64_t v) {
-		got.push_back(v);
-		bool is_wish = wish_next;
-		wish_next = !wish_next;
-		return std::max(v, is_wish ? peer_wish : peer_us);
-	}, 1.0, f.clock());
+	GroupAgreement g(
+		[&](int64_t v) {
+			got.push_back(v);
+			bool is_wish = wish_next;
+			wish_next = !wish_next;
+			return std::max(v, is_wish ? peer_wish : peer_us);
+		},
+		1.0, f.clock());
 	// Call 1 agrees (no step time yet): the next is call 2.
 	ck_assert(!g.decide(false));
 	ck_assert(got == (std::vector<int64_t>{0, 0}));

@@ -124,7 +124,9 @@ START_TEST(parallel_copy_is_byte_identical)
 	// Several pieces, empty ones among them.
 	auto a = pattern(1, 1), b = pattern((size_t{17} << 20) + 3, 2), c = pattern(4097, 3);
 	std::vector<char> da(1), db(b.size()), dc(c.size());
-	parallel_copy({{da.data(), a.data(), 1}, {nullptr, nullptr, 0}, {db.data(), b.data(), b.size()},
+	parallel_copy({{da.data(), a.data(), 1},
+		       {nullptr, nullptr, 0},
+		       {db.data(), b.data(), b.size()},
 		       {dc.data(), c.data(), c.size()}},
 		      3);
 	ck_assert(da == a && db == b && dc == c);
@@ -241,7 +243,8 @@ START_TEST(async_writer_save_while_reserve_in_flight)
 	auto list = list_checkpoints(dir);
 	ck_assert_int_eq(list->size(), 2);
 	auto first = read_file((*list)[1].path + "/a.bin");
-	ck_assert(first.has_value() && first->size() == a.size() && std::memcmp(first->data(), a.data(), a.size()) == 0);
+	ck_assert(first.has_value() && first->size() == a.size() &&
+		  std::memcmp(first->data(), a.data(), a.size()) == 0);
 	// A large reserve cut short by a save that fits in it: the copy faults in what the reserve did not.
 	AsyncWriter w2(s);
 	ck_assert(w2.reserve(std::vector<size_t>{512u << 20}).has_value());

@@ -144,7 +144,8 @@ END_TEST
 START_TEST(helper_failures_name_the_program)
 {
 	auto missing = run_helper("/nonexistent/loom-ckpt-helper", me(), {"newest", "/tmp"});
-	ck_assert_error_has(missing, "/nonexistent/loom-ckpt-helper: cannot execute the checkpoint helper: No such file");
+	ck_assert_error_has(missing,
+			    "/nonexistent/loom-ckpt-helper: cannot execute the checkpoint helper: No such file");
 	ck_assert_error_has(run_helper("loom-ckpt-helper", me(), {"newest", "/tmp"}), "must be an absolute path");
 	auto silent = run_helper("/bin/true", me(), {});
 	ck_assert_error_has(silent, "/bin/true: ended without an answer (exit status 0)");

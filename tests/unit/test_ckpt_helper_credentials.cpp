@@ -93,11 +93,11 @@ START_TEST(helper_arguments_round_trip)
 		ck_assert_msg(made.has_value(), "%s", made ? "" : made.error().str().c_str());
 		(void)remove_tree(root);
 	}
-	for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
-		     {"h", "--uid=1", "newest", "/x"},              // no gid
-		     {"h", "--uid=-1", "--gid=1", "newest", "/x"},  // negative
-		     {"h", "--uid=1", "--gid=1", "--groups=1,,2", "newest"},
-		     {"h", "--uid=1", "--gid=1"}}) {                // no operation
+	for (std::vector<std::string> bad :
+	     std::vector<std::vector<std::string>>{{"h", "--uid=1", "newest", "/x"},             // no gid
+						   {"h", "--uid=-1", "--gid=1", "newest", "/x"}, // negative
+						   {"h", "--uid=1", "--gid=1", "--groups=1,,2", "newest"},
+						   {"h", "--uid=1", "--gid=1"}}) { // no operation
 		std::vector<char *> v;
 		for (auto &w : bad)
 			v.push_back(w.data());

@@ -107,9 +107,11 @@ START_TEST(restart_budget_and_progress)
 	ck_assert_int_eq(with_hold->size(), 3);
 	auto reread = parse_starts(*read_file(dir + "/" + starts_name), "starts");
 	ck_assert(reread.has_value() && (*reread)[2].held && !(*reread)[1].held);
-	ck_assert(!parse_starts(R"({"format":"loom-starts/1","starts":[{"restart_count":1,"newest_step":1,"time":1,"held":"yes"}]})",
-				"s")
-			   .has_value());
+	ck_assert(
+		!parse_starts(
+			 R"({"format":"loom-starts/1","starts":[{"restart_count":1,"newest_step":1,"time":1,"held":"yes"}]})",
+			 "s")
+			 .has_value());
 	// Another job reusing the directory starts a fresh record.
 	ck_assert_int_eq(record_start(dir, {0, 400, 5, "10"})->size(), 1);
 	(void)remove_tree(dir);

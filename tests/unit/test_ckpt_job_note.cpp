@@ -24,7 +24,8 @@ START_TEST(note_reads_back_its_directory_and_step)
 	JobNote n{"/scratch/ckpt/alice/run: step 7 notes", 3138, 1610612736, 1765048433};
 	auto text = format_job_note(n);
 	ck_assert_msg(text.has_value(), "%s", text ? "" : text.error().str().c_str());
-	ck_assert_msg(text->find("loom ckpt: /scratch/ckpt/alice/run: step 7 notes: step 3138, 1.5 GiB, committed ") == 0,
+	ck_assert_msg(text->find("loom ckpt: /scratch/ckpt/alice/run: step 7 notes: step 3138, 1.5 GiB, committed ") ==
+			      0,
 		      "%s", text->c_str());
 	auto back = parse_job_note("loom: restarted on spares n3 -> n4 | " + *text + " ", "job 5");
 	ck_assert_msg(back.has_value(), "%s", back ? "" : back.error().str().c_str());
@@ -63,7 +64,8 @@ START_TEST(merge_keeps_the_other_notes)
 	std::string two = merge_job_note(one, "loom ckpt: /d: step 5, 1 B, committed x");
 	ck_assert_msg(two == health + " | loom ckpt: /d: step 5, 1 B, committed x", "%s", two.c_str());
 	// Ours first, then someone's: replaced in place; a duplicate of ours goes.
-	std::string mixed = "loom ckpt: /d: step 1, 1 B, committed x | admin text | loom ckpt: /d: step 2, 1 B, committed y";
+	std::string mixed =
+		"loom ckpt: /d: step 1, 1 B, committed x | admin text | loom ckpt: /d: step 2, 1 B, committed y";
 	std::string merged = merge_job_note(mixed, "loom ckpt: /d: step 3, 1 B, committed z");
 	ck_assert_str_eq(merged.c_str(), "loom ckpt: /d: step 3, 1 B, committed z | admin text");
 }

@@ -27,8 +27,8 @@ expected<SiteConfig> site(std::vector<const char *> args)
 
 SiteConfig default_site()
 {
-	auto s = site({"dir=/scratch/ckpt/%u/%j", "roots=/scratch/ckpt,/home", "interval_min=5min",
-		       "interval_max=6h", "keep_max=10", "max_restarts_limit=20"});
+	auto s = site({"dir=/scratch/ckpt/%u/%j", "roots=/scratch/ckpt,/home", "interval_min=5min", "interval_max=6h",
+		       "keep_max=10", "max_restarts_limit=20"});
 	ck_assert_msg(s.has_value(), "%s", s ? "" : s.error().str().c_str());
 	return *s;
 }
@@ -189,7 +189,8 @@ START_TEST(man_page_lists_every_key_with_its_default)
 	for (const auto &k : keys)
 		ck_assert_msg(listed.count(k), "spank_ckpt(8) CONFIGURATION does not list the key %s", k.c_str());
 	for (const auto &k : listed)
-		ck_assert_msg(keys.count(k), "spank_ckpt(8) CONFIGURATION lists %s, which spank_ckpt does not know", k.c_str());
+		ck_assert_msg(keys.count(k), "spank_ckpt(8) CONFIGURATION lists %s, which spank_ckpt does not know",
+			      k.c_str());
 	std::vector<const char *> argv;
 	for (const auto &a : args)
 		argv.push_back(a.c_str());

@@ -29,10 +29,10 @@ END_TEST
 START_TEST(auto_interval_bounds)
 {
 	IntervalBounds b{600, 3600};
-	ck_assert_int_eq(auto_interval(300, 86400, b), 3600);     // 117 min clamped to 1 h
-	ck_assert_int_eq(auto_interval(300, 900, b), 600);        // 9.1 min raised to 10 min
+	ck_assert_int_eq(auto_interval(300, 86400, b), 3600); // 117 min clamped to 1 h
+	ck_assert_int_eq(auto_interval(300, 900, b), 600);    // 9.1 min raised to 10 min
 	ck_assert_int_eq(auto_interval(30, 86400, {60, 86400}), std::lround(daly_interval(30, 86400)));
-	ck_assert_int_eq(auto_interval(0, 86400, b), 3600);       // no measurement: the longest
+	ck_assert_int_eq(auto_interval(0, 86400, b), 3600); // no measurement: the longest
 	ck_assert_int_eq(auto_interval(NAN, 86400, b), 3600);
 }
 END_TEST
@@ -40,7 +40,7 @@ END_TEST
 START_TEST(time_limit_margin_from_measured_write)
 {
 	ck_assert_int_eq(time_limit_margin(0, 120), 120);
-	ck_assert_int_eq(time_limit_margin(30, 20), 70);  // 2 x 30 s + 10 s
+	ck_assert_int_eq(time_limit_margin(30, 20), 70); // 2 x 30 s + 10 s
 	ck_assert_int_eq(time_limit_margin(30, 300), 300);
 }
 END_TEST
@@ -58,9 +58,9 @@ START_TEST(failure_stats_and_job_mtbf)
 	h.nodes["n1"].exposure_s = 150000; // 2 failures: (150000 + 30000) / 3 = 60000
 	h.nodes["n1"].failures = 2;
 	h.nodes["n1"].gpu_class = "h100";
-	h.nodes["n2"].exposure_s = 90000;  // no failure: (90000 + 30000) / 1 = 120000
+	h.nodes["n2"].exposure_s = 90000; // no failure: (90000 + 30000) / 1 = 120000
 	h.nodes["n2"].gpu_class = "h100";
-	h.nodes["n4"].failures = 1;        // a failure before any exposure: 30000 / 2 = 15000, never 0
+	h.nodes["n4"].failures = 1; // a failure before any exposure: 30000 / 2 = 15000, never 0
 	h.gpu_classes["h100"].exposure_s = 240000;
 	h.gpu_classes["h100"].failures = 3;
 	auto s = exchange::parse_failure_stats(exchange::failure_stats_json(h), "stats.json");
@@ -75,11 +75,12 @@ START_TEST(failure_stats_and_job_mtbf)
 	ck_assert(std::fabs(exchange::job_mtbf(empty, {"a", "b", "c", "d"}, 86400) - 21600) < 1e-6);
 	ck_assert(std::fabs(exchange::job_mtbf(empty, {}, 86400) - 86400) < 1e-6);
 	// Another shape or version is refused, naming the file and the field.
-	auto bad = exchange::parse_failure_stats(R"({"version":1,"updated":0,"nodes":{"n1":{"failures":-1}},"gpu_classes":{}})",
-				       "f.json");
+	auto bad = exchange::parse_failure_stats(
+		R"({"version":1,"updated":0,"nodes":{"n1":{"failures":-1}},"gpu_classes":{}})", "f.json");
 	ck_assert(!bad.has_value());
 	ck_assert_msg(bad.error().str().find("f.json") != std::string::npos, "%s", bad.error().str().c_str());
-	ck_assert(!exchange::parse_failure_stats(R"({"version":2,"updated":0,"nodes":{},"gpu_classes":{}})", "f").has_value());
+	ck_assert(!exchange::parse_failure_stats(R"({"version":2,"updated":0,"nodes":{},"gpu_classes":{}})", "f")
+			   .has_value());
 	ck_assert(!exchange::parse_failure_stats(R"({"format":"loom-failure-stats/1","nodes":{}})", "f").has_value());
 }
 END_TEST
@@ -153,7 +154,7 @@ START_TEST(coordinator_no_requeue_without_budget_and_suspect_flag)
 	ck_assert(c.next(o).signal == Ask::suspect);
 	o.now = 4;
 	ck_assert(c.next(o).signal == Ask::none); // the same flag asks once
-	o.now = 5, o.suspect_mtime = 4.5;          // touched again
+	o.now = 5, o.suspect_mtime = 4.5;         // touched again
 	ck_assert(c.next(o).signal == Ask::suspect);
 	o.end_time = 20, o.now = 11;
 	ck_assert(c.next(o).signal == Ask::time_limit);

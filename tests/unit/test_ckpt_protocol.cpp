@@ -110,13 +110,20 @@ START_TEST(manifest_round_trip_and_strictness)
 	struct Bad {
 		const char *json, *needle;
 	} bad[] = {
-		{R"({"format":"loom-ckpt/3","step":1,"world_size":1,"created":1,"write_seconds":0,"files":[]})", "unsupported format"},
-		{R"({"format":"loom-ckpt/1","step":-1,"world_size":1,"created":1,"write_seconds":0,"files":[]})", "$.step"},
-		{R"({"format":"loom-ckpt/1","step":1,"world_size":1,"created":1,"write_seconds":0,"files":[],"extra":1})", "extra"},
-		{R"({"format":"loom-ckpt/1","step":1,"world_size":1,"created":1,"write_seconds":0,"files":[{"path":"../x","size":1,"sha256":"00"}]})", "$.files[0].path"},
-		{R"({"format":"loom-ckpt/1","step":1,"world_size":1,"created":1,"write_seconds":0,"files":[{"path":"x","size":1,"sha256":"00"}]})", "$.files[0].sha256"},
-		{R"({"format":"loom-ckpt/1","step":1,"world_size":1,"created":1,"write_seconds":0,"files":[{"path":"/etc/passwd","size":1,"sha256":"00"}]})", "relative"},
-		{R"({"format":"loom-ckpt/1","step":1,"world_size":0,"created":1,"write_seconds":0,"files":[]})", "$.world_size"},
+		{R"({"format":"loom-ckpt/3","step":1,"world_size":1,"created":1,"write_seconds":0,"files":[]})",
+		 "unsupported format"},
+		{R"({"format":"loom-ckpt/1","step":-1,"world_size":1,"created":1,"write_seconds":0,"files":[]})",
+		 "$.step"},
+		{R"({"format":"loom-ckpt/1","step":1,"world_size":1,"created":1,"write_seconds":0,"files":[],"extra":1})",
+		 "extra"},
+		{R"({"format":"loom-ckpt/1","step":1,"world_size":1,"created":1,"write_seconds":0,"files":[{"path":"../x","size":1,"sha256":"00"}]})",
+		 "$.files[0].path"},
+		{R"({"format":"loom-ckpt/1","step":1,"world_size":1,"created":1,"write_seconds":0,"files":[{"path":"x","size":1,"sha256":"00"}]})",
+		 "$.files[0].sha256"},
+		{R"({"format":"loom-ckpt/1","step":1,"world_size":1,"created":1,"write_seconds":0,"files":[{"path":"/etc/passwd","size":1,"sha256":"00"}]})",
+		 "relative"},
+		{R"({"format":"loom-ckpt/1","step":1,"world_size":0,"created":1,"write_seconds":0,"files":[]})",
+		 "$.world_size"},
 		{R"({"format":"loom-ckpt/1","step":1)", "m.json"},
 	};
 	for (const auto &b : bad) {

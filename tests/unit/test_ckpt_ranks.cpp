@@ -130,8 +130,12 @@ START_TEST(launcher_ranks)
 	ck_assert_int_eq(s.world_size, 4);
 	ck_assert_sstr_eq(s.launcher, "srun");
 	// The step's tasks before the job's.
-	ck_assert_int_eq(ranks_of({{"SLURM_PROCID", "1"}, {"SLURM_STEP_NUM_TASKS", "2"}, {"SLURM_NTASKS", "9"},
-				   {"SLURM_STEP_ID", "3"}}).world_size, 2);
+	ck_assert_int_eq(ranks_of({{"SLURM_PROCID", "1"},
+				   {"SLURM_STEP_NUM_TASKS", "2"},
+				   {"SLURM_NTASKS", "9"},
+				   {"SLURM_STEP_ID", "3"}})
+				 .world_size,
+			 2);
 	// A batch script (no step id): the program it runs is one process, not rank 0 of the job's 4 tasks.
 	Launch b = ranks_of({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_JOB_ID", "7"}});
 	ck_assert_int_eq(b.world_size, 1);
@@ -161,7 +165,9 @@ START_TEST(launcher_run_id)
 	ck_assert_sstr_eq(run({{"SLURM_JOB_ID", "41"}, {"SLURM_STEP_ID", "0"}}), "j41_r0_s0");
 	ck_assert_sstr_eq(run({{"SLURM_JOB_ID", "41"}, {"SLURM_STEP_ID", "2"}, {"SLURM_RESTART_COUNT", "3"}}),
 			  "j41_r3_s2");
-	ck_assert_sstr_eq(run({{"SLURM_JOB_ID", "41"}, {"SLURM_STEP_ID", "2"}, {"SLURM_RESTART_COUNT", "3"},
+	ck_assert_sstr_eq(run({{"SLURM_JOB_ID", "41"},
+			       {"SLURM_STEP_ID", "2"},
+			       {"SLURM_RESTART_COUNT", "3"},
 			       {"LOOM_RESTART_COUNT", "1"}}),
 			  "j41_r1_s2");
 	ck_assert_sstr_eq(run({{"SLURM_JOB_ID", "41"}}), "j41_r0_sbatch");
@@ -220,13 +226,21 @@ START_TEST(manifest_v2_round_trip_and_paths)
 		const char *needle;
 	} bad[] = {
 		{R"("layout":"flat","ranks":[]})", "$.layout"},
-		{R"("layout":"ranks","ranks":[{"rank":0,"step":4,"files":[]},{"rank":1,"step":4,"files":[]},{"rank":1,"step":4,"files":[]}]})", "$.ranks: 3 parts"},
-		{R"("layout":"ranks","ranks":[{"rank":0,"step":4,"files":[]},{"rank":0,"step":4,"files":[]}]})", "$.ranks[1].rank"},
+		{R"("layout":"ranks","ranks":[{"rank":0,"step":4,"files":[]},{"rank":1,"step":4,"files":[]},{"rank":1,"step":4,"files":[]}]})",
+		 "$.ranks: 3 parts"},
+		{R"("layout":"ranks","ranks":[{"rank":0,"step":4,"files":[]},{"rank":0,"step":4,"files":[]}]})",
+		 "$.ranks[1].rank"},
 		{R"("layout":"ranks","ranks":[{"rank":2,"step":4,"files":[]}]})", "$.ranks[0].rank"},
-		{R"("layout":"ranks","ranks":[{"rank":0,"step":4,"files":[{"path":"rank-00001/w","size":1,)" + f + "]}]}", "$.ranks[0].files[0].path"},
-		{R"("layout":"ranks","ranks":[{"rank":0,"step":4,"files":[{"path":"rank-0/w","size":1,)" + f + "]}]}", "$.ranks[0].files[0].path"},
-		{R"("layout":"dcp","ranks":[{"rank":0,"step":4,"files":[{"path":"a","size":1,)" + f + R"(]},{"rank":1,"step":4,"files":[{"path":"a","size":1,)" + f + "]}]}", "$.ranks[1].files[0]: file 'a' listed twice"},
-		{R"("layout":"ranks","ranks":[{"rank":0,"step":4,"write_seconds":-1,"files":[]}]})", "$.ranks[0].write_seconds"},
+		{R"("layout":"ranks","ranks":[{"rank":0,"step":4,"files":[{"path":"rank-00001/w","size":1,)" + f +
+			 "]}]}",
+		 "$.ranks[0].files[0].path"},
+		{R"("layout":"ranks","ranks":[{"rank":0,"step":4,"files":[{"path":"rank-0/w","size":1,)" + f + "]}]}",
+		 "$.ranks[0].files[0].path"},
+		{R"("layout":"dcp","ranks":[{"rank":0,"step":4,"files":[{"path":"a","size":1,)" + f +
+			 R"(]},{"rank":1,"step":4,"files":[{"path":"a","size":1,)" + f + "]}]}",
+		 "$.ranks[1].files[0]: file 'a' listed twice"},
+		{R"("layout":"ranks","ranks":[{"rank":0,"step":4,"write_seconds":-1,"files":[]}]})",
+		 "$.ranks[0].write_seconds"},
 		{R"("layout":"ranks","ranks":[{"rank":0,"step":4,"files":[],"extra":1}]})", "$.ranks[0].extra"},
 		{R"("layout":"ranks","ranks":[],"files":[]})", "$.files: unknown field"},
 		{R"("files":[]})", "'layout'"},
@@ -239,7 +253,9 @@ START_TEST(manifest_v2_round_trip_and_paths)
 			      r.error().str().c_str(), b.needle);
 	}
 	// A part of the layout "dcp" has DCP's own names.
-	std::string dcp = head + R"("layout":"dcp","ranks":[{"rank":1,"step":4,"files":[{"path":"__1_0.distcp","size":1,)" + f + "]}]}";
+	std::string dcp = head +
+			  R"("layout":"dcp","ranks":[{"rank":1,"step":4,"files":[{"path":"__1_0.distcp","size":1,)" +
+			  f + "]}]}";
 	ck_assert(manifest_parse(dcp, "m.json").has_value());
 }
 END_TEST
@@ -296,7 +312,8 @@ START_TEST(rank_save_times_out_naming_the_ranks)
 	ck_assert(write_file_atomic(parts + "rank-00003.json", part_to_json({3, 5, "", -1, {}}, 4), 0600).has_value());
 	auto w = wait_for_parts(dir + "/.staging/step-000000000005.run-j7_r0_s0.1", 5, 4, 1);
 	ck_assert(!w.has_value());
-	ck_assert_msg(w.error().str().find("rank-00001.json: is the part of rank 1 of 4 at step 4") != std::string::npos,
+	ck_assert_msg(w.error().str().find("rank-00001.json: is the part of rank 1 of 4 at step 4") !=
+			      std::string::npos,
 		      "%s", w.error().str().c_str());
 	(void)remove_tree(dir);
 }
@@ -317,7 +334,8 @@ START_TEST(async_writer_saves_again_in_a_new_staging)
 	for (int i = 0; i < 2; i++) {
 		auto r = w.save(5, {{"w.bin", data.data(), data.size()}});
 		ck_assert(!r.has_value());
-		ck_assert_msg(r.error().str().find("rank 1 of 2 did not finish its part of step 5") != std::string::npos,
+		ck_assert_msg(r.error().str().find("rank 1 of 2 did not finish its part of step 5") !=
+				      std::string::npos,
 			      "save %d: %s", i + 1, r.error().str().c_str());
 	}
 	auto staged = list_dir(dir + "/.staging");

@@ -98,7 +98,8 @@ START_TEST(parse_refuses_all_but_the_three_fields)
 		{R"({"seq": -3, "reason": "interval", "time": 1})", "req: $.seq: -3 is out of range"},
 		{R"({"seq": 1.5, "reason": "interval", "time": 1})", "req: $.seq: expected an integer, found double"},
 		{R"({"seq": "2", "reason": "interval", "time": 1})", "req: $.seq: expected an integer, found string"},
-		{R"({"seq": 9007199254740992, "reason": "x", "time": 1})", "req: $.seq: 9007199254740992 is out of range"},
+		{R"({"seq": 9007199254740992, "reason": "x", "time": 1})",
+		 "req: $.seq: 9007199254740992 is out of range"},
 		{R"({"seq": 99999999999999999999, "reason": "x", "time": 1})", "req: $.seq: "},
 		{R"({"reason": "interval", "time": 1})", "req: $: missing required field 'seq'"},
 		{R"({"seq": 1, "time": 1})", "req: $: missing required field 'reason'"},
@@ -224,12 +225,13 @@ START_TEST(a_save_serves_the_request_that_came_with_the_signal)
 {
 	std::string dir = temp_dir();
 	double now = 100;
-	RequestWatch w(dir, 1.0, [&now] { return now; }, [](const std::string &) {});
+	RequestWatch w(
+		dir, 1.0, [&now] { return now; }, [](const std::string &) {});
 	ck_assert(!w.pending());
 	ck_assert_int_eq(*write_request(dir, "time_limit", 1700000000), 1);
 	now += 0.2;
 	ck_assert(!w.pending()); // the period has not come: the file is not read
-	w.served();		 // the signal's save
+	w.served();              // the signal's save
 	for (int i = 0; i < 3; i++) {
 		now += 1;
 		ck_assert_msg(!w.pending(), "request 1 asks again %d s after the save that served it", i + 1);

@@ -87,7 +87,7 @@ START_TEST(allreduce_max_is_called_twice_on_agreeing_calls)
 	c.agree_period_s = 3600;
 	c.allreduce_max = [&](int64_t v) { return (got.push_back(v), got.size() % 2) ? 1 : std::max(v, peer_us); };
 	sdk::Checkpointer ck(c, false);
-	ck_assert(ck.should_checkpoint()); // rank 0's wish, no step needed
+	ck_assert(ck.should_checkpoint());              // rank 0's wish, no step needed
 	ck_assert(got == (std::vector<int64_t>{0, 0})); // this rank's wish, no step time yet
 	peer_us = 1000;
 	ck_assert(ck.should_checkpoint(7)); // no step time anywhere: the next call agrees too

@@ -57,8 +57,8 @@ void run_case(json_object *c)
 	if (r.has("error")) {
 		std::string var = r.str("error").value();
 		ck_assert_msg(!got.has_value(), "%s: read, expected an error naming %s", name.c_str(), var.c_str());
-		ck_assert_msg(got.error().str().rfind(var + "='", 0) == 0, "%s: '%s' does not begin with %s", name.c_str(),
-			      got.error().str().c_str(), var.c_str());
+		ck_assert_msg(got.error().str().rfind(var + "='", 0) == 0, "%s: '%s' does not begin with %s",
+			      name.c_str(), got.error().str().c_str(), var.c_str());
 		return;
 	}
 	ck_assert_msg(got.has_value(), "%s: %s", name.c_str(), got ? "" : got.error().str().c_str());
@@ -67,7 +67,8 @@ void run_case(json_object *c)
 		std::string s;
 		int64_t n = field(*got, key, &s);
 		if (json_object_is_type(want, json_type_string))
-			ck_assert_msg(s == json_object_get_string(want), "%s: %s is '%s'", name.c_str(), key, s.c_str());
+			ck_assert_msg(s == json_object_get_string(want), "%s: %s is '%s'", name.c_str(), key,
+				      s.c_str());
 		else
 			ck_assert_msg(n == json_object_get_int64(want), "%s: %s is %lld", name.c_str(), key,
 				      static_cast<long long>(n));

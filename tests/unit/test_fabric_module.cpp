@@ -3,8 +3,8 @@
 // and a bad fabric configuration answered with an error naming the file.
 #include "tests/unit/check_main.hpp"
 
-#include "plugins/spank_place/fabric_module.hpp"
 #include "lib/util/fs.hpp"
+#include "plugins/spank_place/fabric_module.hpp"
 
 #include <dlfcn.h>
 #include <string>
@@ -46,8 +46,9 @@ START_TEST(step_ranks_through_the_module)
 	Module m = open_module();
 	ck_assert_int_eq(m.abi(), LOOM_FABRIC_ABI);
 	std::string d = tmpdir();
-	ck_assert(loom::write_file_atomic(d + "/topology.conf", "SwitchName=leaf1 Nodes=n1,n3\nSwitchName=leaf2 Nodes=n2,n4\n"
-								 "SwitchName=top Switches=leaf[1-2]\n")
+	ck_assert(loom::write_file_atomic(d + "/topology.conf",
+					  "SwitchName=leaf1 Nodes=n1,n3\nSwitchName=leaf2 Nodes=n2,n4\n"
+					  "SwitchName=top Switches=leaf[1-2]\n")
 			  .has_value());
 	loom_step_ranks r{};
 	ck_assert_int_eq(m.ranks(d.c_str(), 0, "n[1-4]", "n3", "1(x4)", &r), 0);

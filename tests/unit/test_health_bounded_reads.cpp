@@ -47,7 +47,8 @@ START_TEST(fifo_socket_and_devices_are_refused)
 	ck_assert_sstr_eq(read_file(sock).error().str(), sock + ": is a socket, not a file: refused");
 	::close(fd);
 	ck_assert_sstr_eq(read_file(root).error().str(), root + ": is a directory");
-	ck_assert_sstr_eq(read_file("/dev/null").error().str(), "/dev/null: is a character device, not a file: refused");
+	ck_assert_sstr_eq(read_file("/dev/null").error().str(),
+			  "/dev/null: is a character device, not a file: refused");
 	// Allowed, a device is read without blocking, and within the cap.
 	ReadBounds dev;
 	dev.allow_char_device = true;
@@ -131,7 +132,8 @@ START_TEST(fifo_kernel_log_nvidia_smi_and_sysfs)
 	ck_assert_msg(has(all, "syslog: " + root + "/var/log/syslog: is a FIFO"), "%s", all.c_str());
 	ck_assert_msg(has(all, "gpu: " + root + "/nvidia-smi-q.txt: is a FIFO"), "%s", all.c_str());
 	ck_assert_msg(has(all, "hwmon: " + temp + ": is a FIFO"), "%s", all.c_str());
-	ck_assert_msg(has(all, "edac: " + root + "/sys/devices/system/edac/mc/mc0/ce_count: is a FIFO"), "%s", all.c_str());
+	ck_assert_msg(has(all, "edac: " + root + "/sys/devices/system/edac/mc/mc0/ce_count: is a FIFO"), "%s",
+		      all.c_str());
 	ck_assert(seconds_since(t0) < 1.0);
 	remove_tree(root);
 	::alarm(0);

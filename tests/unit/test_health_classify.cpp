@@ -52,20 +52,23 @@ JobEnd failed_job(std::vector<std::string> nodes, int exit_code = 1)
 START_TEST(scanner_kinds_and_hosts)
 {
 	JobLogScan t = scan("nccl-timeout.out");
-	ck_assert_int_eq(count(t, LogFinding::nccl_timeout), 3); // grep -c "Watchdog caught collective operation timeout"
+	ck_assert_int_eq(count(t, LogFinding::nccl_timeout),
+			 3); // grep -c "Watchdog caught collective operation timeout"
 	JobLogScan g = scan("gpu-ecc.out");
 	ck_assert_int_eq(count(g, LogFinding::gpu_fault), 2); // grep -c "uncorrectable ECC error"
-	ck_assert_sstr_eq(g.lines[0].host, "n3");           // "n3:23456:23511 [2] NCCL WARN ..."
+	ck_assert_sstr_eq(g.lines[0].host, "n3");             // "n3:23456:23511 [2] NCCL WARN ..."
 	ck_assert_int_eq(g.lines[0].line, 4);
-	ck_assert_sstr_eq(g.lines[1].host, "");             // the RuntimeError line names no host
+	ck_assert_sstr_eq(g.lines[1].host, ""); // the RuntimeError line names no host
 	JobLogScan n = scan("ib-retry.out");
-	ck_assert_int_eq(count(n, LogFinding::network), 3); // two "NET/IB : Got completion", one "remote process exited"
+	ck_assert_int_eq(count(n, LogFinding::network),
+			 3); // two "NET/IB : Got completion", one "remote process exited"
 	ck_assert_int_eq(count(scan("cuda-oom.out"), LogFinding::oom_gpu), 1);
 	ck_assert_int_eq(count(scan("host-oom.err"), LogFinding::oom_host), 1);
 	JobLogScan d = scan("device-assert.out");
 	ck_assert_int_eq(count(d, LogFinding::user_error), 1); // device-side assert, not a CUDA fault
 	ck_assert_int_eq(count(d, LogFinding::cuda_error), 0);
-	ck_assert_sstr_eq(host_of_line("slurmstepd: error: *** JOB 12 ON n7 CANCELLED AT 2026-11-30T21:00:00 ***"), "n7");
+	ck_assert_sstr_eq(host_of_line("slurmstepd: error: *** JOB 12 ON n7 CANCELLED AT 2026-11-30T21:00:00 ***"),
+			  "n7");
 	ck_assert_sstr_eq(host_of_line("srun: error: n2: task 3: Aborted (core dumped)"), "n2");
 	ck_assert_sstr_eq(host_of_line("step 3: loss 2.0"), "");
 	ck_assert(!scan_job_log_file("/nonexistent/slurm-1.out"));
@@ -181,7 +184,8 @@ END_TEST
 
 START_TEST(output_paths)
 {
-	ck_assert_sstr_eq(expand_output_path("slurm-%j.out", "/home/u", 77, "u", "train", "n1"), "/home/u/slurm-77.out");
+	ck_assert_sstr_eq(expand_output_path("slurm-%j.out", "/home/u", 77, "u", "train", "n1"),
+			  "/home/u/slurm-77.out");
 	ck_assert_sstr_eq(expand_output_path("/logs/%x-%5j-%N.%%.err", "/w", 77, "u", "train", "n1"),
 			  "/logs/train-00077-n1.%.err");
 	ck_assert_sstr_eq(expand_output_path("%A_%a.out", "", 90, "u", "x", "n1", 88, 3), "88_3.out");
@@ -226,7 +230,7 @@ START_TEST(health_weights_from_history)
 	s.nodes["a"].exposure_s = 100000;          // fault-free, long history
 	s.nodes["b"].exposure_s = 100000;
 	s.nodes["b"].failures = 1;
-	s.nodes["c"].exposure_s = 100;             // two failures in little time
+	s.nodes["c"].exposure_s = 100; // two failures in little time
 	s.nodes["c"].failures = 2;
 	ck_assert(node_health_weights(FailureStats{}).empty());
 	// Fleet: 200100 s / 3 failures = 66700 s.

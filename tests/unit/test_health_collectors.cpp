@@ -128,7 +128,8 @@ START_TEST(nccl_segfaults_and_kmsg_records)
 	ck_assert_int_eq(log.events.size(), 2);
 	ck_assert_sstr_eq(log.events[0].kind, "segfault_nccl");
 	// /dev/kmsg record form: "pri,seq,usec,flags;message"
-	KernelLog rec = parse_kernel_log("4,1201,88123456,-;NVRM: Xid (PCI:0000:19:00): 79, pid=1, name=x, GPU has fallen off the bus.\n");
+	KernelLog rec = parse_kernel_log(
+		"4,1201,88123456,-;NVRM: Xid (PCI:0000:19:00): 79, pid=1, name=x, GPU has fallen off the bus.\n");
 	ck_assert_int_eq(rec.xids.size(), 1);
 	ck_assert_int_eq(rec.xids[0].xid, 79);
 	// Not an Xid: no number, or no closing parenthesis.

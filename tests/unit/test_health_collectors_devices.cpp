@@ -31,14 +31,14 @@ START_TEST(nvidia_smi_h100)
 	ck_assert_sstr_eq(g.pci_bus, "0000:19:00");
 	ck_assert_sstr_eq(g.uuid, "GPU-ee7954ec-da95-fd7a-ddfd-c6b32cc2f8aa");
 	ck_assert_sstr_eq(g.name, "NVIDIA H100 80GB HBM3");
-	ck_assert(g.temp_c && *g.temp_c == 29.0);          // GPU Current Temp : 29 C
-	ck_assert(g.mem_temp_c && *g.mem_temp_c == 39.0);  // Memory Current Temp : 39 C
+	ck_assert(g.temp_c && *g.temp_c == 29.0);                       // GPU Current Temp : 29 C
+	ck_assert(g.mem_temp_c && *g.mem_temp_c == 39.0);               // Memory Current Temp : 39 C
 	ck_assert(g.power_w && *g.power_w > 67.7 && *g.power_w < 67.8); // 67.74 W
 	ck_assert(g.power_limit_w && *g.power_limit_w == 700.0);
 	ck_assert(g.hw_slowdown && g.hw_power_brake && !g.hw_thermal_slowdown); // "HW Power Brake Slowdown : Active"
 	ck_assert(g.ecc_vol_dram_uncorr && *g.ecc_vol_dram_uncorr == 0);
 	ck_assert(g.ecc_agg_sram_uncorr && *g.ecc_agg_sram_uncorr == 0); // parity + SEC-DED
-	ck_assert(!g.retired_sbe);                   // Retired Pages: N/A on H100
+	ck_assert(!g.retired_sbe);                                       // Retired Pages: N/A on H100
 	ck_assert(g.remap_pending && !*g.remap_pending);
 	ck_assert(g.pcie_replays && *g.pcie_replays == 67); // Replays Since Reset : 67
 	ck_assert(g.max_sm_clock_mhz && *g.max_sm_clock_mhz == 1980);
@@ -105,11 +105,11 @@ START_TEST(ib_sysfs_h100)
 	ck_assert_int_eq(ports->size(), 9);
 	const IbPort &p = (*ports)[1]; // mlx5_1 (sorted)
 	ck_assert_sstr_eq(p.device, "mlx5_1");
-	ck_assert_sstr_eq(p.state, "ACTIVE");     // "4: ACTIVE"
-	ck_assert_sstr_eq(p.phys_state, "LinkUp"); // "5: LinkUp"
+	ck_assert_sstr_eq(p.state, "ACTIVE");            // "4: ACTIVE"
+	ck_assert_sstr_eq(p.phys_state, "LinkUp");       // "5: LinkUp"
 	ck_assert(p.rate_gbps && *p.rate_gbps == 400.0); // "400 Gb/sec (4X NDR)"
 	ck_assert_sstr_eq(p.link_layer, "InfiniBand");
-	ck_assert_int_eq(p.counters.at("link_downed"), 255);      // cat .../counters/link_downed
+	ck_assert_int_eq(p.counters.at("link_downed"), 255); // cat .../counters/link_downed
 	ck_assert_int_eq(p.counters.at("port_rcv_errors"), 14);
 	ck_assert_int_eq(p.hw_counters.at("roce_adp_retrans"), 3); // hw_counters/roce_adp_retrans
 	ck_assert_sstr_eq(ports->back().device, "mlx5_bond_0");
@@ -144,8 +144,7 @@ START_TEST(nvml_absent_is_reported)
 	// the session must fail and say so, never report zero faults.
 	auto s = NvmlSession::open("libnvidia-ml-loom-test-absent.so.1");
 	ck_assert(!s);
-	ck_assert_msg(s.error().str().find("NVML not available") != std::string::npos, "%s",
-		      s.error().str().c_str());
+	ck_assert_msg(s.error().str().find("NVML not available") != std::string::npos, "%s", s.error().str().c_str());
 }
 END_TEST
 

@@ -7,17 +7,17 @@
 #include "lib/health/drain.hpp"
 #include "lib/health/report.hpp"
 #include "lib/health/slurm_ops.hpp"
-#include "lib/util/subprocess.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/json.hpp"
+#include "lib/util/subprocess.hpp"
 
-#include <thread>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <string>
-#include <vector>
+#include <thread>
 #include <unistd.h>
+#include <vector>
 
 #include "tests/unit/check_main.hpp"
 
@@ -162,11 +162,12 @@ START_TEST(plan_drain_when_critical_only_once)
 	SlurmNode drained = node("MIXED+DRAIN", "loom: gpu_xid: GPU 4: Xid 119 x5");
 	ck_assert(plan_node(drained, verdict(Outcome::drain), h, 1010, 600).steps.empty());
 	// New evidence: the reason is updated.
-	ck_assert(steps(plan_node(drained, verdict(Outcome::drain, "gpu_ecc", "GPU 1: 3 uncorrectable"), h, 1020, 600)) ==
-		  std::vector<NodeStep>{NodeStep::update_reason});
+	ck_assert(steps(plan_node(drained, verdict(Outcome::drain, "gpu_ecc", "GPU 1: 3 uncorrectable"), h, 1020,
+				  600)) == std::vector<NodeStep>{NodeStep::update_reason});
 	// Unknown never drains: it marks.
-	NodePlan u = plan_node(node("IDLE"), verdict(Outcome::unknown, "collector_gpu", "no GPU data (8 GPUs expected)"), h,
-			       1030, 600);
+	NodePlan u =
+		plan_node(node("IDLE"), verdict(Outcome::unknown, "collector_gpu", "no GPU data (8 GPUs expected)"), h,
+			  1030, 600);
 	ck_assert(steps(u) == std::vector<NodeStep>{NodeStep::mark_suspect});
 	ck_assert_sstr_eq(u.steps[0].field, "extra");
 	ck_assert_sstr_eq(u.steps[0].text, "loom:suspect:collector_gpu:no GPU data (8 GPUs expected)");
@@ -197,7 +198,8 @@ START_TEST(plan_suspect_mark_keeps_others_notes)
 	ck_assert(none.steps.empty());
 	ck_assert(none.why.find("others' notes") != std::string::npos);
 	// Nodes out of loom's hands are never marked.
-	for (const char *st : {"DOWN+DRAIN", "IDLE*", "MIXED+DRAIN+REBOOT_REQUESTED", "IDLE+POWERED_DOWN", "IDLE+MAINTENANCE"})
+	for (const char *st :
+	     {"DOWN+DRAIN", "IDLE*", "MIXED+DRAIN+REBOOT_REQUESTED", "IDLE+POWERED_DOWN", "IDLE+MAINTENANCE"})
 		ck_assert_msg(plan_node(node(st), sv, h, 1050, 600).steps.empty(), "%s", st);
 	// Nor one an admin drained.
 	ck_assert(plan_node(node("IDLE+DRAIN", "admin: DIMM"), sv, h, 1060, 600).steps.empty());
@@ -227,8 +229,8 @@ START_TEST(plan_clears_only_its_own_after_hold_down)
 	ck_assert_sstr_eq(cc.steps[0].field, "comment");
 	ck_assert(plan_node(node("IDLE", "", "site: rack A09"), verdict(Outcome::ok), h2, 6000, 600).steps.empty());
 	// loom's own drain and mark: resumed and cleared together.
-	NodePlan both = plan_node(node("IDLE+DRAIN", "loom: gpu_xid: GPU 4: Xid 119 x5", mark), verdict(Outcome::ok), h2,
-				  7000, 600);
+	NodePlan both = plan_node(node("IDLE+DRAIN", "loom: gpu_xid: GPU 4: Xid 119 x5", mark), verdict(Outcome::ok),
+				  h2, 7000, 600);
 	ck_assert(steps(both) == (std::vector<NodeStep>{NodeStep::resume, NodeStep::clear_suspect}));
 	// An admin's drain is never resumed, however long the node is healthy (nhc#134).
 	HoldState h3;
@@ -273,13 +275,15 @@ START_TEST(helper_commands_have_a_deadline)
 	auto hung = run_command({"sleep", "30"}, 1);
 	double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 	ck_assert(!hung);
-	ck_assert_msg(hung.error().str().find("timed out after 1 s") != std::string::npos, "%s", hung.error().str().c_str());
+	ck_assert_msg(hung.error().str().find("timed out after 1 s") != std::string::npos, "%s",
+		      hung.error().str().c_str());
 	ck_assert_msg(s < 3.0, "took %.1f s", s);
 	// A child that closes its output but keeps running is still bounded.
 	auto quiet = run_command({"sh", "-c", "exec >/dev/null 2>&1; sleep 30"}, 1);
 	ck_assert(!quiet);
 	ck_assert(!run_command({"/nonexistent/scontrol"}, 1));
-	ck_assert_sstr_eq(command_line({"scontrol", "update", "reason=loom: x y"}), "scontrol update \"reason=loom: x y\"");
+	ck_assert_sstr_eq(command_line({"scontrol", "update", "reason=loom: x y"}),
+			  "scontrol update \"reason=loom: x y\"");
 	// Cancelled from another thread: the child is killed within a slice.
 	std::atomic<bool> stop{false};
 	std::thread t([&] {
@@ -326,12 +330,14 @@ START_TEST(json_and_prometheus_reports)
 	std::string p = verdict_prometheus("n\"1", s, v);
 	ck_assert_msg(p.find("loom_health_outcome{node=\"n\\\"1\"} 2\n") != std::string::npos, "%s", p.c_str());
 	ck_assert(p.find("loom_health_xid_events{node=\"n\\\"1\",gpu=\"4\",xid=\"119\"} 2\n") != std::string::npos);
-	ck_assert(p.find("loom_health_ib_port_active{node=\"n\\\"1\",device=\"mlx5_0\",port=\"1\"} 0\n") != std::string::npos);
+	ck_assert(p.find("loom_health_ib_port_active{node=\"n\\\"1\",device=\"mlx5_0\",port=\"1\"} 0\n") !=
+		  std::string::npos);
 	ck_assert(p.find("loom_health_gpu_temperature_celsius{node=\"n\\\"1\",gpu=\"4\"} 31\n") != std::string::npos);
 	// Every non-comment line is "name{labels} value".
 	for (const auto &line : split_lines(p))
 		if (!line.empty() && line[0] != '#')
-			ck_assert_msg(line.find("} ") != std::string::npos && line.rfind("loom_health_", 0) == 0, "%s", line.c_str());
+			ck_assert_msg(line.find("} ") != std::string::npos && line.rfind("loom_health_", 0) == 0, "%s",
+				      line.c_str());
 }
 END_TEST
 

@@ -26,7 +26,8 @@ std::string fake_lib(const char *name)
 // The stand-ins read these at each call; each test sets its own.
 void fake_env(const std::vector<std::pair<const char *, const char *>> &set)
 {
-	for (const char *k : {"LOOM_FAKE_GPUS", "LOOM_FAKE_FAIL", "LOOM_FAKE_HANG", "LOOM_FAKE_CORRUPT", "LOOM_FAKE_ASYNC"})
+	for (const char *k :
+	     {"LOOM_FAKE_GPUS", "LOOM_FAKE_FAIL", "LOOM_FAKE_HANG", "LOOM_FAKE_CORRUPT", "LOOM_FAKE_ASYNC"})
 		::unsetenv(k);
 	for (const auto &[k, v] : set)
 		::setenv(k, v, 1);
@@ -45,10 +46,7 @@ AllReduceOptions fake_options(double min_busbw = 0)
 	return o;
 }
 
-bool contains(const std::string &s, const std::string &part)
-{
-	return s.find(part) != std::string::npos;
-}
+bool contains(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
 
 } // namespace
 
@@ -74,8 +72,8 @@ START_TEST(allreduce_without_gpu_never_passes)
 	o.cuda_library = "/nonexistent/libcudart-loom-test.so";
 	r = probe_allreduce(o);
 	ck_assert(!r.ran && !r.passed());
-	ck_assert_msg(contains(r.why, "/nonexistent/libnccl-loom-test.so.2") &&
-			      contains(r.why, "no CUDA runtime") && contains(r.why, "/nonexistent/libcudart-loom-test.so"),
+	ck_assert_msg(contains(r.why, "/nonexistent/libnccl-loom-test.so.2") && contains(r.why, "no CUDA runtime") &&
+			      contains(r.why, "/nonexistent/libcudart-loom-test.so"),
 		      "%s", r.why.c_str());
 	// No device behind a runtime that loads: the call that said so is named.
 	fake_env({});

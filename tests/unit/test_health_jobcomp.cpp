@@ -25,7 +25,8 @@ START_TEST(options_fail_closed)
 	ck_assert(o && o->restart_budget == 2 && o->max_drains == 10 && o->drain_window == 1800);
 	auto bad = parse_jobcomp_options("max_drain=10", "JobCompLoc");
 	ck_assert(!bad);
-	ck_assert_msg(bad.error().str().find("unknown key 'max_drain'") != std::string::npos, "%s", bad.error().str().c_str());
+	ck_assert_msg(bad.error().str().find("unknown key 'max_drain'") != std::string::npos, "%s",
+		      bad.error().str().c_str());
 	ck_assert(!parse_jobcomp_options("restart_budget=-1", "JobCompLoc"));
 	auto rel = parse_jobcomp_options("stats_publish=shared/stats.json", "JobCompParams");
 	ck_assert(!rel);
@@ -194,9 +195,9 @@ START_TEST(drains_only_what_is_loom_to_drain)
 		bool drained;
 	} cases[] = {
 		{"ALLOCATED", "", true},
-		{"DOWN*", "Not responding", true},           // Slurm's own: drained, kept out when slurmd returns
+		{"DOWN*", "Not responding", true},              // Slurm's own: drained, kept out when slurmd returns
 		{"IDLE+DRAIN", "admin: replacing DIMM", false}, // someone else's drain
-		{"DOWN", "admin: PSU swap", false},          // someone else's down
+		{"DOWN", "admin: PSU swap", false},             // someone else's down
 		{"MIXED+DRAIN+REBOOT_REQUESTED", "loom: reboot", false},
 		{"IDLE+POWERED_DOWN", "", false},
 	};
@@ -208,7 +209,8 @@ START_TEST(drains_only_what_is_loom_to_drain)
 		DrainLimiter lim(opt.max_drains, opt.drain_window);
 		FailureStats stats;
 		JobOutcome o = handle_job(job(id++, "gpu-ecc.out", {"n3"}), opt, slurm, lim, stats, 5000);
-		ck_assert_msg(o.drained.empty() != c.drained, "%s (%s): drained %zu", c.state, c.reason, o.drained.size());
+		ck_assert_msg(o.drained.empty() != c.drained, "%s (%s): drained %zu", c.state, c.reason,
+			      o.drained.size());
 	}
 	// Node states unknown (scontrol failed): nothing is drained on a guess.
 	struct Blind : FakeSlurm {

@@ -22,9 +22,10 @@ namespace {
 std::string write_pool(const std::string &dir)
 {
 	std::string path = dir + "/loom-spares.json";
-	std::string text = "{\"format\": \"loom-spares/1\", \"written\": 1764800000, \"lend_max_s\": 1800, \"domains\": ["
-			   "{\"kind\": \"leaf\", \"name\": \"leaf1\", \"nodes\": \"n[1-4]\", \"want\": 1, \"spares\": \"n4\"},"
-			   "{\"kind\": \"leaf\", \"name\": \"leaf2\", \"nodes\": \"n[5-8]\", \"want\": 1, \"spares\": \"n8\"}]}\n";
+	std::string text =
+		"{\"format\": \"loom-spares/1\", \"written\": 1764800000, \"lend_max_s\": 1800, \"domains\": ["
+		"{\"kind\": \"leaf\", \"name\": \"leaf1\", \"nodes\": \"n[1-4]\", \"want\": 1, \"spares\": \"n4\"},"
+		"{\"kind\": \"leaf\", \"name\": \"leaf2\", \"nodes\": \"n[5-8]\", \"want\": 1, \"spares\": \"n8\"}]}\n";
 	ck_assert(write_file_atomic(path, text));
 	return path;
 }
@@ -128,7 +129,8 @@ START_TEST(without_a_spare_for_every_culprit_the_job_takes_the_normal_requeue)
 	handle_job(user, opt, s4, lim, stats, 5004);
 	ck_assert(s4.calls.empty() && s4.requeued.empty());
 	auto bad = parse_jobcomp_options("spare_file=spares.json", "JobCompParams");
-	ck_assert(!bad && bad.error().str().find("spare_file='spares.json': expected an absolute path") != std::string::npos);
+	ck_assert(!bad &&
+		  bad.error().str().find("spare_file='spares.json': expected an absolute path") != std::string::npos);
 	rm(dir);
 }
 END_TEST
@@ -166,7 +168,9 @@ START_TEST(a_job_moved_off_a_suspect_node_gets_a_spare)
 	s2.nodes["n4"] = slurm_node("n4", "IDLE+DRAIN", "maintenance");
 	out = handle_job(r, opt, s2, lim, stats, 5001);
 	ck_assert_int_eq(s2.calls.size(), 1);
-	ck_assert_msg(s2.calls[0].rfind("update 301 ExcNodeList=n1 AdminComment=loom: moved off suspect node(s) n1 (no spares: ", 0) == 0,
+	ck_assert_msg(s2.calls[0].rfind(
+			      "update 301 ExcNodeList=n1 AdminComment=loom: moved off suspect node(s) n1 (no spares: ",
+			      0) == 0,
 		      "%s", s2.calls[0].c_str());
 	// A job that names its nodes (-w) keeps them: no spare, no exclusion.
 	FakeSlurm s5;

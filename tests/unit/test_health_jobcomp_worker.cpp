@@ -149,9 +149,13 @@ START_TEST(jobs_end_reads_squeue_next_to_scontrol)
 	// then what squeue prints for a job without an end time.
 	ck_assert(write_file_atomic(squeue,
 				    "#!/bin/sh\n"
-				    "echo \"$SLURM_TIME_FORMAT $*\" >" + dir + "/args\n"
-				    "cat " + test::srcdir() + "/tests/data/health/squeue-end-times-22.05.8.txt\n"
-				    "echo 'Unknown|n8'\n",
+				    "echo \"$SLURM_TIME_FORMAT $*\" >" +
+					    dir +
+					    "/args\n"
+					    "cat " +
+					    test::srcdir() +
+					    "/tests/data/health/squeue-end-times-22.05.8.txt\n"
+					    "echo 'Unknown|n8'\n",
 				    0755)
 			  .has_value());
 	ScontrolOps ops(dir + "/scontrol", 10);
@@ -255,7 +259,7 @@ START_TEST(stop_leaves_a_blocked_worker_behind)
 		// The next worker's file: the one left behind must not overwrite it.
 		ck_assert(write_file_atomic(backlog, "{\"pending\": [], \"drains\": []}\n").has_value());
 		unblock.store(true); // the thread left behind goes on, and writes nothing
-	} // the destructor waits for the thread (its members go away)
+	}                            // the destructor waits for the thread (its members go away)
 	auto after = read_file(backlog);
 	ck_assert(after.has_value());
 	ck_assert_sstr_eq(*after, "{\"pending\": [], \"drains\": []}\n");

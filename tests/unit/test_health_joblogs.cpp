@@ -59,7 +59,8 @@ START_TEST(nccl_watchdog_timeout_is_a_collective_fault)
 	// pytorch#134006: torchrun under srun; rank 0's watchdog caught a hung
 	// all-gather; a task on workergpu008 had exited 1 before.
 	JobLogScan s = scan("nccl-watchdog-slurm-pytorch-134006.log");
-	ck_assert_int_eq(count(s, LogFinding::nccl_timeout), 1); // grep -c "Watchdog caught collective operation timeout"
+	ck_assert_int_eq(count(s, LogFinding::nccl_timeout),
+			 1); // grep -c "Watchdog caught collective operation timeout"
 	JobEnd j = failed_job({"workergpu007", "workergpu008"});
 	Classification c = classify_job(j, s);
 	ck_assert(c.cls == FailureClass::nccl_timeout);
@@ -139,7 +140,7 @@ START_TEST(xid_lines_are_judged_by_the_xid_table)
 {
 	// open-gpu-kernel-modules#1151: Xid 79, the GPU fell off the bus: reboot, drain the node.
 	JobLogScan x79 = scan("xid-79-open-gpu-kernel-modules-1151.log");
-	ck_assert_int_eq(lines_of(x79, ErrorKind::xid_gpu), 1);  // grep -c "NVRM: Xid"
+	ck_assert_int_eq(lines_of(x79, ErrorKind::xid_gpu), 1); // grep -c "NVRM: Xid"
 	ck_assert_int_eq(count(x79, LogFinding::gpu_fault), 2); // grep -c "fallen off the bus"
 	JobEnd n5 = failed_job({"n5"});
 	Classification c = classify_job(n5, x79);
@@ -181,12 +182,17 @@ START_TEST(one_vocabulary)
 		FailureClass cls;
 		bool blames;
 	} cases[] = {
-		{"RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1191, unhandled system error, NCCL version 2.10.3", FailureClass::user_error, false},
-		{"NCCL error in: NCCLUtils.hpp:317, unhandled cuda error (run with NCCL_DEBUG=INFO for details)", FailureClass::user_error, false},
-		{"NCCL error: remote process exited or there was a network error, NCCL version 2.14.3", FailureClass::network_fault, false},
-		{"[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE)", FailureClass::nccl_timeout, false},
+		{"RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1191, unhandled system error, NCCL version 2.10.3",
+		 FailureClass::user_error, false},
+		{"NCCL error in: NCCLUtils.hpp:317, unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+		 FailureClass::user_error, false},
+		{"NCCL error: remote process exited or there was a network error, NCCL version 2.14.3",
+		 FailureClass::network_fault, false},
+		{"[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE)",
+		 FailureClass::nccl_timeout, false},
 		{"NCCL communicator was aborted on rank 2.", FailureClass::user_error, false},
-		{"n4:1:2 [0] NCCL WARN NET/IB : Got completion with error IBV_WC_RETRY_EXC_ERR", FailureClass::network_fault, true},
+		{"n4:1:2 [0] NCCL WARN NET/IB : Got completion with error IBV_WC_RETRY_EXC_ERR",
+		 FailureClass::network_fault, true},
 		{"ibv_poll_cq: transport retry counter exceeded", FailureClass::network_fault, true},
 		{"RuntimeError: CUDA error: an illegal memory access was encountered", FailureClass::user_error, false},
 		{"RuntimeError: CUDA error: uncorrectable ECC error encountered", FailureClass::gpu_fault, true},
@@ -195,8 +201,10 @@ START_TEST(one_vocabulary)
 		{"RuntimeError: CUDA error: device-side assert triggered", FailureClass::user_error, false},
 		{"RuntimeError: CUDA error: GPU is lost", FailureClass::gpu_fault, true},
 		{"slurmstepd: error: Detected 1 oom_kill event in StepId=1.batch.", FailureClass::oom, false},
-		{"NVRM: Xid (PCI:0000:9b:00): 79, pid=1248209, name=python3, GPU has fallen off the bus.", FailureClass::gpu_fault, true},
-		{"NVRM: Xid (PCI:0000:9b:00): 43, pid=1248209, name=python3, Ch 00000008", FailureClass::user_error, false},
+		{"NVRM: Xid (PCI:0000:9b:00): 79, pid=1248209, name=python3, GPU has fallen off the bus.",
+		 FailureClass::gpu_fault, true},
+		{"NVRM: Xid (PCI:0000:9b:00): 43, pid=1248209, name=python3, Ch 00000008", FailureClass::user_error,
+		 false},
 	};
 	for (const auto &k : cases) {
 		auto kind = error_kind_of_line(k.line, t);
@@ -206,7 +214,9 @@ START_TEST(one_vocabulary)
 			      info.name);
 	}
 	ck_assert(!error_kind_of_line("step 3: loss 2.0", t));
-	ck_assert_sstr_eq(host_of_line("Aug 17 06:18:01 n2 kernel: NVRM: Xid (PCI:0000:9b:00): 79, GPU has fallen off the bus."), "n2");
+	ck_assert_sstr_eq(
+		host_of_line("Aug 17 06:18:01 n2 kernel: NVRM: Xid (PCI:0000:9b:00): 79, GPU has fallen off the bus."),
+		"n2");
 	ck_assert_sstr_eq(host_of_line("Aug  7 06:18:01 gpu-7.ib kernel: NVRM: Xid"), "gpu-7.ib");
 	ck_assert_sstr_eq(host_of_line("[Sun Feb 23 16:24:18 2025] NVRM: Xid"), "");
 	// The kernel log's OOM kills are the same patterns.

@@ -63,7 +63,7 @@ START_TEST(trend_fit)
 	auto t = predict(h, {{"gpu0.temp", 75, 84}}, 1800);
 	ck_assert_int_eq(t.size(), 1);
 	ck_assert(t[0].slope_per_s > 0.0166 && t[0].slope_per_s < 0.0167); // 1 C per 60 s
-	ck_assert(t[0].eta_s > 539 && t[0].eta_s < 541);                  // 9 C at 1 C/min
+	ck_assert(t[0].eta_s > 539 && t[0].eta_s < 541);                   // 9 C at 1 C/min
 	ck_assert_sstr_eq(trend_evidence(t[0]), "gpu0.temp at 75 rising 1/min: reaches 84 in about 9 min");
 	// Too far ahead for a 5-minute horizon; too few points; already over.
 	ck_assert(predict(h, {{"gpu0.temp", 75, 84}}, 300).empty());

@@ -46,7 +46,8 @@ START_TEST(config_defaults_and_keys)
 	ck_assert(c->xids.action(119) == XidAction::reset_gpu);
 	ck_assert(c->xids.action(999) == XidAction::suspect);
 	auto a = parse_health_config("# Azure drains on these\nxid_drain=63,92\ngpu_temp_suspect=80.5\nhold_down=15m\n"
-				     "throttle_suspect=hw_slowdown\n", "azure.conf");
+				     "throttle_suspect=hw_slowdown\n",
+				     "azure.conf");
 	ck_assert_msg(a.has_value(), "%s", a ? "" : a.error().str().c_str());
 	ck_assert(a->xids.action(63) == XidAction::drain);
 	ck_assert(a->xids.action(92) == XidAction::drain);
@@ -60,8 +61,10 @@ START_TEST(config_defaults_and_keys)
 	ck_assert(!c->ib_hw_counters_suspect.count("np_cnp_sent"));
 	ck_assert(c->ib_hw_counters_drain.empty());
 	// Items change their counter only; 0 turns one off, none all of them.
-	auto h = parse_health_config("ib_hw_counters_suspect=local_ack_timeout_err:50,out_of_sequence:7,packet_seq_err:0\n"
-				     "ib_hw_counters_drain=local_ack_timeout_err:500\n", "hw.conf");
+	auto h = parse_health_config(
+		"ib_hw_counters_suspect=local_ack_timeout_err:50,out_of_sequence:7,packet_seq_err:0\n"
+		"ib_hw_counters_drain=local_ack_timeout_err:500\n",
+		"hw.conf");
 	ck_assert_msg(h.has_value(), "%s", h ? "" : h.error().str().c_str());
 	ck_assert_int_eq(h->ib_hw_counters_suspect.at("local_ack_timeout_err"), 50);
 	ck_assert_int_eq(h->ib_hw_counters_suspect.at("out_of_sequence"), 7);
@@ -292,7 +295,8 @@ START_TEST(collector_errors_and_reason_text)
 	Verdict q;
 	q.findings.push_back({"x", Outcome::drain, std::string("a\"b'c\nd") + std::string(300, 'z')});
 	std::string r = q.reason();
-	ck_assert(r.find('"') == std::string::npos && r.find('\'') == std::string::npos && r.find('\n') == std::string::npos);
+	ck_assert(r.find('"') == std::string::npos && r.find('\'') == std::string::npos &&
+		  r.find('\n') == std::string::npos);
 	ck_assert_int_eq(r.size(), 200);
 	ck_assert(r.rfind("loom: x: a b c d", 0) == 0);
 }

@@ -102,7 +102,8 @@ START_TEST(ib_hw_counters_sysfs)
 	Verdict v = judge(s, *parse_health_config("", "t"));
 	ck_assert(v.outcome == Outcome::suspect);
 	ck_assert_int_eq(v.findings.size(), 1);
-	ck_assert(has_finding(v, "ib_hw_counter", Outcome::suspect, "mlx5_4/1: local_ack_timeout_err 1500 (limit 1000)"));
+	ck_assert(
+		has_finding(v, "ib_hw_counter", Outcome::suspect, "mlx5_4/1: local_ack_timeout_err 1500 (limit 1000)"));
 	ck_assert_sstr_eq(v.reason(), "loom: ib_hw_counter: mlx5_4/1: local_ack_timeout_err 1500 (limit 1000)");
 	ck_assert(has_action(v, "checkpoint"));
 	// Just below the limit: ok.
@@ -120,12 +121,15 @@ START_TEST(ib_hw_counters_sysfs)
 	// Corrupted RoCE packets on the bonded Ethernet port; transport retries
 	// exhausted on mlx5_0.
 	ck_assert(write_file_atomic(ib + "/mlx5_bond_0/ports/1/hw_counters/rx_icrc_encapsulated", "250\n").has_value());
-	ck_assert(write_file_atomic(ib + "/mlx5_0/ports/1/hw_counters/req_transport_retries_exceeded", "100\n").has_value());
+	ck_assert(write_file_atomic(ib + "/mlx5_0/ports/1/hw_counters/req_transport_retries_exceeded", "100\n")
+			  .has_value());
 	s.ib_ports = *read_ib_sysfs(ib);
 	Verdict m = judge(s, *parse_health_config("", "t"));
 	ck_assert_int_eq(m.findings.size(), 3);
-	ck_assert(has_finding(m, "ib_hw_counter", Outcome::suspect, "mlx5_bond_0/1: rx_icrc_encapsulated 250 (limit 100)"));
-	ck_assert(has_finding(m, "ib_hw_counter", Outcome::suspect, "mlx5_0/1: req_transport_retries_exceeded 100 (limit 100)"));
+	ck_assert(has_finding(m, "ib_hw_counter", Outcome::suspect,
+			      "mlx5_bond_0/1: rx_icrc_encapsulated 250 (limit 100)"));
+	ck_assert(has_finding(m, "ib_hw_counter", Outcome::suspect,
+			      "mlx5_0/1: req_transport_retries_exceeded 100 (limit 100)"));
 	// Congestion is not a fault: ECN marks and CNPs by the billion, and the
 	// application's RNR NAKs and receive drops, leave the node ok.
 	remove_tree(dir);

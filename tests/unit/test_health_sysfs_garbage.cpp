@@ -35,12 +35,14 @@ START_TEST(hwmon_garbage_is_an_error_naming_file_and_value)
 	put(root, "sys/class/hwmon/hwmon2/temp1_input", std::string(70000, '1'));
 	std::vector<Error> p;
 	auto h = read_hwmon(hw, p);
-	ck_assert_sstr_eq(problem_for(p, hw + "/hwmon0/temp1_input"), hw + "/hwmon0/temp1_input: 'abc' is not a number");
+	ck_assert_sstr_eq(problem_for(p, hw + "/hwmon0/temp1_input"),
+			  hw + "/hwmon0/temp1_input: 'abc' is not a number");
 	ck_assert_sstr_eq(problem_for(p, hw + "/hwmon0/temp2_crit"), hw + "/hwmon0/temp2_crit: '9x' is not a number");
 	ck_assert_sstr_eq(problem_for(p, hw + "/hwmon1/fan1_input"), hw + "/hwmon1/fan1_input: '' is not a number");
 	ck_assert_sstr_eq(problem_for(p, hw + "/hwmon1/fan2_input"),
 			  hw + "/hwmon1/fan2_input: '99999999999999999999' is out of range");
-	ck_assert_sstr_eq(problem_for(p, hw + "/hwmon1/fan3_input"), hw + "/hwmon1/fan3_input: '12\\x00\\xff' is not a number");
+	ck_assert_sstr_eq(problem_for(p, hw + "/hwmon1/fan3_input"),
+			  hw + "/hwmon1/fan3_input: '12\\x00\\xff' is not a number");
 	ck_assert_sstr_eq(problem_for(p, hw + "/hwmon1/in0_input"), hw + "/hwmon1/in0_input: '1.2' is not a number");
 	ck_assert_sstr_eq(problem_for(p, hw + "/hwmon1/in1_alarm"), hw + "/hwmon1/in1_alarm: 'yes' is not a number");
 	ck_assert_sstr_eq(problem_for(p, hw + "/hwmon2/temp1_input"),
@@ -91,7 +93,8 @@ START_TEST(net_garbage_is_an_error_naming_file_and_value)
 	std::vector<Error> p;
 	auto n = read_net(net, {"lo"}, p);
 	ck_assert_sstr_eq(problem_for(p, net + "/eth0/carrier"), net + "/eth0/carrier: '2' is not 0 or 1");
-	ck_assert_sstr_eq(problem_for(p, net + "/eth0/operstate"), net + "/eth0/operstate: 'sideways' is not an operstate");
+	ck_assert_sstr_eq(problem_for(p, net + "/eth0/operstate"),
+			  net + "/eth0/operstate: 'sideways' is not an operstate");
 	ck_assert_sstr_eq(problem_for(p, net + "/eth0/statistics/rx_errors"),
 			  net + "/eth0/statistics/rx_errors: 'lots' is not a number");
 	ck_assert_sstr_eq(problem_for(p, net + "/eth0/statistics/tx_errors"),
@@ -152,7 +155,8 @@ START_TEST(ib_garbage_is_an_error_naming_file_and_value)
 	std::vector<Error> p;
 	auto ports = read_ib_sysfs(ib, p);
 	ck_assert_sstr_eq(problem_for(p, port + "/rate"), port + "/rate: 'fast' is not a rate");
-	ck_assert_sstr_eq(problem_for(p, port + "/counters/symbol_error"), port + "/counters/symbol_error: 'xyz' is not a number");
+	ck_assert_sstr_eq(problem_for(p, port + "/counters/symbol_error"),
+			  port + "/counters/symbol_error: 'xyz' is not a number");
 	ck_assert_sstr_eq(problem_for(p, port + "/counters/link_downed"),
 			  port + "/counters/link_downed: '-5' is negative, not a count");
 	ck_assert_sstr_eq(problem_for(p, port + "/hw_counters/out_of_sequence"),

@@ -3,9 +3,9 @@
 // a bad pattern points to, says when it cannot, and stays clean on a clean run.
 #include "tests/unit/check_main.hpp"
 
-#include "lib/topo/net_probe.hpp"
 #include "lib/topo/build.hpp"
 #include "lib/topo/formats.hpp"
+#include "lib/topo/net_probe.hpp"
 
 #include <algorithm>
 #include <map>
@@ -119,7 +119,8 @@ START_TEST(result_lines)
 	ck_assert_int_eq(r->size(), 2);
 	ck_assert_int_eq((*r)[0].received, 190);
 	ck_assert_sstr_eq(format_result((*r)[0]), "n1 n2 200 190 0.081");
-	for (const char *bad : {"n1 n2 200", "n1 n2 200 300 0.1", "n1 n2 0 0 0", "n1 n2 200 100 x", "n1 n2 2 1 0.1 extra"}) {
+	for (const char *bad :
+	     {"n1 n2 200", "n1 n2 200 300 0.1", "n1 n2 0 0 0", "n1 n2 200 100 x", "n1 n2 2 1 0.1 extra"}) {
 		auto b = parse_results(std::string("n0 n9 1 1 0.1\n") + bad + "\n", "r.txt");
 		ck_assert_msg(!b.has_value(), "'%s' accepted", bad);
 		ck_assert_msg(b.error().str().find("r.txt:2") != std::string::npos, "%s", b.error().str().c_str());

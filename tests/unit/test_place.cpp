@@ -52,9 +52,9 @@ START_TEST(small_jobs_pack_so_large_gangs_get_leaves)
 	auto c = test_cluster();
 	State s(c);
 	std::set<std::string> small_nodes;
-	for (const char *job : {"gpus_per_node=1", "gpus_per_node=2", "gpus_per_node=4", "gpus_per_node=1",
-				"gpus_per_node=3", "gpus_per_node=2", "gpus_per_node=4", "gpus_per_node=2",
-				"nodes=2 gpus_per_node=2"}) {
+	for (const char *job :
+	     {"gpus_per_node=1", "gpus_per_node=2", "gpus_per_node=4", "gpus_per_node=1", "gpus_per_node=3",
+	      "gpus_per_node=2", "gpus_per_node=4", "gpus_per_node=2", "nodes=2 gpus_per_node=2"}) {
 		for (const auto &n : run(s, job))
 			small_nodes.insert(n);
 	}

@@ -92,7 +92,8 @@ START_TEST(locality_errors_name_the_value_and_the_words)
 	ck_assert(!e.has_value());
 	ck_assert_msg(has(e.error().str(), "'leaf;rm'") && has(e.error().str(), "letters, digits, '-' or '_'"), "%s",
 		      e.error().str().c_str());
-	for (const std::string &text : {std::string(), std::string(":strict"), std::string("leaf:"), std::string(65, 'a')})
+	for (const std::string &text :
+	     {std::string(), std::string(":strict"), std::string("leaf:"), std::string(65, 'a')})
 		ck_assert_msg(!parse_locality(text).has_value(), "'%s' accepted", text.c_str());
 }
 END_TEST
@@ -115,7 +116,8 @@ START_TEST(request_writes_one_spelling_reads_the_old_one)
 	ck_assert(!parse_request("within=leaf:strict").has_value());
 	auto bad = parse_request("nodes=2 comm=loud", "--request");
 	ck_assert(!bad.has_value());
-	ck_assert_sstr_eq(bad.error().str(), "--request: key 'comm': bad value 'loud': expected heavy, normal or light");
+	ck_assert_sstr_eq(bad.error().str(),
+			  "--request: key 'comm': bad value 'loud': expected heavy, normal or light");
 	bad = parse_request("locality=leaf:often", "--request");
 	ck_assert(!bad.has_value());
 	ck_assert_msg(has(bad.error().str(), "bad value 'leaf:often': expected KIND, KIND:strict or KIND:prefer"), "%s",
@@ -138,7 +140,8 @@ START_TEST(explain_prints_the_sbatch_spelling)
 	// An engine error names the hint by its key.
 	auto e = place::place(s, req("nodes=2 locality=rack:strict"), nullptr, Weights{});
 	ck_assert(!e.has_value());
-	ck_assert_msg(has(e.error().str(), "locality") && has(e.error().str(), "'rack'"), "%s", e.error().str().c_str());
+	ck_assert_msg(has(e.error().str(), "locality") && has(e.error().str(), "'rack'"), "%s",
+		      e.error().str().c_str());
 }
 END_TEST
 
@@ -165,7 +168,8 @@ START_TEST(strict_leaf_job_waits_and_says_why)
 	f = when_unplaced(strict, "", 3);
 	ck_assert(f.then == Unplaced::wait);
 	ck_assert_sstr_eq(f.reason, "cons_tres refused all 3 candidates; waiting (strict locality)");
-	ck_assert_sstr_eq(when_unplaced(prefer, "", 2).reason, "cons_tres refused all 2 candidates; placed by cons_tres");
+	ck_assert_sstr_eq(when_unplaced(prefer, "", 2).reason,
+			  "cons_tres refused all 2 candidates; placed by cons_tres");
 }
 END_TEST
 
@@ -234,7 +238,7 @@ START_TEST(job_gpu_class_from_constraint_then_gres)
 	ck_assert_sstr_eq(job_gpu_class("", "gres/gpu:l40s:8", classes), "");
 	ck_assert_sstr_eq(job_gpu_class("", "gres/gpu:8", classes), "");
 	ck_assert_sstr_eq(job_gpu_class("a100", "gres/gpu:h100:8", classes), "a100"); // --constraint first
-	ck_assert_sstr_eq(job_gpu_class("h100", "gres/gpu:h100:8", {}), "");         // no classes: any
+	ck_assert_sstr_eq(job_gpu_class("h100", "gres/gpu:h100:8", {}), "");          // no classes: any
 	// --gres=gpu:h100:8 lands on h100 nodes (n9-n16) while a100 ones are free.
 	auto c = test_cluster();
 	State s(c);

@@ -50,7 +50,8 @@ START_TEST(request_refused_with_reason)
 	auto backwards = parse_request("nodes=4-2");
 	ck_assert(!backwards.has_value());
 	std::string why = backwards.error().str(); // says what is wrong, not a bound from the other end
-	ck_assert_msg(why.find("4-2") != std::string::npos && why.find("maximum is below the minimum") != std::string::npos,
+	ck_assert_msg(why.find("4-2") != std::string::npos &&
+			      why.find("maximum is below the minimum") != std::string::npos,
 		      "nodes=4-2: %s", why.c_str());
 	ck_assert(!parse_request("comm=loud").has_value());
 	ck_assert(!parse_request("gpus=8 gpus_per_node=8").has_value());
@@ -97,7 +98,8 @@ START_TEST(state_round_trip_and_replay)
 	}
 	// Same state and request: the same answer.
 	Request r = *parse_request("nodes=3 gpus_per_node=8 comm=heavy");
-	auto a = loom::place::place(s, r, nullptr, Weights{}, 2), b = loom::place::place(*back, *parse_request(format_request(r)), nullptr, Weights{}, 2);
+	auto a = loom::place::place(s, r, nullptr, Weights{}, 2),
+	     b = loom::place::place(*back, *parse_request(format_request(r)), nullptr, Weights{}, 2);
 	ck_assert(a.has_value() && b.has_value() && a->placed());
 	ck_assert(a->candidates[0].nodes == b->candidates[0].nodes);
 	ck_assert(a->candidates[1].nodes == b->candidates[1].nodes);

@@ -7,8 +7,8 @@
 #include "lib/place/fabric.hpp"
 #include "lib/place/ranks.hpp"
 #include "lib/place/topo_conf.hpp"
-#include "lib/topo/ibnetdiscover.hpp"
 #include "lib/topo/build.hpp"
+#include "lib/topo/ibnetdiscover.hpp"
 #include "lib/util/fs.hpp"
 
 #include <algorithm>
@@ -123,7 +123,8 @@ START_TEST(broken_fabric_is_an_error)
 {
 	std::string d = tmpdir();
 	std::string topo = d + "/topology.conf";
-	ck_assert(write_file_atomic(topo, "SwitchName=leaf1 Nodes=n[1-4]\nSwitchName=pod Switches=leaf9\n").has_value());
+	ck_assert(
+		write_file_atomic(topo, "SwitchName=leaf1 Nodes=n[1-4]\nSwitchName=pod Switches=leaf9\n").has_value());
 	auto f = load_fabric("", topo, nodes(4), {});
 	ck_assert(!f);
 	ck_assert_msg(f.error().str().find("topology.conf") != std::string::npos, "%s", f.error().str().c_str());
@@ -143,7 +144,8 @@ START_TEST(config_file)
 	ck_assert(none.has_value());
 	ck_assert(none->path.empty());
 	ck_assert_int_eq(none->max_candidates, 3);
-	ck_assert(write_file_atomic(p, "# fabric\ncluster_file=/etc/slurm/c.json\ngpu_classes=a100,h100\n").has_value());
+	ck_assert(
+		write_file_atomic(p, "# fabric\ncluster_file=/etc/slurm/c.json\ngpu_classes=a100,h100\n").has_value());
 	auto c = read_topo_conf(p);
 	ck_assert(c.has_value());
 	ck_assert_sstr_eq(c->cluster_file, "/etc/slurm/c.json");
@@ -172,7 +174,6 @@ START_TEST(config_file)
 	rmdir(d.c_str());
 }
 END_TEST
-
 
 // The fabric as spank_place reads it in slurmstepd, from slurm.conf's
 // directory: topology.conf alone; loom-topo.conf's cluster_file over it;

@@ -31,7 +31,8 @@ START_TEST(generated_nvl72)
 	for (const topo::NvlinkDomain &v : c.nvlink_domains) {
 		ck_assert(v.nodes.size() <= 9);
 		for (topo::Index n : v.nodes) // a rack never straddles two leaves
-			ck_assert_int_eq(c.nodes[static_cast<size_t>(n)].leaf, c.nodes[static_cast<size_t>(v.nodes[0])].leaf);
+			ck_assert_int_eq(c.nodes[static_cast<size_t>(n)].leaf,
+					 c.nodes[static_cast<size_t>(v.nodes[0])].leaf);
 	}
 	for (const topo::Node &n : c.nodes)
 		ck_assert_int_eq(n.gpu_count, 8);
@@ -129,7 +130,8 @@ START_TEST(trace_errors)
 	auto t = read_trace(path, TraceFill{}, {});
 	ck_assert(!t.has_value());
 	std::string msg = t.error().str();
-	ck_assert_msg(msg.find(std::string(path) + ":3") != std::string::npos && msg.find("num_gpus") != std::string::npos,
+	ck_assert_msg(msg.find(std::string(path) + ":3") != std::string::npos &&
+			      msg.find("num_gpus") != std::string::npos,
 		      "%s", msg.c_str());
 	unlink(path);
 	auto none = read_trace("/nonexistent/trace.csv", TraceFill{}, {});
@@ -145,12 +147,12 @@ START_TEST(alibaba_pods)
 	// Seven pods: one CPU-only and two that never ran (one never scheduled) are left out.
 	ck_assert_int_eq(jobs->size(), 4);
 	ck_assert_int_eq((*jobs)[0].work_s, 12537);
-	ck_assert_int_eq((*jobs)[1].gpus(), 1);	    // gpu_milli 460: a whole GPU
-	ck_assert_int_eq((*jobs)[1].work_s, 3500);   // from scheduling at 200 to deletion at 3700
-	ck_assert_int_eq((*jobs)[1].submit_s, 100);  // created at 100
+	ck_assert_int_eq((*jobs)[1].gpus(), 1);     // gpu_milli 460: a whole GPU
+	ck_assert_int_eq((*jobs)[1].work_s, 3500);  // from scheduling at 200 to deletion at 3700
+	ck_assert_int_eq((*jobs)[1].submit_s, 100); // created at 100
 	ck_assert_int_eq((*jobs)[2].gpus(), 8);
 	ck_assert_str_eq((*jobs)[2].gpu_class.c_str(), "V100M32"); // the cluster has that class
-	ck_assert_str_eq((*jobs)[3].gpu_class.c_str(), "");	   // G3: the cluster has none
+	ck_assert_str_eq((*jobs)[3].gpu_class.c_str(), "");        // G3: the cluster has none
 }
 END_TEST
 

@@ -53,7 +53,9 @@ START_TEST(ring_model_and_rank_order)
 {
 	topo::Cluster c = make("gpus=64 fabric=fat nodes_per_leaf=4 leaves_per_pod=2 leaf_oversub=2 cabling=across");
 	ck_assert_int_eq(c.nodes.size(), 8);
-	auto leaf = [&](const char *n) -> const std::string & { return c.domains[static_cast<size_t>(c.nodes[static_cast<size_t>(c.find_node(n))].leaf)].name; };
+	auto leaf = [&](const char *n) -> const std::string & {
+		return c.domains[static_cast<size_t>(c.nodes[static_cast<size_t>(c.find_node(n))].leaf)].name;
+	};
 	ck_assert_str_eq(leaf("n00001").c_str(), leaf("n00003").c_str());
 	ck_assert_str_eq(leaf("n00005").c_str(), leaf("n00007").c_str());
 	ck_assert_str_eq(leaf("n00001").c_str(), leaf("n00007").c_str());
@@ -106,7 +108,8 @@ START_TEST(contention_shares_the_uplink)
 		CostModel m;
 		m.model = model;
 		Span full = placement_cost(c, job, place::Comm::heavy, m);
-		ck_assert_msg(std::fabs(full.bottleneck_gbps - 200) < 1e-9, "%s: %g", comm_model_name(model), full.bottleneck_gbps);
+		ck_assert_msg(std::fabs(full.bottleneck_gbps - 200) < 1e-9, "%s: %g", comm_model_name(model),
+			      full.bottleneck_gbps);
 		ck_assert_int_eq(full.crossing.size(), 2);
 		ck_assert_int_eq(full.crossing[0].first, std::min(leaf1, leaf2));
 		ck_assert_int_eq(full.crossing[1].first, std::max(leaf1, leaf2));
@@ -114,11 +117,13 @@ START_TEST(contention_shares_the_uplink)
 		std::vector<double> crossing(c.domains.size(), 0.0);
 		m.crossing = &crossing;
 		Span alone = placement_cost(c, job, place::Comm::heavy, m);
-		ck_assert_msg(std::fabs(alone.bottleneck_gbps - 400) < 1e-9, "%s: %g", comm_model_name(model), alone.bottleneck_gbps);
+		ck_assert_msg(std::fabs(alone.bottleneck_gbps - 400) < 1e-9, "%s: %g", comm_model_name(model),
+			      alone.bottleneck_gbps);
 		ck_assert(std::fabs(alone.step_factor - 1) < 1e-9);
 		crossing[static_cast<size_t>(leaf1)] = 16;
 		Span shared = placement_cost(c, job, place::Comm::heavy, m);
-		ck_assert_msg(std::fabs(shared.bottleneck_gbps - 6400.0 / 24) < 1e-9, "%s: %g", comm_model_name(model), shared.bottleneck_gbps);
+		ck_assert_msg(std::fabs(shared.bottleneck_gbps - 6400.0 / 24) < 1e-9, "%s: %g", comm_model_name(model),
+			      shared.bottleneck_gbps);
 		ck_assert(std::fabs(shared.step_factor - 1.2) < 1e-9);
 		crossing[static_cast<size_t>(leaf1)] = 24;
 		Span busy = placement_cost(c, job, place::Comm::heavy, m);

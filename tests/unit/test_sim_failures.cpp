@@ -45,7 +45,9 @@ START_TEST(failure_outcomes)
 	Outcome spent = judge_failure(*by["gpu"], 7, job, "n00002", true, 10, 10);
 	ck_assert(!spent.requeue && spent.drain.size() == 1); // budget spent: drained, not requeued
 	for (const char *c : {"hbm", "sram", "gsp"})
-		ck_assert_msg(judge_failure(*by[c], 7, job, "n00002", true, 0, 10).cls == health::FailureClass::gpu_fault, "%s", c);
+		ck_assert_msg(judge_failure(*by[c], 7, job, "n00002", true, 0, 10).cls ==
+				      health::FailureClass::gpu_fault,
+			      "%s", c);
 	ck_assert(judge_failure(*by["nic"], 7, job, "n00002", true, 0, 10).cls == health::FailureClass::network_fault);
 }
 END_TEST
@@ -83,7 +85,8 @@ END_TEST
 
 START_TEST(failure_model_file)
 {
-	auto m = parse_failure_model("rate=6.5 lemon_share=0\ncause.gpu.repair=1d cause.software.share=0\n", "test.model");
+	auto m = parse_failure_model("rate=6.5 lemon_share=0\ncause.gpu.repair=1d cause.software.share=0\n",
+				     "test.model");
 	ck_assert_msg(m.has_value(), "%s", m ? "" : m.error().str().c_str());
 	ck_assert(std::fabs(m->rate_per_1000_node_days - 6.5) < 1e-9);
 	for (const Cause &c : m->causes) {
@@ -113,7 +116,7 @@ START_TEST(ettr_agrees_with_daly)
 	m.lemon_share = 0;
 	m.ckpt_max_restarts = 100000; // every failure requeues: the interval alone decides
 	m.user_resubmit_s = 121;      // a held job is released as fast as a requeue
-	for (Cause &k : m.causes) // every failure requeues the job at once
+	for (Cause &k : m.causes)     // every failure requeues the job at once
 		if (k.name == "software" || k.name == "nccl")
 			k.share = 0;
 	double node_days = 3.0 / 24 * 256; // M = 3 h over the job's 256 nodes
@@ -136,8 +139,8 @@ START_TEST(ettr_agrees_with_daly)
 		double ettr = r->jobs[0].ettr();
 		double T = static_cast<double>(t);
 		double expect = T / (T + C) * (1 - ((T + C) / 2 + R + D) / M);
-		ck_assert_msg(std::fabs(ettr - expect) < 0.04, "T=%lld: ETTR %.3f, expected about %.3f", static_cast<long long>(t),
-			      ettr, expect);
+		ck_assert_msg(std::fabs(ettr - expect) < 0.04, "T=%lld: ETTR %.3f, expected about %.3f",
+			      static_cast<long long>(t), ettr, expect);
 		if (ettr > best) {
 			best = ettr;
 			best_t = t;
@@ -178,8 +181,10 @@ START_TEST(warning_saves_work_and_steers_placement)
 	ck_assert_int_eq(warned->summary.job_failures, 1);
 	ck_assert_int_eq(warned->summary.warnings, 1);
 	// 16 GPUs: 5 h lost without the warning, 1 h with it.
-	ck_assert_msg(std::fabs(plain->jobs[0].lost_gpu_s / 3600 - 16 * 5) < 0.1, "%.2f", plain->jobs[0].lost_gpu_s / 3600);
-	ck_assert_msg(std::fabs(warned->jobs[0].lost_gpu_s / 3600 - 16 * 1) < 0.1, "%.2f", warned->jobs[0].lost_gpu_s / 3600);
+	ck_assert_msg(std::fabs(plain->jobs[0].lost_gpu_s / 3600 - 16 * 5) < 0.1, "%.2f",
+		      plain->jobs[0].lost_gpu_s / 3600);
+	ck_assert_msg(std::fabs(warned->jobs[0].lost_gpu_s / 3600 - 16 * 1) < 0.1, "%.2f",
+		      warned->jobs[0].lost_gpu_s / 3600);
 	ck_assert(warned->jobs[0].end_s < plain->jobs[0].end_s);
 	// An idle node marked suspect: a 1-node job arriving then is placed off
 	// it by loom (suspect nodes last); first-fit, which knows nothing of

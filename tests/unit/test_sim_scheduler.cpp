@@ -31,7 +31,9 @@ START_TEST(tiers_in_the_simulator)
 		schema.list("gpu_classes", &classes);
 		place::add_tier_keys(schema, &t);
 		ck_assert(schema.parse_text("gpu_classes=a100,h100\ngpu_class.a100=throughput:1,price:1.00\n"
-					    "gpu_class.h100=throughput:2,price:1.60\n", "loom-topo.conf").has_value());
+					    "gpu_class.h100=throughput:2,price:1.60\n",
+					    "loom-topo.conf")
+				  .has_value());
 		ck_assert(place::check_tiers(t, classes, "loom-topo.conf").has_value());
 	}
 	std::vector<Job> jobs = {job(1, 100, 1, 8, 7200)};
@@ -124,14 +126,16 @@ START_TEST(backfill_respects_reservation)
 	// wait for A. C (1 node, limit 2 h) ends before A's limit: backfilled at
 	// once. D (1 node, limit 40 h) would delay B: it waits for B.
 	topo::Cluster c = make("gpus=32 fabric=fat nodes_per_leaf=4");
-	Job a = job(1, 0, 3, 8, 36000), b = job(2, 10, 4, 8, 3600), cj = job(3, 20, 1, 8, 3600), d = job(4, 30, 1, 8, 72000);
+	Job a = job(1, 0, 3, 8, 36000), b = job(2, 10, 4, 8, 3600), cj = job(3, 20, 1, 8, 3600),
+	    d = job(4, 30, 1, 8, 72000);
 	a.limit_s = 36000;
 	cj.limit_s = 7200;
 	d.limit_s = 40 * 3600;
 	auto r = simulate(c, {a, b, cj, d}, {}, quiet("loom"));
 	ck_assert(r.has_value());
 	ck_assert_int_eq(r->jobs[0].first_start_s, 0);
-	ck_assert_msg(r->jobs[2].first_start_s < 120, "C started at %lld", static_cast<long long>(r->jobs[2].first_start_s));
+	ck_assert_msg(r->jobs[2].first_start_s < 120, "C started at %lld",
+		      static_cast<long long>(r->jobs[2].first_start_s));
 	ck_assert_int_eq(r->jobs[1].first_start_s, 36000); // B when A ends
 	ck_assert_msg(r->jobs[3].first_start_s >= 36000 + 3600, "D started at %lld",
 		      static_cast<long long>(r->jobs[3].first_start_s));

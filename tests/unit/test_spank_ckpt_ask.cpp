@@ -99,13 +99,12 @@ START_TEST(helper_writes_the_request_as_its_caller)
 END_TEST
 
 // A /proc of status (PPid, SigCgt), comm and exe for each process.
-void fake_process(const std::string &proc, pid_t pid, pid_t ppid, const char *sigcgt, const char *comm,
-		  const char *exe)
+void fake_process(const std::string &proc, pid_t pid, pid_t ppid, const char *sigcgt, const char *comm, const char *exe)
 {
 	std::string d = proc + "/" + std::to_string(pid);
 	ck_assert_int_eq(::mkdir(d.c_str(), 0755), 0);
-	std::string status = std::string("Name:\t") + comm + "\nPPid:\t" + std::to_string(ppid) + "\nSigCgt:\t" +
-			     sigcgt + "\n";
+	std::string status =
+		std::string("Name:\t") + comm + "\nPPid:\t" + std::to_string(ppid) + "\nSigCgt:\t" + sigcgt + "\n";
 	ck_assert(write_file_atomic(d + "/status", status, 0644).has_value());
 	ck_assert(write_file_atomic(d + "/comm", std::string(comm) + "\n", 0644).has_value());
 	ck_assert_int_eq(::symlink(exe, (d + "/exe").c_str()), 0);
@@ -115,15 +114,15 @@ START_TEST(catchers_below_the_batch_script_but_srun)
 {
 	std::string proc = temp_dir();
 	const char *usr2 = "0000000000000800", *usr1 = "0000000000000200", *none = "0000000000000000";
-	fake_process(proc, 100, 1, none, "bash", "/usr/bin/bash");             // the batch script
-	fake_process(proc, 101, 100, usr2, "python3", "/usr/bin/python3.11");  // the program
-	fake_process(proc, 102, 100, usr2, "srun", "/usr/bin/srun");           // srun
+	fake_process(proc, 100, 1, none, "bash", "/usr/bin/bash");                       // the batch script
+	fake_process(proc, 101, 100, usr2, "python3", "/usr/bin/python3.11");            // the program
+	fake_process(proc, 102, 100, usr2, "srun", "/usr/bin/srun");                     // srun
 	fake_process(proc, 103, 100, usr2, "launcher", "/opt/slurm/bin/srun (deleted)"); // srun renamed
 	fake_process(proc, 104, 100, none, "sleep", "/usr/bin/sleep");
-	fake_process(proc, 105, 100, usr2, "srunx", "/usr/local/bin/srunx");   // not srun
+	fake_process(proc, 105, 100, usr2, "srunx", "/usr/local/bin/srunx");  // not srun
 	fake_process(proc, 106, 100, usr1, "python3", "/usr/bin/python3.11"); // another signal
 	fake_process(proc, 50, 101, usr2, "python3", "/usr/bin/python3.11");  // pid wrapped
-	fake_process(proc, 200, 1, usr2, "srun", "/usr/bin/srun");             // another job's
+	fake_process(proc, 200, 1, usr2, "srun", "/usr/bin/srun");            // another job's
 	auto all = catching_descendants(100, SIGUSR2, proc);
 	ck_assert(all == std::vector<pid_t>({50, 101, 102, 103, 105}));
 	ck_assert(is_srun(102, proc) && is_srun(103, proc) && is_srun(200, proc));

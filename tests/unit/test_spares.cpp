@@ -135,7 +135,8 @@ END_TEST
 
 START_TEST(spares_option_fails_closed)
 {
-	for (const char *bad : {"leaf", "leaf:", ":1", "leaf:0", "leaf:x", "leaf:65", "leaf:0%", "leaf:60%", "leaf:1,leaf:2"}) {
+	for (const char *bad :
+	     {"leaf", "leaf:", ":1", "leaf:0", "leaf:x", "leaf:65", "leaf:0%", "leaf:60%", "leaf:1,leaf:2"}) {
 		auto s = place::parse_spares(bad);
 		ck_assert_msg(!s.has_value(), "'%s' accepted", bad);
 		ck_assert_msg(s.error().str().find("spares") != std::string::npos, "%s", s.error().str().c_str());

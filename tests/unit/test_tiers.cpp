@@ -102,8 +102,8 @@ START_TEST(bad_tables_name_the_key)
 		ck_assert_msg(!s.has_value(), "accepted: %s", c.text);
 		ck_assert_msg(s.error().str().find(c.says) != std::string::npos, "%s: says '%s', not '%s'", c.text,
 			      s.error().str().c_str(), c.says);
-		ck_assert_msg(s.error().str().find("loom-topo.conf") != std::string::npos, "%s: no file in '%s'", c.text,
-			      s.error().str().c_str());
+		ck_assert_msg(s.error().str().find("loom-topo.conf") != std::string::npos, "%s: no file in '%s'",
+			      c.text, s.error().str().c_str());
 	}
 }
 END_TEST
@@ -141,7 +141,8 @@ START_TEST(each_tier_orders_by_its_objective)
 	ck_assert(none.has_value());
 	ck_assert_int_eq(none->eligible, 0);
 	std::string text = describe_plan(*none);
-	ck_assert_msg(text.find("a100 excluded: 80 GiB per GPU, under 1024 GiB") != std::string::npos, "%s", text.c_str());
+	ck_assert_msg(text.find("a100 excluded: 80 GiB per GPU, under 1024 GiB") != std::string::npos, "%s",
+		      text.c_str());
 }
 END_TEST
 
@@ -151,7 +152,8 @@ START_TEST(bad_needs_list_the_names)
 	ck_assert(s.has_value());
 	auto st = check_need(s->t, tier("cheapest"));
 	ck_assert(!st);
-	ck_assert_msg(st.error().str() == "--gpu-tier: unknown tier 'cheapest': this site has value, balanced, fast, big, urgent",
+	ck_assert_msg(st.error().str() ==
+			      "--gpu-tier: unknown tier 'cheapest': this site has value, balanced, fast, big, urgent",
 		      "%s", st.error().str().c_str());
 	Need n;
 	n.min_class = "v100";
@@ -211,8 +213,8 @@ START_TEST(tier_weights_and_the_mixed_flag)
 	ck_assert(again.has_value() && again->value_wait == 0.5 && again->balance_time == 2);
 	ck_assert(!parse_weights("value_wait=-1", "x").has_value());
 	// Slurm sets an option without argument with no value, or "(null)".
-	for (const char *e : {"_SLURM_SPANK_OPTION_loom_place_gpu_mixed=",
-			      "_SLURM_SPANK_OPTION_loom_place_gpu_mixed=(null)"}) {
+	for (const char *e :
+	     {"_SLURM_SPANK_OPTION_loom_place_gpu_mixed=", "_SLURM_SPANK_OPTION_loom_place_gpu_mixed=(null)"}) {
 		std::string tier = "_SLURM_SPANK_OPTION_loom_place_gpu_tier=value";
 		char *env[] = {const_cast<char *>(tier.c_str()), const_cast<char *>(e)};
 		auto h = plugin::hints_from_env(env, 2);

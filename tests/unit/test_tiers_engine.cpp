@@ -42,7 +42,8 @@ START_TEST(engine_places_a_tier_on_its_class)
 	for (Index n : d->candidates[0].nodes)
 		ck_assert_sstr_eq(cls(n), "a100");
 	ck_assert(std::fabs(d->candidates[0].price_per_h - 16.0) < 1e-9); // 16 GPUs x 1.00
-	ck_assert_msg(d->tier.find("tier value") != std::string::npos && d->tier.find("chose a100") != std::string::npos,
+	ck_assert_msg(d->tier.find("tier value") != std::string::npos &&
+			      d->tier.find("chose a100") != std::string::npos,
 		      "%s", d->tier.c_str());
 	auto f = parse_request("nodes=2 gpus_per_node=8 tier=fast");
 	ck_assert(f.has_value());
@@ -71,7 +72,8 @@ START_TEST(engine_places_a_tier_on_its_class)
 	ck_assert(!loom::place::place(st, *r, nullptr, none, 2).has_value());
 	ck_assert(!parse_request("nodes=1 class=h100 tier=fast").has_value());
 	// The request's text form carries the need.
-	auto round = parse_request(format_request(*parse_request("nodes=2 tier=big min_class=h100 gpu_mem=80G workload=infer")));
+	auto round = parse_request(
+		format_request(*parse_request("nodes=2 tier=big min_class=h100 gpu_mem=80G workload=infer")));
 	ck_assert(round.has_value());
 	ck_assert_sstr_eq(format_request(*round), "nodes=2 tier=big min_class=h100 gpu_mem=80G workload=infer");
 }
@@ -188,7 +190,8 @@ START_TEST(mixed_gang_only_when_asked)
 	ck_assert(!bad.has_value());
 	ck_assert_msg(bad.error().str().find("mixed") != std::string::npos, "%s", bad.error().str().c_str());
 	ck_assert(!parse_request("nodes=1 tier=value may_wait=-5").has_value());
-	auto round = parse_request(format_request(*parse_request("nodes=9 tier=value mixed=yes limit=3600 may_wait=900")));
+	auto round =
+		parse_request(format_request(*parse_request("nodes=9 tier=value mixed=yes limit=3600 may_wait=900")));
 	ck_assert(round.has_value());
 	ck_assert_sstr_eq(format_request(*round), "nodes=9 tier=value mixed=yes limit=3600 may_wait=900");
 }

@@ -151,7 +151,8 @@ START_TEST(every_reader_accepts_a_good_file)
 	unlink((d + "/loom-topo.conf").c_str());
 	for (const Answer &a : every_reader(d))
 		if (a.reader != "loom sim") // which needs classes to simulate
-			ck_assert_msg(a.error.empty(), "%s refused a missing file: %s", a.reader.c_str(), a.error.c_str());
+			ck_assert_msg(a.error.empty(), "%s refused a missing file: %s", a.reader.c_str(),
+				      a.error.c_str());
 	unlink((d + "/topology.conf").c_str());
 	rmdir(d.c_str());
 }

@@ -90,8 +90,8 @@ START_TEST(ibnetdiscover_real_fabric)
 	auto again = read_cluster_json(write_cluster_json(*c), "again.json");
 	ck_assert_msg(again.has_value(), "%s", again ? "" : again.error().str().c_str());
 	ck_assert_int_eq(again->rails.size(), 31);
-	ck_assert_int_eq(again->nics[again->nodes[again->find_node("a08-p1-dgx-04-c01")].nic_begin].rail_switch ==
-				 none, 0);
+	ck_assert_int_eq(again->nics[again->nodes[again->find_node("a08-p1-dgx-04-c01")].nic_begin].rail_switch == none,
+			 0);
 	// topology.conf for the tree plugin: no switch without Nodes= or Switches=
 	// (slurmctld's fatal "lacks children"), each node once, under its group.
 	std::string conf = write_topology_conf(*c);
@@ -101,7 +101,8 @@ START_TEST(ibnetdiscover_real_fabric)
 	ck_assert_int_eq(back->domains.size(), 9); // 8 rail groups and the spine
 	for (const std::string &line : split_lines(conf))
 		if (line.rfind("SwitchName=", 0) == 0)
-			ck_assert_msg(line.find(" Nodes=") != std::string::npos || line.find(" Switches=") != std::string::npos,
+			ck_assert_msg(line.find(" Nodes=") != std::string::npos ||
+					      line.find(" Switches=") != std::string::npos,
 				      "%s", line.c_str());
 	auto bad = parse_ibnetdiscover(data_text("ibnetdiscover-bad.out"), "bad.out");
 	ck_assert(!bad);
@@ -125,12 +126,17 @@ START_TEST(unsupported_formats)
 	ck_assert(!names_compute_node("ufm-01 mlx5_0", &why) && why == IbLeftOut::Why::management_server);
 	ck_assert(!names_compute_node("localhost.localdomain HCA-1", &why) && why == IbLeftOut::Why::placeholder);
 	ck_assert(!names_compute_node("", &why) && why == IbLeftOut::Why::unnamed);
-	ck_assert(!names_compute_node("MT4129 ConnectX7   Mellanox Technologies", &why) && why == IbLeftOut::Why::unnamed);
+	ck_assert(!names_compute_node("MT4129 ConnectX7   Mellanox Technologies", &why) &&
+		  why == IbLeftOut::Why::unnamed);
 	ck_assert(names_compute_node("smith-gpu-3 mlx5_1", &why)); // "sm" only as a whole word
 	// A slurm.conf that is none: an error at its line (escaped), not an empty cluster.
-	auto bin = parse_slurm_nodes(std::string("\x7f" "ELF\x02\x01garbage\n", 14), "slurm.conf");
+	auto bin = parse_slurm_nodes(std::string("\x7f"
+						 "ELF\x02\x01garbage\n",
+						 14),
+				     "slurm.conf");
 	ck_assert(!bin);
-	ck_assert_sstr_eq(bin.error().str(), "slurm.conf:1: not a slurm.conf line (expected Key=Value): '\\x7fELF\\x02\\x01garbage'");
+	ck_assert_sstr_eq(bin.error().str(),
+			  "slurm.conf:1: not a slurm.conf line (expected Key=Value): '\\x7fELF\\x02\\x01garbage'");
 	auto empty = parse_slurm_nodes("ClusterName=x\nSlurmctldHost=h\n", "slurm.conf");
 	ck_assert(!empty);
 	ck_assert_sstr_eq(empty.error().str(), "slurm.conf: no NodeName= lines: a slurm.conf without nodes");

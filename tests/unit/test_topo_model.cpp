@@ -15,9 +15,9 @@ ClusterSpec small_fat_tree()
 {
 	ClusterSpec s;
 	s.name = "t";
-	s.domains = {{"l3", "leaf", "pod1", 400, "$.domains[0]"}, {"spine", "spine", "", 0, "$.domains[1]"},
+	s.domains = {{"l3", "leaf", "pod1", 400, "$.domains[0]"},    {"spine", "spine", "", 0, "$.domains[1]"},
 		     {"pod0", "pod", "spine", 1600, "$.domains[2]"}, {"pod1", "pod", "spine", 800, "$.domains[3]"},
-		     {"l0", "leaf", "pod0", 0, "$.domains[4]"},	    {"l1", "leaf", "pod0", 0, "$.domains[5]"},
+		     {"l0", "leaf", "pod0", 0, "$.domains[4]"},      {"l1", "leaf", "pod0", 0, "$.domains[5]"},
 		     {"l2", "leaf", "pod1", 0, "$.domains[6]"}};
 	s.nvlink_domains = {{"rack3", 7200, "$.nvlink_domains[0]"}};
 	for (int i = 0; i < 8; i++) {

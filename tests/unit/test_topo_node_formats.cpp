@@ -55,7 +55,8 @@ START_TEST(nccl_topology_azure)
 	ck_assert_int_eq(h->cpu.family, 6);
 	ck_assert_int_eq(h->cpu.model, 143);
 	ck_assert(h->gpus[0].pcie_gts == 32 && h->gpus[0].pcie_width == 16);
-	ck_assert_msg(xml->find("arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\"") != std::string::npos,
+	ck_assert_msg(xml->find("arch=\"x86_64\" vendor=\"GenuineIntel\" familyid=\"6\" modelid=\"143\"") !=
+			      std::string::npos,
 		      "%s", xml->c_str());
 	ck_assert(xml->find("link_speed=\"32.0 GT/s PCIe\" link_width=\"16\"") != std::string::npos);
 	ck_assert(again->cpu == h->cpu);
@@ -79,8 +80,8 @@ START_TEST(hwloc_dgx2)
 	ck_assert_msg(s.has_value(), "%s", s ? "" : s.error().str().c_str());
 	ck_assert_int_eq(s->nodes.size(), 1);
 	const NodeSpec &n = s->nodes[0];
-	ck_assert_int_eq(n.gpus.size(), 16);  // 16 nvml OS devices
-	ck_assert_int_eq(n.numas.size(), 2);  // 2 NUMANode objects
+	ck_assert_int_eq(n.gpus.size(), 16); // 16 nvml OS devices
+	ck_assert_int_eq(n.numas.size(), 2); // 2 NUMANode objects
 	ck_assert_sstr_eq(n.gpus[0].model, "Tesla V100-SXM3-32GB-H");
 	// 192 entries of 25000 MB/s in NVLinkBandwidth: 16 GPUs x 6 NVSwitch links, both directions.
 	for (const auto &g : n.gpus) {
@@ -97,8 +98,8 @@ START_TEST(hwloc_dgx2)
 	auto c = build_cluster(*s);
 	ck_assert(c.has_value());
 	std::string gres = write_gres_conf(*c, 0);
-	ck_assert_msg(gres.find("File=/dev/nvidia0 Links=-1,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6\n") != std::string::npos, "%s",
-		      gres.c_str());
+	ck_assert_msg(gres.find("File=/dev/nvidia0 Links=-1,6,6,6,6,6,6,6,6,6,6,6,6,6,6,6\n") != std::string::npos,
+		      "%s", gres.c_str());
 }
 END_TEST
 
@@ -151,7 +152,7 @@ START_TEST(hwloc_v3_discover)
 	ck_assert_msg(d.has_value(), "%s", d ? "" : d.error().str().c_str());
 	ck_assert_int_eq(d->node.numas.size(), 1);
 	ck_assert_sstr_eq(d->node.numas[0].cpus, "0-19"); // cpuset 0x000fffff, 20 PUs
-	ck_assert_int_eq(d->node.gpus.size(), 0);          // the file has no GPU object
+	ck_assert_int_eq(d->node.gpus.size(), 0);         // the file has no GPU object
 	ck_assert_sstr_eq(d->node.name, "spark");
 }
 END_TEST

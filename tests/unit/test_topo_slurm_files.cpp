@@ -54,9 +54,11 @@ START_TEST(block_conf_in_and_out)
 			  "b.conf:2: BlockSizes: 12 is not a power of two times 4");
 	ck_assert_sstr_eq(e("BlockName=a Nodes=n[1-2]\nBlockSizes=4\n"),
 			  "b.conf:1: block 'a' has 2 nodes, fewer than the base block size 4 (b.conf:2)");
-	ck_assert_sstr_eq(e("BlockName=a Nodes=n1 Switches=x\n"), "b.conf:1: unknown key Switches= (a block has Nodes= only)");
-	ck_assert_sstr_eq(e("SwitchName=s Nodes=n1\n"),
-			  "b.conf:1: expected BlockName= or BlockSizes= (the block plugin's format), found SwitchName=");
+	ck_assert_sstr_eq(e("BlockName=a Nodes=n1 Switches=x\n"),
+			  "b.conf:1: unknown key Switches= (a block has Nodes= only)");
+	ck_assert_sstr_eq(
+		e("SwitchName=s Nodes=n1\n"),
+		"b.conf:1: expected BlockName= or BlockSizes= (the block plugin's format), found SwitchName=");
 	// No NVLink domains: no blocks to write, said plainly.
 	auto tree = read_spec(data_text("cluster16-topology.conf"), "c16.conf", Format::unknown);
 	auto c16 = build_cluster(*tree);
@@ -124,10 +126,11 @@ START_TEST(topology_yaml_in)
 	ck_assert_sstr_eq(e("- topology: x\n  tree:\n    switches:\n      - switch: a\n        nodes: n[1-2]\n"
 			    "      - switch: b\n        nodes: n2\n"),
 			  "t.yaml:6: node 'n2' is already under a switch (t.yaml:4)");
-	ck_assert_sstr_eq(e("- topology: r\n  ring:\n    rings: []\n"),
-			  "t.yaml:1: topology 'r' is a ring or torus3d, which loom does not model (give cluster_default to "
-			  "a tree or block topology)");
-	ck_assert(e("- topology: [\n").find("t.yaml:") == 0);                      // not YAML, with its line
+	ck_assert_sstr_eq(
+		e("- topology: r\n  ring:\n    rings: []\n"),
+		"t.yaml:1: topology 'r' is a ring or torus3d, which loom does not model (give cluster_default to "
+		"a tree or block topology)");
+	ck_assert(e("- topology: [\n").find("t.yaml:") == 0); // not YAML, with its line
 	ck_assert_sstr_eq(e("just a string\n"), "t.yaml:1: expected a list of topologies (- topology: NAME ...)");
 	ck_assert_sstr_eq(e("- topology: x\n  tree: {}\n  flat: true\n"),
 			  "t.yaml:1: topology 'x' must have exactly one of tree, block, flat, ring, torus3d");
@@ -171,10 +174,12 @@ START_TEST(topology_conf_and_check)
 	for (const auto &p : problems)
 		all += p.str() + "\n";
 	ck_assert_msg(problems.size() == 4, "%s", all.c_str()); // the four planted mistakes
-	ck_assert_msg(all.find("bad.conf:7: node 'n03' is defined twice (first at bad.conf:3)") != std::string::npos, "%s", all.c_str());
+	ck_assert_msg(all.find("bad.conf:7: node 'n03' is defined twice (first at bad.conf:3)") != std::string::npos,
+		      "%s", all.c_str());
 	ck_assert_msg(all.find("bad.conf:6: node 'n17' is not placed") != std::string::npos, "%s", all.c_str());
 	ck_assert_msg(all.find("node 'n16' is not a node in slurm.conf") != std::string::npos, "%s", all.c_str());
-	ck_assert_msg(all.find("'n09' has 8 GPUs, but bad.conf:4 gives it Gres gpu count 4") != std::string::npos, "%s", all.c_str());
+	ck_assert_msg(all.find("'n09' has 8 GPUs, but bad.conf:4 gives it Gres gpu count 4") != std::string::npos, "%s",
+		      all.c_str());
 
 	// Bad topology.conf lines name file and line.
 	auto twice = parse_topology_conf("SwitchName=a Nodes=n1\nSwitchName=b Nodes=n[1-2]\n", "t.conf");
@@ -198,7 +203,8 @@ START_TEST(topology_conf_and_check)
 	auto blocks = parse_block_conf("BlockName=b1 Nodes=a[0-99999]\nBlockName=b2 Nodes=b[0-99999]\n", "block.conf");
 	ck_assert(!blocks);
 	ck_assert_sstr_eq(blocks.error().where, "block.conf:2");
-	auto nodes = parse_slurm_nodes("NodeName=a[0-99999] Gres=gpu:8\nNodeName=b[0-99999] Gres=gpu:8\n", "slurm.conf");
+	auto nodes =
+		parse_slurm_nodes("NodeName=a[0-99999] Gres=gpu:8\nNodeName=b[0-99999] Gres=gpu:8\n", "slurm.conf");
 	ck_assert(!nodes);
 	ck_assert_sstr_eq(nodes.error().where, "slurm.conf:2");
 	// Two lines of 60,000 nodes are a cluster loom reads.

@@ -82,8 +82,7 @@ START_TEST(config_bad_value_names_key_and_value)
 
 	st = o.schema().parse_words("keep=101", "x");
 	ck_assert(!st);
-	ck_assert_msg(st.error().str().find("between 1 and 100") != std::string::npos, "%s",
-		      st.error().str().c_str());
+	ck_assert_msg(st.error().str().find("between 1 and 100") != std::string::npos, "%s", st.error().str().c_str());
 
 	st = o.schema().parse_words("mode=fast", "x");
 	ck_assert(!st);
@@ -122,9 +121,8 @@ START_TEST(durations_and_sizes)
 	struct {
 		const char *in;
 		int64_t out;
-	} good[] = {{"90", 90},	     {"90s", 90},	 {"15min", 900}, {"15m", 900},
-		    {"2h", 7200},    {"1d", 86400},	 {"1h30m", 5400}, {"01:30:00", 5400},
-		    {"10:00", 600}};
+	} good[] = {{"90", 90},    {"90s", 90},     {"15min", 900},     {"15m", 900},  {"2h", 7200},
+		    {"1d", 86400}, {"1h30m", 5400}, {"01:30:00", 5400}, {"10:00", 600}};
 	for (auto &g : good) {
 		auto r = parse_duration(g.in);
 		ck_assert_msg(r.has_value(), "%s", g.in);

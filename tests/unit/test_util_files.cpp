@@ -81,8 +81,8 @@ START_TEST(make_dirs_like_mkdir_p)
 	ck_assert(write_file_atomic(base + "/a/file", "x").has_value());
 	auto bad = make_dirs(base + "/a/file/d");
 	ck_assert(!bad);
-	ck_assert_msg(bad.error().str().find(base + "/a/file: exists and is not a directory") != std::string::npos, "%s",
-		      bad.error().str().c_str());
+	ck_assert_msg(bad.error().str().find(base + "/a/file: exists and is not a directory") != std::string::npos,
+		      "%s", bad.error().str().c_str());
 	ck_assert(!make_dirs(""));
 	std::string cmd = "rm -rf " + base;
 	ck_assert_int_eq(system(cmd.c_str()), 0);

@@ -57,7 +57,8 @@ START_TEST(hostlists)
 	ck_assert_int_eq(budget.expand("")->size(), 0);
 	auto over = budget.expand("b[1-5]");
 	ck_assert(!over);
-	ck_assert_sstr_eq(over.error().str(), "the file names more than 10 nodes in all (one file describes at most 10)");
+	ck_assert_sstr_eq(over.error().str(),
+			  "the file names more than 10 nodes in all (one file describes at most 10)");
 	ck_assert_int_eq(budget.expand("b[1-4]")->size(), 4);
 }
 END_TEST
@@ -69,11 +70,20 @@ START_TEST(gres_gpu_request_forms)
 		bool gpus;
 		const char *type;
 	} cases[] = {
-		{"gres/gpu:h100=8", true, "h100"},  {"gres:gpu:h100:8", true, "h100"}, {"gres/gpu:h100:8", true, "h100"},
-		{"gres:gpu:8", true, ""},           {"gres/gpu=8", true, ""},          {"gres/gpu", true, ""},
-		{"gres/nic:1,gres/gpu:a100:2", true, "a100"}, {"", false, ""},          {"gres/nic:1", false, ""},
-		{"gres/mygpu:2", false, ""},        {"gres/gpumem=40G", false, ""},    {"gres/gpumem=40G,gres/gpu:2", true, ""},
-		{"gres/gpu_x:1", false, ""},        {"gpu:h100:8", true, "h100"},
+		{"gres/gpu:h100=8", true, "h100"},
+		{"gres:gpu:h100:8", true, "h100"},
+		{"gres/gpu:h100:8", true, "h100"},
+		{"gres:gpu:8", true, ""},
+		{"gres/gpu=8", true, ""},
+		{"gres/gpu", true, ""},
+		{"gres/nic:1,gres/gpu:a100:2", true, "a100"},
+		{"", false, ""},
+		{"gres/nic:1", false, ""},
+		{"gres/mygpu:2", false, ""},
+		{"gres/gpumem=40G", false, ""},
+		{"gres/gpumem=40G,gres/gpu:2", true, ""},
+		{"gres/gpu_x:1", false, ""},
+		{"gpu:h100:8", true, "h100"},
 	};
 	for (const Case &k : cases) {
 		GresGpu g = gres_gpu(k.tres);
@@ -88,7 +98,7 @@ START_TEST(gres_gpu_request_forms)
 	ck_assert_int_eq(gres_gpu_count("(null)"), -1);
 	ck_assert_int_eq(gres_gpu_count(""), -1);
 	ck_assert_int_eq(gres_gpu_count("nic:2"), -1);
-	ck_assert_int_eq(gres_gpu_count("gpu:h100"), -1);   // no count: none we can read
+	ck_assert_int_eq(gres_gpu_count("gpu:h100"), -1); // no count: none we can read
 	ck_assert_int_eq(gres_gpu_count("gpumem:80G"), -1);
 }
 END_TEST
@@ -105,7 +115,8 @@ START_TEST(admin_comment_segments_have_one_owner_each)
 	std::string again = loom::admin_comment_replace(both, loom::admin_prefix_health, "loom: moved off n2");
 	want = "ticket 42 | " + ckpt + " | loom: moved off n2";
 	ck_assert_str_eq(again.c_str(), want.c_str());
-	std::string newer = loom::admin_comment_replace(again, loom::admin_prefix_ckpt, "loom ckpt: /ckpt/a/1: no checkpoint yet");
+	std::string newer =
+		loom::admin_comment_replace(again, loom::admin_prefix_ckpt, "loom ckpt: /ckpt/a/1: no checkpoint yet");
 	ck_assert_str_eq(newer.c_str(), "ticket 42 | loom ckpt: /ckpt/a/1: no checkpoint yet | loom: moved off n2");
 	std::string alone = loom::admin_comment_replace("", loom::admin_prefix_health, "loom: x");
 	ck_assert_str_eq(alone.c_str(), "loom: x");

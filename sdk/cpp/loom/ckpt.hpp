@@ -100,19 +100,19 @@ struct __attribute__((visibility("default"))) Buffer {
 };
 
 struct __attribute__((visibility("default"))) Config {
-	std::string dir;          // LOOM_CKPT_DIR
-	int signal = 0;           // LOOM_CKPT_SIGNAL (0: none)
-	int64_t interval_s = 0;   // LOOM_CKPT_INTERVAL (0: only on signal)
-	int keep = 3;             // LOOM_CKPT_KEEP
-	int64_t restart_count = 0; // LOOM_RESTART_COUNT
-	int64_t world_size = 1;   // the launcher's (see above); 1: a checkpoint of one process
-	std::string job_id;       // SLURM_JOB_ID
-	int64_t rank = 0;         // the launcher's
-	std::string run;          // the launch's id (several ranks: names their shared staging)
+	std::string dir;               // LOOM_CKPT_DIR
+	int signal = 0;                // LOOM_CKPT_SIGNAL (0: none)
+	int64_t interval_s = 0;        // LOOM_CKPT_INTERVAL (0: only on signal)
+	int keep = 3;                  // LOOM_CKPT_KEEP
+	int64_t restart_count = 0;     // LOOM_RESTART_COUNT
+	int64_t world_size = 1;        // the launcher's (see above); 1: a checkpoint of one process
+	std::string job_id;            // SLURM_JOB_ID
+	int64_t rank = 0;              // the launcher's
+	std::string run;               // the launch's id (several ranks: names their shared staging)
 	double commit_timeout_s = 600; // LOOM_CKPT_COMMIT_TIMEOUT: rank 0's wait for every part
 	double stamp_lead_s = 2.0;     // LOOM_CKPT_STAMP_LEAD: seconds of steps between a stamp and its step
 	double agree_period_s = 1.0;   // LOOM_CKPT_AGREE_SECONDS: between two calls of allreduce_max
-	std::string error;        // from_env(): variables that do not read; saves and restore fail with it
+	std::string error;             // from_env(): variables that do not read; saves and restore fail with it
 	// Optional all-reduce (maximum, minimum) over the job's ranks; see above.
 	std::function<int64_t(int64_t)> allreduce_max, allreduce_min;
 	static Config from_env();
@@ -121,8 +121,8 @@ struct __attribute__((visibility("default"))) Config {
 struct __attribute__((visibility("default"))) Restored {
 	bool found = false;
 	int64_t step = 0;
-	std::string path;  // the checkpoint directory
-	std::string error; // set when the directory could not be read at all
+	std::string path;                 // the checkpoint directory
+	std::string error;                // set when the directory could not be read at all
 	std::vector<std::string> skipped; // newer checkpoints that failed verification, with why
 	// This rank's files, by the names it saved them by, and the directory
 	// holding them (path itself, or path/rank-<r> in a checkpoint of
