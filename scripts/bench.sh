@@ -4,7 +4,7 @@
 #
 #   scripts/bench.sh [NAME...]
 #
-# NAME: topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim rank-order comm-sim tiers-sim tiers-search load-search scale
+# NAME: topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim standby-sim rank-order comm-sim tiers-sim tiers-search load-search scale
 # (default: all but scale, which brings up 1,250 real slurmd for half an hour).
 #   topo              topology load time and memory at 1k/10k/100k GPUs
 #   place             placement engine per decision vs Slurm tree's greedy choice
@@ -19,6 +19,8 @@
 #                     bench/results/sim.md and its plots (bench/sim_report.sh)
 #   spares-sim        loom sim at 36,864 GPUs: ETTR and lost GPU-hours of 1k-16k GPU jobs with and
 #                     without spares and migration (bench/results/spares-sim.md, bench/sim_spares.sh)
+#   standby-sim       loom sim at 36,864 GPUs: ETTR of 1k-16k GPU jobs with standbys in the allocation,
+#                     against the requeue and spares (bench/results/standby-sim.md, bench/sim_standby.sh)
 #   rank-order        ring neighbours across leaves, Slurm's node order against loom's rank order
 #                     (bench/results/rank-order.md, bench/rank_order.sh)
 #   comm-sim          loom sim at 10,240 GPUs: step factor and run time of heavy jobs on a fabric
@@ -41,7 +43,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build}
 export LOOM_SRCDIR=$top
 b=$LOOM_BUILDDIR/bench
-all="topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim rank-order comm-sim tiers-sim tiers-search load-search"
+all="topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim standby-sim rank-order comm-sim tiers-sim tiers-search load-search"
 names=${*:-$all}
 for n in $names; do
 	case " $all scale " in *" $n "*) ;; *) echo "bench: unknown benchmark '$n' (one of: $all scale)" >&2; exit 2 ;; esac
@@ -68,6 +70,7 @@ for n in $names; do
 	scale) cmd=("$top/bench/slurmctld_scale.sh") ;;
 	sim) cmd=("$top/bench/sim_report.sh") ;;
 	spares-sim) cmd=("$top/bench/sim_spares.sh") ;;
+	standby-sim) cmd=("$top/bench/sim_standby.sh") ;;
 	rank-order) cmd=("$top/bench/rank_order.sh") ;;
 	comm-sim) cmd=("$top/bench/sim_comm.sh") ;;
 	tiers-sim) cmd=("$top/bench/sim_tiers.sh") ;;

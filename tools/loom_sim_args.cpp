@@ -60,6 +60,21 @@ Setter set_ckpt_interval(int64_t &out)
 	};
 }
 
+Setter set_standby(int64_t &out)
+{
+	return [&out](const std::string &v) {
+		if (v == "auto") {
+			out = -1;
+			return std::string();
+		}
+		auto n = parse_int(v, 0, 1024);
+		if (!n)
+			return std::string("expected auto or a number of nodes from 0 to 1024");
+		out = *n;
+		return std::string();
+	};
+}
+
 Setter set_spares(SimArgs &a)
 {
 	return [&a](const std::string &v) {
@@ -177,7 +192,19 @@ void add_checkpoints_and_spares(OptionTable &t, SimArgs &a)
 		     set_duration(b.replace_s))
 		.add("--migrate", "yes|no",
 		     "--ckpt jobs move off a node marked suspect (spank_ckpt migrate=; default no)",
-		     set_yes_no(b.migrate));
+		     set_yes_no(b.migrate))
+		.add("--standby", "N|auto",
+		     "standby nodes a --ckpt job of --standby-min-gpus or more holds in its allocation; a failed node "
+		     "is replaced by one without a requeue (--ckpt-standby; auto: enough for its failures over its "
+		     "time limit with probability --standby-p; default 0)",
+		     set_standby(b.standby))
+		.add("--standby-p", "P", "the probability auto standbys cover a job's failures (default 0.9)",
+		     set_real(b.standby_p, 0.5, 0.9999, "a probability from 0.5 to 0.9999"))
+		.add("--standby-min-gpus", "N", "the smallest job that holds standbys (default 1024)",
+		     set_int(b.standby_min_gpus, 1, 1 << 24))
+		.add("--in-alloc-time", "DUR",
+		     "failure detected to the step running again inside the allocation (default 15s)",
+		     set_duration(b.in_alloc_s));
 }
 
 void add_model(OptionTable &t, SimArgs &a)

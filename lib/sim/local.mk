@@ -7,7 +7,7 @@ lib_libloom_sim_la_SOURCES += \
 	lib/sim/cost.hpp lib/sim/cost.cpp \
 	lib/sim/placer.hpp lib/sim/placer.cpp \
 	lib/sim/simulator.hpp lib/sim/simulator.cpp lib/sim/sim_engine.hpp \
-	lib/sim/sim_runs.cpp lib/sim/sim_failures.cpp lib/sim/sim_spares.cpp \
+	lib/sim/sim_runs.cpp lib/sim/sim_failures.cpp lib/sim/sim_spares.cpp lib/sim/sim_standby.cpp \
 	lib/sim/sim_schedule.cpp lib/sim/sim_metrics.cpp \
 	lib/sim/report.hpp lib/sim/report.cpp
 
@@ -18,7 +18,7 @@ if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_sim
 TESTS += tests/unit/test_sim
 tests_unit_test_sim_SOURCES = tests/unit/test_sim.cpp tests/unit/check_main.hpp tests/unit/sim_fixture.hpp \
-	tests/unit/test_sim_failures.cpp tests/unit/test_sim_cost.cpp tests/unit/test_sim_scheduler.cpp
+	tests/unit/test_sim_failures.cpp tests/unit/test_sim_cost.cpp tests/unit/test_sim_scheduler.cpp tests/unit/test_sim_standby.cpp
 tests_unit_test_sim_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_sim_LDADD = $(LOOM_SIM_LIBS) $(CHECK_LIBS)
 endif

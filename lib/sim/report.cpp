@@ -78,6 +78,8 @@ const std::vector<Row> &rows()
 		{"replace_wait_mean_s", 1, [](const Summary &s) { return s.replace_wait_mean_s; }},
 		{"migrations", 0, [](const Summary &s) { return double(s.migrations); }},
 		{"migrations_to_spares", 0, [](const Summary &s) { return double(s.migrations_to_spares); }},
+		{"in_alloc_restarts", 0, [](const Summary &s) { return double(s.in_alloc_restarts); }},
+		{"standby_gpu_h", 1, [](const Summary &s) { return s.standby_gpu_h; }},
 		{"spare_nodes_mean", 1, [](const Summary &s) { return s.spare_nodes_mean; }},
 		{"lost_gpu_h", 1, [](const Summary &s) { return s.lost_gpu_h; }},
 		{"decisions", 0, [](const Summary &s) { return double(s.decisions); }},

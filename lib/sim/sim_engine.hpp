@@ -81,12 +81,18 @@ struct Live {
 	int64_t interval_s = 0;   // 0: no checkpoints
 	bool timeout_end = false; // this run ends at its limit
 	double warn_commit = 0;   // work saved by a checkpoint taken on a suspect mark (this run)
-	bool in_resv = false;     // this run started in a replacement's reservation
-	double price_per_h = -1;  // this run's GPUs at the class prices (weights.tiers); < 0 none
+	int standby_req = 0;      // standby nodes asked for beside the job's own (RunConfig::standby)
+	int standby = 0;          // standbys held now: the last of 'nodes'
+	int64_t alloc_start_s = 0, standby_since_s = 0;
+	bool in_resv = false;    // this run started in a replacement's reservation
+	double price_per_h = -1; // this run's GPUs at the class prices (weights.tiers); < 0 none
 	int64_t last_migration_s = -1;
 	std::vector<std::pair<topo::Index, double>> crossing; // this run's GPUs across uplinks (contention)
 	JobResult res;
 	place::Request req;
+
+	int alloc_nodes() const { return job->nodes + standby_req; }
+	int64_t alloc_gpus() const { return static_cast<int64_t>(alloc_nodes()) * job->gpus_per_node; }
 };
 
 // A replacement waiting: the job's healthy nodes and its spares are held (a
@@ -156,6 +162,9 @@ private:
 	std::vector<std::string> names(const std::vector<topo::Index> &nodes) const;
 
 	void start(uint32_t i, const place::Candidate &cand);
+	// The run's end (done, or its time limit, which runs from the allocation's start).
+	void schedule_end(uint32_t i);
+	std::vector<topo::Index> active_nodes(const Live &l) const;
 
 	// Take the run off its nodes; record its exposure.
 	void release(uint32_t i, const health::Classification &cls);
@@ -180,6 +189,15 @@ private:
 	// The checkpoint taken at the suspect mark is committed: move, when
 	// staying would lose more (spank_ckpt's coordinator, migration_cost).
 	void migrate(const Move &m);
+
+	// Standbys (sim_standby.cpp): how many a job asks for; a failed node of
+	// the job replaced by one inside its allocation (false: not handled,
+	// the job takes the other paths); the standby GPU-hours held so far.
+	int standby_for(const Job &j) const;
+	bool recover_in_allocation(uint32_t i, const FailCtx &fc, const Outcome &o);
+	void drop_node(Live &l, size_t k);
+	void account_standby(Live &l);
+	void restart_in_place(uint32_t i);
 
 	bool want_available(size_t n) const;
 	void sync(topo::Index n);
@@ -271,6 +289,8 @@ private:
 	std::vector<Hold> holds_list_;
 	std::vector<Move> moves_;
 	size_t replacements_ = 0, spare_misses_ = 0, migrations_ = 0, migrations_to_spares_ = 0;
+	size_t in_alloc_restarts_ = 0;
+	double standby_gpu_s_ = 0;
 	double replace_wait_s_ = 0;
 	std::vector<bool> up_, suspect_;
 	std::vector<double> hist_; // failure-history health weight per node

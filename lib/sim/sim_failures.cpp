@@ -28,6 +28,8 @@ void Sim::job_failed(const FailCtx &fc)
 	const Cause &cause = cfg_.failures.causes[fc.cause];
 	Outcome o = judge_failure(cause, l.job->id, names(l.nodes), c_.nodes[static_cast<size_t>(fc.node)].name,
 				  l.job->ckpt, static_cast<uint32_t>(l.res.restarts), budget(l));
+	if (recover_in_allocation(fc.live, fc, o))
+		return;
 	job_failures_++;
 	auto [committed, done] = progress_at(l, fc.fault_s);
 	(void)done;

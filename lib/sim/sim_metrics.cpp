@@ -111,6 +111,8 @@ void Sim::summarize(RunResult &r)
 	s.spare_misses = spare_misses_;
 	s.migrations = migrations_;
 	s.migrations_to_spares = migrations_to_spares_;
+	s.in_alloc_restarts = in_alloc_restarts_;
+	s.standby_gpu_h = standby_gpu_s_ / 3600;
 	s.replace_wait_mean_s = replacements_ ? replace_wait_s_ / static_cast<double>(replacements_) : 0;
 	s.rejected = rejected_;
 	double il = 0;

@@ -93,8 +93,11 @@ void Sim::start(uint32_t i, const place::Candidate &cand)
 	l.serial++;
 	l.nodes = cand.nodes;
 	l.gpus = cand.gpus;
-	l.start_s = now_;
-	Span sp = placement_cost(c_, l.nodes, l.job->comm, cost_);
+	l.start_s = l.alloc_start_s = l.standby_since_s = now_;
+	// The step runs on the job's own nodes; the standbys (the last ones,
+	// beside them in the fabric's order) wait.
+	l.standby = static_cast<int>(l.nodes.size()) - l.job->nodes;
+	Span sp = placement_cost(c_, active_nodes(l), l.job->comm, cost_);
 	l.price_per_h = -1;
 	if (cfg_.weights.tiers) {
 		place::Candidate priced = cand;
@@ -135,13 +138,26 @@ void Sim::start(uint32_t i, const place::Candidate &cand)
 		if (l.in_resv)
 			resv_[static_cast<size_t>(l.nodes[k])]++;
 	}
-	busy_gpus_ += l.job->gpus();
-	double wall = run_wall(l);
-	l.timeout_end = wall > static_cast<double>(l.job->limit_s);
-	int64_t end =
-		now_ + (l.timeout_end ? l.job->limit_s : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(wall))));
+	for (int g : l.gpus)
+		busy_gpus_ += g;
 	running_end_.push_back({now_ + l.job->limit_s, i});
+	schedule_end(i);
+}
+
+void Sim::schedule_end(uint32_t i)
+{
+	Live &l = live_[i];
+	double wall = run_wall(l);
+	int64_t limit_left = l.alloc_start_s + l.job->limit_s - now_; // a restart in place keeps the limit
+	l.timeout_end = wall > static_cast<double>(limit_left);
+	int64_t end = now_ + (l.timeout_end ? limit_left : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(wall))));
 	push(end, ev_end, i, l.serial);
+}
+
+std::vector<topo::Index> Sim::active_nodes(const Live &l) const
+{
+	size_t n = std::min(l.nodes.size(), static_cast<size_t>(l.job->nodes));
+	return std::vector<topo::Index>(l.nodes.begin(), l.nodes.begin() + static_cast<std::ptrdiff_t>(n));
 }
 
 void Sim::release(uint32_t i, const health::Classification &cls)
@@ -171,7 +187,9 @@ void Sim::release(uint32_t i, const health::Classification &cls)
 		if (c >= 0)
 			l.res.cost += c;
 	}
-	busy_gpus_ -= l.job->gpus();
+	for (int g : l.gpus)
+		busy_gpus_ -= g;
+	account_standby(l);
 	health::JobEnd je;
 	je.job_id = l.job->id;
 	je.nodes = names(l.nodes);

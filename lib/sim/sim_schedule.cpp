@@ -43,7 +43,7 @@ bool Sim::dominated(const Live &l, const std::vector<Shape> &failed) const
 {
 	bool b = borrower(l);
 	for (const Shape &s : failed)
-		if (l.job->nodes >= s.nodes && l.job->gpus_per_node >= s.gpn && *s.cls == l.req.gpu_class &&
+		if (l.alloc_nodes() >= s.nodes && l.job->gpus_per_node >= s.gpn && *s.cls == l.req.gpu_class &&
 		    *s.tier == l.req.need.tier && (s.borrow || !b))
 			return true;
 	return false;
@@ -64,9 +64,9 @@ bool Sim::try_place(uint32_t i, std::vector<Shape> &failed, bool open)
 {
 	Live &l = live_[i];
 	const place::Capacity &tot = state_.total();
-	if (tot.free_gpus < l.job->gpus() || tot.with_free(l.job->gpus_per_node) < l.job->nodes ||
+	if (tot.free_gpus < l.alloc_gpus() || tot.with_free(l.job->gpus_per_node) < l.alloc_nodes() ||
 	    dominated(l, failed)) {
-		failed.push_back({l.job->nodes, l.job->gpus_per_node, &l.req.gpu_class, &l.req.need.tier, open});
+		failed.push_back({l.alloc_nodes(), l.job->gpus_per_node, &l.req.gpu_class, &l.req.need.tier, open});
 		return false;
 	}
 	bool dump = cfg_.dump_at_s >= 0 && !dumped_ && now_ >= cfg_.dump_at_s;
@@ -87,7 +87,7 @@ bool Sim::try_place(uint32_t i, std::vector<Shape> &failed, bool open)
 		// Waiting by choice (a value tier) says nothing of what fits.
 		if (d->waiting.empty())
 			failed.push_back(
-				{l.job->nodes, l.job->gpus_per_node, &l.req.gpu_class, &l.req.need.tier, open});
+				{l.alloc_nodes(), l.job->gpus_per_node, &l.req.gpu_class, &l.req.need.tier, open});
 		else
 			waited_by_choice_ = true;
 		return false;
@@ -153,15 +153,15 @@ void Sim::backfill_pass()
 			if (try_start(i, failed) || waited_by_choice_)
 				continue; // one waiting by choice holds no reservation
 			reserved = true;
-			reservation(l.job->gpus(), shadow, extra);
+			reservation(l.alloc_gpus(), shadow, extra);
 			failed.clear(); // later jobs may fit where the head does not
 			continue;
 		}
 		bool ends_before = now_ + l.job->limit_s <= shadow;
-		if (!ends_before && l.job->gpus() > extra)
+		if (!ends_before && l.alloc_gpus() > extra)
 			continue;
 		if (try_start(i, failed) && !ends_before)
-			extra -= l.job->gpus();
+			extra -= l.alloc_gpus();
 	}
 	keep_pending(order);
 }

@@ -69,6 +69,10 @@ Sim::Sim(const topo::Cluster &c, const std::vector<Job> &jobs, const std::vector
 	prior_mtbf_s_ = cfg.failures.none || cfg.failures.rate_per_1000_node_days <= 0
 				? 1e12
 				: 1000.0 * 86400 / cfg.failures.rate_per_1000_node_days;
+	for (Live &l : live_) {
+		l.standby_req = standby_for(*l.job);
+		l.req.min_nodes = l.alloc_nodes();
+	}
 }
 
 expected<RunResult> Sim::run()

@@ -77,6 +77,20 @@ struct RunConfig {
 	// staying loses more; at most once per migrate_window_s.
 	bool migrate = false;
 	int64_t migrate_window_s = 3600;
+	// Standby nodes in the allocation (spank_ckpt --ckpt-standby): a --ckpt
+	// job of standby_min_gpus GPUs or more asks for 'standby' nodes beside
+	// its own (-1: ckpt::standby_count over its time limit at the failure
+	// model's node MTBF, probability standby_p, at most standby_max), held
+	// idle. When one of its active nodes fails and a standby is left, the
+	// run starts again in its allocation in_alloc_s after detection plus the
+	// restart: the culprit leaves the job, a standby takes its place, the
+	// time limit runs on. A standby's own failure only takes it away.
+	// Without a standby: the spares, then the requeue, as above.
+	int64_t standby = 0;
+	double standby_p = 0.9;
+	int standby_max = 64;
+	int64_t standby_min_gpus = 1024;
+	int64_t in_alloc_s = 15;
 	// Degraded uplinks: degraded_uplinks leaves, spread evenly over the
 	// cluster, have their uplinks at degraded_factor of their capacity in the
 	// cost model (the fabric as it is). link_marks of each such leaf's nodes
@@ -154,6 +168,8 @@ struct Summary {
 	size_t spare_misses = 0; // requeues that found no spare for every culprit (normal requeue)
 	size_t migrations = 0;   // moves off a suspect node before it failed
 	size_t migrations_to_spares = 0;
+	size_t in_alloc_restarts = 0;   // failures recovered on a standby inside the allocation
+	double standby_gpu_h = 0;       // GPU-hours of standby nodes held idle
 	double replace_wait_mean_s = 0; // detection to running again, over replacements
 	double spare_nodes_mean = 0;    // pool size, over the samples
 	double idle_leaves_mean = 0;

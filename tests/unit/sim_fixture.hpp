@@ -64,3 +64,5 @@ TCase *sim_failure_tests();
 TCase *sim_cost_tests();
 // The scheduler loop (test_sim_scheduler.cpp).
 TCase *sim_scheduler_tests();
+// Standby nodes inside the allocation (test_sim_standby.cpp).
+TCase *sim_standby_tests();

@@ -185,6 +185,7 @@ static Suite *make_suite()
 	suite_add_tcase(s, sim_failure_tests());
 	suite_add_tcase(s, sim_cost_tests());
 	suite_add_tcase(s, sim_scheduler_tests());
+	suite_add_tcase(s, sim_standby_tests());
 	return s;
 }
 

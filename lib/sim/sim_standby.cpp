@@ -1,0 +1,104 @@
+// loom sim: standby nodes inside a job's allocation, and the restart in place
+// when one of its nodes fails (sim_engine.hpp, RunConfig::standby).
+#include "lib/sim/sim_engine.hpp"
+
+#include "lib/ckpt/standby.hpp"
+
+namespace loom::sim::detail {
+
+int Sim::standby_for(const Job &j) const
+{
+	if (!j.ckpt || cfg_.standby == 0 || j.gpus() < cfg_.standby_min_gpus)
+		return 0;
+	if (cfg_.standby > 0)
+		return static_cast<int>(cfg_.standby);
+	// --ckpt-standby=auto: at submit, over the job's time limit.
+	return ckpt::standby_count(j.nodes, static_cast<double>(j.limit_s), prior_mtbf_s_, cfg_.standby_p,
+				   cfg_.standby_max)
+		.nodes;
+}
+
+void Sim::account_standby(Live &l)
+{
+	if (l.standby > 0 && !l.gpus.empty())
+		standby_gpu_s_ += static_cast<double>(now_ - l.standby_since_s) * l.standby * l.job->gpus_per_node;
+	l.standby_since_s = now_;
+}
+
+// The node at l.nodes[k] leaves the job (Slurm removes a failed node from a
+// --no-kill job): its GPUs go back to the State, the job off its list.
+void Sim::drop_node(Live &l, size_t k)
+{
+	size_t n = static_cast<size_t>(l.nodes[k]);
+	(void)state_.release(l.nodes[k], l.gpus[k], 0);
+	busy_gpus_ -= l.gpus[k];
+	auto &v = node_jobs_[n];
+	uint32_t i = static_cast<uint32_t>(&l - live_.data());
+	v.erase(std::remove(v.begin(), v.end(), i), v.end());
+	l.nodes.erase(l.nodes.begin() + static_cast<std::ptrdiff_t>(k));
+	l.gpus.erase(l.gpus.begin() + static_cast<std::ptrdiff_t>(k));
+	dirty_ = true;
+}
+
+bool Sim::recover_in_allocation(uint32_t i, const FailCtx &fc, const Outcome &o)
+{
+	Live &l = live_[i];
+	auto at = std::find(l.nodes.begin(), l.nodes.end(), fc.node);
+	if (l.standby_req == 0 || at == l.nodes.end())
+		return false;
+	size_t k = static_cast<size_t>(at - l.nodes.begin());
+	account_standby(l);
+	if (k >= static_cast<size_t>(l.job->nodes)) { // a standby failed: the step goes on
+		drop_node(l, k);
+		l.standby--;
+		return true;
+	}
+	// What jobcomp/health would requeue, naming a culprit: an infrastructure failure.
+	if (!o.requeue || o.drain.empty() || l.standby == 0 || static_cast<uint32_t>(l.res.restarts) >= budget(l))
+		return false;
+	job_failures_++;
+	auto [committed, done] = progress_at(l, fc.fault_s);
+	(void)done;
+	committed = std::max(committed, l.warn_commit);
+	l.res.productive_s += committed / l.speed;
+	l.res.lost_gpu_s += (static_cast<double>(now_ - l.start_s) - committed / l.speed) * l.job->gpus();
+	l.remaining -= committed;
+	// The standby takes the culprit's rank: the first standby, next in the
+	// fabric's order to the job's own nodes.
+	size_t s = static_cast<size_t>(l.job->nodes);
+	std::swap(l.nodes[k], l.nodes[s]);
+	std::swap(l.gpus[k], l.gpus[s]);
+	drop_node(l, s);
+	l.standby--;
+	health::Classification cls;
+	cls.cls = o.cls;
+	cls.culprits = o.drain;
+	health::JobEnd je;
+	je.job_id = l.job->id;
+	je.nodes = names(l.nodes);
+	je.nodes.push_back(c_.nodes[static_cast<size_t>(fc.node)].name);
+	je.start_time = l.start_s;
+	je.end_time = now_;
+	health::record_job(stats_, je, cls, class_of_, now_);
+	refresh_health();
+	restart_in_place(i);
+	return true;
+}
+
+// The step starts again on the job's nodes: detection to running again is
+// in_alloc_s, then the restart's restore; no requeue, no queue wait.
+void Sim::restart_in_place(uint32_t i)
+{
+	Live &l = live_[i];
+	l.serial++;
+	l.res.restarts++;
+	in_alloc_restarts_++;
+	l.start_s = now_;
+	l.restore_s = cfg_.in_alloc_s + cfg_.ckpt.restart_s;
+	l.warn_commit = 0;
+	Span sp = placement_cost(c_, active_nodes(l), l.job->comm, cost_);
+	l.speed = sp.speed / sp.step_factor;
+	schedule_end(i);
+}
+
+} // namespace loom::sim::detail
