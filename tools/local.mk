@@ -21,6 +21,8 @@ check_PROGRAMS += tests/tools/schema_values
 tests_tools_schema_values_SOURCES = tests/tools/schema_values.cpp
 tests_tools_schema_values_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 tests_tools_schema_values_LDADD = lib/libloom_health.la lib/libloom_ckpt.la $(LOOM_PLACE_LIBS)
+# Built before man_keys.sh runs, also where only some tests' logs are made.
+tests/tools/man_keys.log: tests/tools/schema_values$(EXEEXT)
 EXTRA_DIST += tests/tools/cli_walk.sh tests/tools/shell_pipes.sh tests/tools/health_exit_codes.sh tests/tools/completion.sh \
 	tests/tools/man_pages.sh tests/tools/man_keys.sh tests/tools/man_keys.py tests/tools/man_options.py tests/tools/module_graph.sh \
 	tests/tools/module_graph.py tests/tools/shellcheck.sh .shellcheckrc tests/tools/clang_format.sh .clang-format
