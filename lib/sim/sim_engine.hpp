@@ -83,6 +83,7 @@ struct Live {
 	double warn_commit = 0;   // work saved by a checkpoint taken on a suspect mark (this run)
 	int standby_req = 0;      // standby nodes asked for beside the job's own (RunConfig::standby)
 	int standby = 0;          // standbys held now: the last of 'nodes'
+	int in_place = 0;         // restarts inside the allocation (not requeues: Slurm's restart count)
 	int64_t alloc_start_s = 0, standby_since_s = 0;
 	bool in_resv = false;    // this run started in a replacement's reservation
 	double price_per_h = -1; // this run's GPUs at the class prices (weights.tiers); < 0 none
@@ -92,6 +93,7 @@ struct Live {
 	place::Request req;
 
 	int alloc_nodes() const { return job->nodes + standby_req; }
+	uint32_t requeue_count() const { return static_cast<uint32_t>(res.restarts - in_place); }
 	int64_t alloc_gpus() const { return static_cast<int64_t>(alloc_nodes()) * job->gpus_per_node; }
 };
 
@@ -198,6 +200,7 @@ private:
 	void drop_node(Live &l, size_t k);
 	void account_standby(Live &l);
 	void restart_in_place(uint32_t i);
+	void record_in_place(const Live &l, const Outcome &o);
 
 	bool want_available(size_t n) const;
 	void sync(topo::Index n);

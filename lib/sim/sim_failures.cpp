@@ -27,7 +27,7 @@ void Sim::job_failed(const FailCtx &fc)
 		return;
 	const Cause &cause = cfg_.failures.causes[fc.cause];
 	Outcome o = judge_failure(cause, l.job->id, names(l.nodes), c_.nodes[static_cast<size_t>(fc.node)].name,
-				  l.job->ckpt, static_cast<uint32_t>(l.res.restarts), budget(l));
+				  l.job->ckpt, l.requeue_count(), budget(l));
 	if (recover_in_allocation(fc.live, fc, o))
 		return;
 	job_failures_++;

@@ -223,7 +223,7 @@ void Sim::end_run(uint32_t i)
 		l.res.lost_gpu_s += (static_cast<double>(now_ - l.start_s) - saved / l.speed) * l.job->gpus();
 		l.remaining -= saved;
 		release(i, {});
-		if (saved > 0 && static_cast<uint32_t>(l.res.restarts) < budget(l)) {
+		if (saved > 0 && l.requeue_count() < budget(l)) {
 			requeue(i, cfg_.sched.requeue_delay_s);
 			return;
 		}

@@ -53,36 +53,49 @@ bool Sim::recover_in_allocation(uint32_t i, const FailCtx &fc, const Outcome &o)
 		l.standby--;
 		return true;
 	}
-	// What jobcomp/health would requeue, naming a culprit: an infrastructure failure.
-	if (!o.requeue || o.drain.empty() || l.standby == 0 || static_cast<uint32_t>(l.res.restarts) >= budget(l))
+	// What jobcomp/health would requeue: a culprit it drains is replaced by
+	// a standby; without one named (a hang, a network error) the step starts
+	// again on the same nodes, but only after progress since its last start
+	// (spank_ckpt's rule against a restart loop).
+	bool replace = !o.drain.empty();
+	if (!o.requeue || (replace && l.standby == 0))
 		return false;
-	job_failures_++;
 	auto [committed, done] = progress_at(l, fc.fault_s);
 	(void)done;
 	committed = std::max(committed, l.warn_commit);
+	if (!replace && committed <= 0)
+		return false;
+	job_failures_++;
 	l.res.productive_s += committed / l.speed;
 	l.res.lost_gpu_s += (static_cast<double>(now_ - l.start_s) - committed / l.speed) * l.job->gpus();
 	l.remaining -= committed;
-	// The standby takes the culprit's rank: the first standby, next in the
-	// fabric's order to the job's own nodes.
-	size_t s = static_cast<size_t>(l.job->nodes);
-	std::swap(l.nodes[k], l.nodes[s]);
-	std::swap(l.gpus[k], l.gpus[s]);
-	drop_node(l, s);
-	l.standby--;
+	record_in_place(l, o);
+	if (replace) {
+		// The standby takes the culprit's rank: the first standby, next in
+		// the fabric's order to the job's own nodes.
+		size_t s = static_cast<size_t>(l.job->nodes);
+		std::swap(l.nodes[k], l.nodes[s]);
+		std::swap(l.gpus[k], l.gpus[s]);
+		drop_node(l, s);
+		l.standby--;
+	}
+	refresh_health();
+	restart_in_place(i);
+	return true;
+}
+
+// The failure in the statistics, as jobcomp/health records a job's end.
+void Sim::record_in_place(const Live &l, const Outcome &o)
+{
 	health::Classification cls;
 	cls.cls = o.cls;
 	cls.culprits = o.drain;
 	health::JobEnd je;
 	je.job_id = l.job->id;
 	je.nodes = names(l.nodes);
-	je.nodes.push_back(c_.nodes[static_cast<size_t>(fc.node)].name);
 	je.start_time = l.start_s;
 	je.end_time = now_;
 	health::record_job(stats_, je, cls, class_of_, now_);
-	refresh_health();
-	restart_in_place(i);
-	return true;
 }
 
 // The step starts again on the job's nodes: detection to running again is
@@ -92,6 +105,7 @@ void Sim::restart_in_place(uint32_t i)
 	Live &l = live_[i];
 	l.serial++;
 	l.res.restarts++;
+	l.in_place++;
 	in_alloc_restarts_++;
 	l.start_s = now_;
 	l.restore_s = cfg_.in_alloc_s + cfg_.ckpt.restart_s;

@@ -3,6 +3,7 @@
 #include "lib/ckpt/standby.hpp"
 
 #include <cmath>
+#include <vector>
 
 #include "tests/unit/check_main.hpp"
 #include "tests/unit/sim_fixture.hpp"
@@ -97,6 +98,42 @@ START_TEST(standby_failure_leaves_the_job_running)
 }
 END_TEST
 
+// An NCCL watchdog timeout names no culprit (a hang): loom drains nothing,
+// and the step starts again in place on the same four nodes 600 s (the
+// watchdog) + 15 s after the hang; the standby is still there. Twelve such
+// hangs, each after a checkpoint, are twelve restarts in place and no
+// requeue: Slurm's restart count, which the restart budget (10) counts, is
+// not touched.
+START_TEST(hang_restarts_in_place_on_the_same_nodes)
+{
+	topo::Cluster c = make("gpus=64 fabric=fat nodes_per_leaf=4");
+	RunConfig cfg = hourly_checkpoints();
+	cfg.standby = 1;
+	Job a = job(1, 0, 3, 8, 30 * 3600, true);
+	std::vector<Failure> hangs;
+	for (int h = 0; h < 12; h++) {
+		Failure f = gpu_fault(c, cfg.failures, (2 * h + 2) * 3600 + 1800, "n00002");
+		f.cause = cause_named(cfg.failures, "nccl");
+		hangs.push_back(f);
+	}
+	auto r = simulate(c, {a}, {hangs.front()}, cfg);
+	ck_assert(r.has_value());
+	ck_assert_int_eq(r->summary.in_alloc_restarts, 1);
+	ck_assert_int_eq(r->summary.requeues, 0);
+	ck_assert_int_eq(r->summary.drains, 0);
+	ck_assert_str_eq(r->jobs[0].state.c_str(), "COMPLETED");
+	ck_assert_msg(std::fabs(r->summary.standby_gpu_h - 8.0 * static_cast<double>(r->jobs[0].end_s) / 3600) < 1e-6,
+		      "standby GPU-h %.3f, job ended at %lld", r->summary.standby_gpu_h,
+		      static_cast<long long>(r->jobs[0].end_s));
+	auto many = simulate(c, {a}, hangs, cfg);
+	ck_assert(many.has_value());
+	ck_assert_int_eq(many->summary.in_alloc_restarts, 12);
+	ck_assert_int_eq(many->summary.requeues, 0);
+	ck_assert_int_eq(many->jobs[0].restarts, 12);
+	ck_assert_str_eq(many->jobs[0].state.c_str(), "COMPLETED");
+}
+END_TEST
+
 // standby=auto: a node fails once in 10 days (100 per 1,000 node-days); a
 // 3-node job with a 20 h limit expects (3 + s) x 20 / 240 failures, and one
 // standby covers them with p = e^-1/3 x 4/3 = 0.955. Jobs under
@@ -125,6 +162,7 @@ TCase *sim_standby_tests()
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, standby_replaces_a_failed_node_without_the_queue);
 	tcase_add_test(t, standby_failure_leaves_the_job_running);
+	tcase_add_test(t, hang_restarts_in_place_on_the_same_nodes);
 	tcase_add_test(t, standby_auto_from_the_failure_rate);
 	return t;
 }
