@@ -54,11 +54,13 @@ bool Sim::recover_in_allocation(uint32_t i, const FailCtx &fc, const Outcome &o)
 		return true;
 	}
 	// What jobcomp/health would requeue: a culprit it drains is replaced by
-	// a standby; without one named (a hang, a network error) the step starts
-	// again on the same nodes, but only after progress since its last start
-	// (spank_ckpt's rule against a restart loop).
+	// a standby; without one named (a hang, a network error), or the job's
+	// own error, the step starts again on the same nodes, as torchrun's
+	// restarts would, but only after progress since its last start (spank_ckpt's
+	// rule against a restart loop: a bug that strikes before the next
+	// checkpoint commits is not restarted again).
 	bool replace = !o.drain.empty();
-	if (!o.requeue || (replace && l.standby == 0))
+	if (!(o.requeue || o.cls == health::FailureClass::user_error) || (replace && l.standby == 0))
 		return false;
 	auto [committed, done] = progress_at(l, fc.fault_s);
 	(void)done;

@@ -125,6 +125,19 @@ START_TEST(hang_restarts_in_place_on_the_same_nodes)
 	ck_assert_msg(std::fabs(r->summary.standby_gpu_h - 8.0 * static_cast<double>(r->jobs[0].end_s) / 3600) < 1e-6,
 		      "standby GPU-h %.3f, job ended at %lld", r->summary.standby_gpu_h,
 		      static_cast<long long>(r->jobs[0].end_s));
+	// The job's own error (a Python exception) restarts in place too, once
+	// it has made progress; striking again before a checkpoint commits, it
+	// takes loom's usual path (held for its user: a requeue after
+	// user_resubmit).
+	Failure bug = hangs.front();
+	bug.cause = cause_named(cfg.failures, "software");
+	Failure again = bug;
+	again.t = bug.t + 600;
+	auto buggy = simulate(c, {a}, {bug, again}, cfg);
+	ck_assert(buggy.has_value());
+	ck_assert_int_eq(buggy->summary.in_alloc_restarts, 1);
+	ck_assert_int_eq(buggy->summary.holds, 1);
+	ck_assert_int_eq(buggy->summary.requeues, 1);
 	auto many = simulate(c, {a}, hangs, cfg);
 	ck_assert(many.has_value());
 	ck_assert_int_eq(many->summary.in_alloc_restarts, 12);
