@@ -76,12 +76,10 @@ wait_idle() { # all nodes idle, in no reservation (Slurm clears the flag within 
 }
 
 # One run: prints "t_drain t_running" (seconds after the fault).
-one_run() { # MODE RUN
-	local m=$1 r=$2 out job nodes culprit pid t0 t_drain= t_running= st line deadline fillers=() n
-	out=$dir/scratch/run$r
-	mkdir -p "$out"
-	chmod 1777 "$dir/scratch"
-	cat >"$out/job.sh" <<'JOB'
+# The job: prints its start, then fails as a rank on a GPU with an ECC
+# error does once fault.<its third node> appears in DIR.
+write_job() { # DIR
+	cat >"$1/job.sh" <<'JOB'
 #!/bin/bash
 # Started (again): the line the benchmark times.
 echo "start $(date +%s.%N) restart=${SLURM_RESTART_COUNT:-0} nodes=$SLURM_JOB_NODELIST"
@@ -95,16 +93,13 @@ while :; do
 	sleep 0.1
 done
 JOB
-	chmod +x "$out/job.sh"
-	job=$(FAULT_DIR=$out sbatch --parsable -N3 --gres=gpu:8 --requeue --export=ALL -o "$out/job.out" \
-		--open-mode=append "$out/job.sh") || die "sbatch refused the job"
-	deadline=$(( $(date +%s) + 60 ))
-	until grep -q '^start .* restart=0 ' "$out/job.out" 2>/dev/null; do
-		[ "$(date +%s)" -lt "$deadline" ] || die "job $job did not start: $(job_field "$job" JobState)"
-		sleep 0.2
-	done
-	nodes=$(job_field "$job" NodeList)
-	culprit=$(scontrol show hostnames "$nodes" | sed -n 3p)
+	chmod +x "$1/job.sh"
+}
+
+# The busy mode: every idle node (the spare pool's excepted) gets a job of its
+# own. Sets one_run's fillers.
+fill_idle_nodes() { # MODE
+	local m=$1 n deadline
 	if [ "$busy" -gt 0 ]; then
 		for n in $(sinfo -h -N -t idle -o %N | sort -u); do
 			[ "$m" = spares ] && case $n in n4|n8) continue ;; esac
@@ -116,14 +111,12 @@ JOB
 			sleep 0.2
 		done
 	fi
-	sleep 1
-	t0=$(now)
-	if [ "$m" = slurm ]; then
-		pid=$(cat "$dir/run/slurmd-$culprit.pid")
-		kill -STOP "$pid"
-	else
-		touch "$out/fault.$culprit"
-	fi
+}
+
+# Fault to the culprit drained (t_drain) and to the job started again
+# elsewhere (t_running), in seconds: one_run's variables, from its t0.
+wait_recovery() { # MODE RUN
+	local m=$1 r=$2 st line deadline
 	deadline=$(( $(date +%s) + 10 * slurmd_timeout + 120 + busy ))
 	while [ -z "$t_running" ]; do
 		if [ -z "$t_drain" ]; then
@@ -141,6 +134,12 @@ JOB
 		sleep 0.1
 	done
 	[ -n "$t_drain" ] || die "run $r ($m): job running again but $culprit was never seen drained or down"
+}
+
+# The culprit's state after the run: slurmd resumed, or loom's drain reason
+# (and, with spares, the job in its spare reservation).
+check_recovery() { # MODE RUN
+	local m=$1 r=$2
 	if [ "$m" = slurm ]; then
 		kill -CONT "$pid"
 	else
@@ -149,6 +148,11 @@ JOB
 			[ "$(job_field "$job" Reservation)" = "loom_spare_${job}_1" ] || die "run $r: job $job not in its spare reservation"
 		fi
 	fi
+}
+
+# After a run: the job and the fillers gone, the culprit resumed, the cluster idle.
+clean_up() {
+	local deadline
 	scancel "$job" ${fillers[@]+"${fillers[@]}"}
 	deadline=$(( $(date +%s) + 60 ))
 	until case $(job_field "$job" JobState) in CANCELLED|COMPLETED|FAILED|"") true ;; *) false ;; esac; do
@@ -159,6 +163,35 @@ JOB
 	# The spare reservation ends a minute after its job (PURGE_COMP): not waited for.
 	scontrol delete reservation="loom_spare_${job}_1" 2>/dev/null || true
 	wait_idle
+}
+
+one_run() { # MODE RUN
+	local m=$1 r=$2 out job nodes culprit pid t0 t_drain= t_running= deadline fillers=()
+	out=$dir/scratch/run$r
+	mkdir -p "$out"
+	chmod 1777 "$dir/scratch"
+	write_job "$out"
+	job=$(FAULT_DIR=$out sbatch --parsable -N3 --gres=gpu:8 --requeue --export=ALL -o "$out/job.out" \
+		--open-mode=append "$out/job.sh") || die "sbatch refused the job"
+	deadline=$(( $(date +%s) + 60 ))
+	until grep -q '^start .* restart=0 ' "$out/job.out" 2>/dev/null; do
+		[ "$(date +%s)" -lt "$deadline" ] || die "job $job did not start: $(job_field "$job" JobState)"
+		sleep 0.2
+	done
+	nodes=$(job_field "$job" NodeList)
+	culprit=$(scontrol show hostnames "$nodes" | sed -n 3p)
+	fill_idle_nodes "$m"
+	sleep 1
+	t0=$(now)
+	if [ "$m" = slurm ]; then
+		pid=$(cat "$dir/run/slurmd-$culprit.pid")
+		kill -STOP "$pid"
+	else
+		touch "$out/fault.$culprit"
+	fi
+	wait_recovery "$m" "$r"
+	check_recovery "$m" "$r"
+	clean_up
 	echo "$t_drain $t_running"
 }
 
