@@ -38,6 +38,12 @@ void Sim::drop_node(Live &l, size_t k)
 	l.nodes.erase(l.nodes.begin() + static_cast<std::ptrdiff_t>(k));
 	l.gpus.erase(l.gpus.begin() + static_cast<std::ptrdiff_t>(k));
 	dirty_ = true;
+	// As release() does for each node: a run in a replacement's reservation
+	// frees its share of it; a hold waiting for this node may go on.
+	if (l.in_resv && --resv_[n] == 0)
+		pool_dirty_ = true;
+	if (held_by_[n] >= 0)
+		try_hold(static_cast<uint32_t>(held_by_[n]));
 }
 
 bool Sim::recover_in_allocation(uint32_t i, const FailCtx &fc, const Outcome &o)
