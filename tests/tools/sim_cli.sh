@@ -109,5 +109,31 @@ grep -q "needs --comm-model ring" "$out/e" || bad "--rank-order yes with the sha
 rc=$?
 [ $rc = 2 ] || bad "--degraded-uplinks 2:7 exits $rc, expected 2"
 grep -q "degraded-uplinks" "$out/e" || bad "--degraded-uplinks 2:7 says: $(head -1 "$out/e")"
-[ $fail = 0 ] && echo "sim_cli: ok (4 placers, replays of the engine and the tree baseline, plots, determinism, bad input, the ring model)"
+# Standbys inside the allocation, as loom-sim(1) gives the options: the
+# large jobs hold nodes beyond their own (the hostlist is longer than the
+# node count), failures are recovered in place, the standby GPU-hours show.
+"$loom" sim --generate "$gen" --generate-jobs "$mix" --failures "$out/model" --placer loom --standby auto \
+	--standby-p 0.99 --standby-min-gpus 64 --in-alloc-time 20s --out "$out/s" --quiet --progress no \
+	>"$out/s.txt" 2>"$out/s.err" || bad "loom sim --standby auto exits $?: $(head -3 "$out/s.err")"
+python3 - "$out/s" <<'PY' || bad "the standby run's files"
+import csv, re, sys
+def hosts(hl):  # nodes in a Slurm hostlist: "n[00001-00004,00009],n00012" -> 6
+    n = 0
+    for m in re.finditer(r"([^,\[]+)(\[([^\]]*)\])?", hl):
+        for part in (m.group(3).split(",") if m.group(3) else ["x"]):
+            a, _, b = part.partition("-")
+            n += int(b) - int(a) + 1 if b else 1
+    return n
+d = sys.argv[1]
+s = dict(zip(*list(csv.reader(open(d + "/summary.csv")))))
+assert int(s["in_alloc_restarts"]) > 0 and float(s["standby_gpu_h"]) > 0, {k: s[k] for k in ("in_alloc_restarts", "standby_gpu_h")}
+big = [r for r in csv.DictReader(open(d + "/loom/jobs.csv")) if int(r["gpus"]) >= 64 and int(r["first_start_s"]) >= 0]
+assert big, "no large job ran"
+assert any(hosts(r["hostlist"]) > int(r["nodes"]) for r in big), "no large job holds a standby: %s" % big[0]
+PY
+"$loom" sim --generate "gpus=64" --generate-jobs "$mix" --standby lots --out "$out/f" >/dev/null 2>"$out/e"
+rc=$?
+[ $rc = 2 ] || bad "--standby lots exits $rc, expected 2"
+grep -q "expected auto or a number of nodes" "$out/e" || bad "--standby lots says: $(head -1 "$out/e")"
+[ $fail = 0 ] && echo "sim_cli: ok (4 placers, replays of the engine and the tree baseline, plots, determinism, bad input, the ring model, standbys)"
 exit $fail
