@@ -1,7 +1,7 @@
 """Large-job figures of loom sim runs, by size band: the GPU-weighted ETTR
 and the lost GPU-hours of the jobs of each band (loom sim's jobs.csv), and
 the mean and range of a figure over seeds. Used by the seeded loom sim
-benchmarks (bench/sim_standby.sh)."""
+benchmarks (bench/sim_spares.sh, bench/sim_standby.sh)."""
 import csv
 import glob
 import os

@@ -61,10 +61,11 @@ for cfg in "${configs[@]}"; do
 	i=$((i + 1))
 done
 [ $fail = 0 ] || { echo "sim_spares: some runs failed; the page is not written" >&2; exit 1; }
-python3 - "$work" "$page" "$seeds" "$cluster" "$mix" <<'PY'
+python3 - "$work" "$page" "$seeds" "$cluster" "$mix" "$top/bench" <<'PY'
 import csv, glob, os, sys
 work, page, seeds, cluster, mix = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4], sys.argv[5]
-bands = [(1024, 2047, "1k"), (2048, 4095, "2k"), (4096, 8191, "4k"), (8192, 16383, "8k"), (16384, 1 << 30, "16k")]
+sys.path.insert(0, sys.argv[6])
+from sim_bands import BANDS as bands, band_stats, mean, spread
 runs = {}
 for d in sorted(glob.glob(work + "/c*-s*-*")):
     if not os.path.isdir(d):
@@ -75,33 +76,6 @@ for d in sorted(glob.glob(work + "/c*-s*-*")):
     s = dict(zip(*list(csv.reader(open(d + "/summary.csv")))))
     jobs = list(csv.DictReader(open(d + "/loom/jobs.csv")))
     runs.setdefault((int(idx[1:]), name, f), []).append((seed, s, jobs))
-
-def band_stats(jobs):
-    out = {}
-    for lo, hi, label in bands:
-        wall = prod = lost = 0.0
-        n = 0
-        for j in jobs:
-            g = int(j["gpus"])
-            if g < lo or g > hi or int(j["first_start_s"]) < 0:
-                continue
-            w = int(j["end_s"]) - int(j["first_start_s"])
-            if w <= 0:
-                continue
-            n += 1
-            wall += w * g
-            prod += float(j["ettr"]) * w * g
-            lost += float(j["lost_gpu_h"])
-        out[label] = (n, prod / wall if wall else float("nan"), lost, wall / 3600)
-    return out
-
-def mean(v):
-    v = [x for x in v if x == x]
-    return sum(v) / len(v) if v else float("nan")
-
-def spread(v):
-    v = [x for x in v if x == x]
-    return (min(v), max(v)) if v else (float("nan"), float("nan"))
 
 rows = []
 for (idx, name, f), rs in sorted(runs.items()):
