@@ -42,6 +42,7 @@ struct ClassifyArgs {
 	JobEnd job;
 	std::vector<std::string> logs;
 	int64_t budget = 3;
+	int64_t from = 0;
 	bool json = false;
 };
 
@@ -106,6 +107,8 @@ tool::OptionTable classify_options(ClassifyArgs &a)
 			     a.logs.push_back(v);
 			     return std::string();
 		     })
+		.add("--from", "BYTES", "read the logs from this offset on (one step's part of them)",
+		     set_int(a.from, 0, INT64_MAX))
 		.add("--checkpointed", "", "the job checkpoints (--ckpt)", set_flag(j.checkpointed))
 		.add("--requeue", "", "the job may be requeued", set_flag(j.requeue_allowed))
 		.add("--restarts", "N", "how often it was requeued already", set_number(j.restart_count, 0, 1000000))
@@ -156,7 +159,8 @@ int loom_health_classify_main(int argc, char **argv)
 	}
 	JobLogScan all;
 	for (const auto &path : a.logs) {
-		auto scan = scan_job_log_file(path);
+		auto scan =
+			scan_job_log_file(path, 8u << 20, 200, nvidia_default_xids(), static_cast<uint64_t>(a.from));
 		if (!scan) {
 			std::fprintf(stderr, "loom health classify: %s\n", scan.error().str().c_str());
 			return tool::exit_problems;

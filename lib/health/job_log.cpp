@@ -2,6 +2,7 @@
 
 #include "lib/util/fs.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -47,6 +48,11 @@ std::string syslog_host(std::string_view line)
 
 std::string host_of_line(std::string_view line)
 {
+	// srun -l labels each line with its task: "5: n3:4242:4290 [0] NCCL ..."
+	size_t digits = line.find_first_not_of(' ');
+	size_t label = digits == std::string_view::npos ? digits : line.find_first_not_of("0123456789", digits);
+	if (label != std::string_view::npos && label > digits && line.substr(label, 2) == ": ")
+		line.remove_prefix(label + 2);
 	// NCCL: "host:pid:tid [dev] NCCL ..."
 	size_t i = 0;
 	while (i < line.size() && host_char(line[i]))
@@ -108,7 +114,7 @@ JobLogScan scan_job_log(std::string_view text, size_t max_findings, const XidTab
 }
 
 expected<JobLogScan> scan_job_log_file(const std::string &path, uint64_t max_bytes, size_t max_findings,
-				       const XidTable &xids)
+				       const XidTable &xids, uint64_t start)
 {
 	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
@@ -118,8 +124,10 @@ expected<JobLogScan> scan_job_log_file(const std::string &path, uint64_t max_byt
 		::close(fd);
 		return unexpected(path, "not a regular file");
 	}
-	bool cut = static_cast<uint64_t>(st.st_size) > max_bytes;
-	off_t from = cut ? st.st_size - static_cast<off_t>(max_bytes) : 0;
+	uint64_t size = static_cast<uint64_t>(st.st_size);
+	start = std::min(start, size);
+	bool cut = size - start > max_bytes;
+	off_t from = static_cast<off_t>(cut ? size - max_bytes : start);
 	std::string text;
 	text.resize(static_cast<size_t>(st.st_size - from));
 	size_t got = 0;

@@ -41,9 +41,11 @@ struct JobLogScan {
 // Pure: classify every line of text. Xid lines take their kind from xids
 // (pass the health config's table; NVIDIA's mapping when none is given).
 JobLogScan scan_job_log(std::string_view text, size_t max_findings = 200, const XidTable &xids = nvidia_default_xids());
-// Read the last max_bytes of a file and scan it.
+// Read the last max_bytes of a file, from byte 'from' on (a step's part of a
+// job's output), and scan it.
 expected<JobLogScan> scan_job_log_file(const std::string &path, uint64_t max_bytes = 8u << 20,
-				       size_t max_findings = 200, const XidTable &xids = nvidia_default_xids());
+				       size_t max_findings = 200, const XidTable &xids = nvidia_default_xids(),
+				       uint64_t from = 0);
 // The host a line names, or "".
 std::string host_of_line(std::string_view line);
 

@@ -71,6 +71,11 @@ START_TEST(scanner_kinds_and_hosts)
 			  "n7");
 	ck_assert_sstr_eq(host_of_line("srun: error: n2: task 3: Aborted (core dumped)"), "n2");
 	ck_assert_sstr_eq(host_of_line("step 3: loss 2.0"), "");
+	// srun -l: the task's label before NCCL's host:pid:tid.
+	ck_assert_sstr_eq(host_of_line("5: n3:4242:4290 [0] NCCL WARN Cuda failure 'unspecified launch failure'"),
+			  "n3");
+	ck_assert_sstr_eq(host_of_line(" 12: gpu-a7:1:2 [3] NCCL WARN NET/IB : Got completion"), "gpu-a7");
+	ck_assert_sstr_eq(host_of_line("12: loss 2.0"), "");
 	ck_assert(!scan_job_log_file("/nonexistent/slurm-1.out"));
 }
 END_TEST
