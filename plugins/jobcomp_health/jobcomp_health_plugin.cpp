@@ -175,6 +175,11 @@ int on_job_end(job_record_t *job_ptr)
 {
 	if (!job_ptr)
 		return SLURM_SUCCESS;
+	// A running job that changed size (scontrol update JobId= NodeList=, as
+	// spank_ckpt does when it replaces a node by a standby) is reported for
+	// the part that ended: the job goes on, nothing failed that is ours.
+	if ((job_ptr->job_state & JOB_RESIZING) || (job_ptr->job_state & JOB_STATE_BASE) == JOB_RUNNING)
+		return SLURM_SUCCESS;
 	// Slurm also reports a job it has just requeued (state PENDING): nothing
 	// ended there, and the failure before it was already handled; unless a
 	// node of the job is marked suspect, when it is a --ckpt job that
