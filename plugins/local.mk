@@ -8,6 +8,7 @@ include plugins/select_topo/local.mk
 include plugins/spank_ckpt/local.mk
 include plugins/spank_place/local.mk
 include plugins/jobcomp_health/local.mk
+include plugins/job_submit_loom/local.mk
 
 # Plugin-load tier, static half: undefined symbols resolvable inside Slurm,
 # exports exactly what Slurm looks up.

@@ -11,6 +11,7 @@ lib_libloom_ckpt_la_SOURCES += \
 	lib/ckpt/ranks.hpp lib/ckpt/ranks.cpp \
 	lib/ckpt/catalog.hpp lib/ckpt/catalog.cpp lib/ckpt/catalog_ranks.cpp \
 	lib/ckpt/policy.hpp lib/ckpt/policy.cpp lib/ckpt/standby.hpp lib/ckpt/standby.cpp \
+	lib/ckpt/standby_plan.hpp lib/ckpt/standby_plan.cpp \
 	lib/ckpt/progress.hpp lib/ckpt/progress.cpp \
 	lib/ckpt/options.hpp lib/ckpt/options.cpp \
 	lib/ckpt/safe_dir.hpp lib/ckpt/safe_dir.cpp \
@@ -27,9 +28,9 @@ lib_libloom_ckpt_la_SOURCES += lib/ckpt/job_note.hpp lib/ckpt/job_note.cpp
 
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_ckpt_protocol tests/unit/test_ckpt_policy tests/unit/test_ckpt_options tests/unit/test_ckpt_standby \
-	tests/unit/test_ckpt_progress
+	tests/unit/test_ckpt_progress tests/unit/test_ckpt_standby_plan
 TESTS += tests/unit/test_ckpt_protocol tests/unit/test_ckpt_policy tests/unit/test_ckpt_options tests/unit/test_ckpt_standby \
-	tests/unit/test_ckpt_progress
+	tests/unit/test_ckpt_progress tests/unit/test_ckpt_standby_plan
 tests_unit_test_ckpt_protocol_SOURCES = tests/unit/test_ckpt_protocol.cpp tests/unit/check_main.hpp \
 	tests/unit/ckpt_protocol_fixture.hpp tests/unit/test_ckpt_async_writer.cpp tests/unit/test_ckpt_job_dir.cpp
 tests_unit_test_ckpt_protocol_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
@@ -40,6 +41,9 @@ tests_unit_test_ckpt_policy_LDADD = lib/libloom_exchange.la $(LOOM_CKPT_LIBS) $(
 tests_unit_test_ckpt_standby_SOURCES = tests/unit/test_ckpt_standby.cpp tests/unit/check_main.hpp
 tests_unit_test_ckpt_standby_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_ckpt_standby_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
+tests_unit_test_ckpt_standby_plan_SOURCES = tests/unit/test_ckpt_standby_plan.cpp tests/unit/check_main.hpp
+tests_unit_test_ckpt_standby_plan_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_ckpt_standby_plan_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 tests_unit_test_ckpt_progress_SOURCES = tests/unit/test_ckpt_progress.cpp tests/unit/check_main.hpp
 tests_unit_test_ckpt_progress_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_ckpt_progress_LDADD = $(LOOM_CKPT_LIBS) $(CHECK_LIBS)

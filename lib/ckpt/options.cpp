@@ -132,7 +132,11 @@ ConfigSchema SiteConfig::schema()
 			 "move a job off a suspect node once the checkpoint it asked for is committed")
 		.duration("migrate_window", &migrate_window_s, 0, 30 * 86400,
 			  "at most one move off a suspect node per job in this time")
-		.string("helper", &helper, "the program that works in checkpoint directories as the job's user");
+		.string("helper", &helper, "the program that works in checkpoint directories as the job's user")
+		.integer("standby_max", &standby_max, 0, 64, "most standby nodes a job may hold (0: none)")
+		.string("standby_dir", &standby_dir, "where a standby job's srun and its coordinator meet (batch host)")
+		.string("scontrol", &scontrol, "scontrol command the coordinator uses to replace a node")
+		.string("loom", &loom, "the loom program (loom health classify judges a failed step)");
 	return s;
 }
 
@@ -178,6 +182,11 @@ expected<SiteConfig> SiteConfig::from_args(int argc, char *const argv[], const s
 	if (!c.helper.empty())
 		if (auto st = check_clean_path(c.helper); !st)
 			return bad("helper", c.helper, st.error().message);
+	if (auto st = check_clean_path(c.standby_dir); !st)
+		return bad("standby_dir", c.standby_dir, st.error().message);
+	if (!c.loom.empty())
+		if (auto st = check_clean_path(c.loom); !st)
+			return bad("loom", c.loom, st.error().message);
 	if (!c.suspect_flag.empty()) {
 		auto f = expand_pattern(c.suspect_flag, probe);
 		if (!f)
@@ -247,6 +256,11 @@ status apply_option(JobOptions &o, const SiteConfig &site, std::string_view name
 		if (!k)
 			return unexpected(option_error(name, value, k.error().message));
 		o.max_restarts = *k;
+	} else if (name == "ckpt-standby") {
+		if (v != "auto")
+			if (auto k = parse_int(v, 0, site.standby_max); !k)
+				return unexpected(option_error(name, value, k.error().message + " or auto"));
+		o.standby = std::string(v);
 	} else {
 		return unexpected(option_error(name, value, "unknown option"));
 	}

@@ -37,6 +37,13 @@ struct SiteConfig {
 	bool migrate = true;             // move a job off a suspect node after its checkpoint
 	int64_t migrate_window_s = 3600; // at most one move per job per window
 	std::string helper;              // loom-ckpt-helper; empty: where it was installed
+	// Standbys (--ckpt-standby, job_submit/loom): the most a job may ask
+	// for, where its srun and the coordinator meet on the batch host, and
+	// the programs the coordinator runs.
+	int64_t standby_max = 8;
+	std::string standby_dir = "/run/loom-ckpt";
+	std::string scontrol = "scontrol";
+	std::string loom; // the loom program; empty: where it was installed
 
 	ConfigSchema schema();
 	// Parse plugin arguments into a fresh config; check the result as a whole.
@@ -54,6 +61,7 @@ struct JobOptions {
 	std::string signal_name;
 	int64_t keep = 0;          // 0: the site's
 	int64_t max_restarts = -1; // -1: the site's
+	std::string standby;       // --ckpt-standby: "N" or "auto"; empty: none
 };
 
 // Apply one option as the user typed it: name without dashes ("ckpt-keep"),

@@ -5,9 +5,12 @@ plugins_spank_ckpt_spank_ckpt_la_SOURCES = \
 	plugins/spank_ckpt/job.hpp plugins/spank_ckpt/job.cpp \
 	plugins/spank_ckpt/signal_tasks.hpp plugins/spank_ckpt/signal_tasks.cpp \
 	plugins/spank_ckpt/slurm_api.hpp plugins/spank_ckpt/slurm_api.cpp \
+	plugins/spank_ckpt/standby_keeper.hpp plugins/spank_ckpt/standby_keeper.cpp \
+	plugins/spank_ckpt/standby_srun.hpp plugins/spank_ckpt/standby_srun.cpp \
 	plugins/common/slurm_log.hpp plugins/common/slurm_log.cpp plugins/common/spank_guard.hpp
 # Where the plugin finds loom-ckpt-helper (the site's helper= argument overrides it).
-SPANK_CKPT_HELPER_CPPFLAGS = -DLOOM_CKPT_HELPER='"$(pkglibexecdir)/loom-ckpt-helper"'
+SPANK_CKPT_HELPER_CPPFLAGS = -DLOOM_CKPT_HELPER='"$(pkglibexecdir)/loom-ckpt-helper"' \
+	-DLOOM_PROGRAM='"$(bindir)/loom"'
 plugins_spank_ckpt_spank_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(SLURM_CPPFLAGS) $(JSONC_CFLAGS) \
 	$(SPANK_CKPT_HELPER_CPPFLAGS)
 plugins_spank_ckpt_spank_ckpt_la_CXXFLAGS = $(PLUGIN_CXXFLAGS)

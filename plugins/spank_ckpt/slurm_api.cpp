@@ -1,6 +1,7 @@
 #include "plugins/spank_ckpt/slurm_api.hpp"
 
 #include "lib/ckpt/job_note.hpp"
+#include "lib/util/admin_comment.hpp"
 
 #include <cstring>
 #include <dlfcn.h>
@@ -163,6 +164,17 @@ bool note_job(uint32_t job_id, const std::string &note, std::string *error)
 	if (!loaded)
 		return false;
 	std::string merged = ckpt::merge_job_note(existing, note);
+	return merged == existing || update_comment(job_id, merged, true, error);
+}
+
+bool note_segment(uint32_t job_id, const std::string &prefix, const std::string &segment, std::string *error)
+{
+	std::string existing;
+	bool loaded = with_job(job_id, error,
+			       [&](const slurm_job_info_t &j) { existing = j.admin_comment ? j.admin_comment : ""; });
+	if (!loaded)
+		return false;
+	std::string merged = admin_comment_replace(existing, prefix, segment);
 	return merged == existing || update_comment(job_id, merged, true, error);
 }
 

@@ -20,6 +20,9 @@ bool requeue_job(uint32_t job_id, std::string *error);
 // Put 'note' (lib/ckpt/job_note.hpp) in the job's AdminComment, keeping its
 // other segments; nothing is sent when it is there already.
 bool note_job(uint32_t job_id, const std::string &note, std::string *error);
+// Put 'segment' (starting with 'prefix') in the job's AdminComment in place
+// of the one with that prefix (lib/util/admin_comment.hpp).
+bool note_segment(uint32_t job_id, const std::string &prefix, const std::string &segment, std::string *error);
 // Requeue and hold the job, with 'reason' in its Comment.
 bool hold_job(uint32_t job_id, const std::string &reason, std::string *error);
 

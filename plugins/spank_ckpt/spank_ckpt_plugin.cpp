@@ -3,13 +3,17 @@
 // judged; the remote side (slurmstepd) goes to job.cpp. Every hook catches
 // everything: no exception reaches Slurm.
 #include "lib/ckpt/options.hpp"
+#include "lib/ckpt/standby_plan.hpp"
 #include "lib/exchange/ckpt_job_env.hpp"
 #include "lib/util/config.hpp"
+#include "lib/util/hostlist.hpp"
 #include "lib/util/log.hpp"
 #include "plugins/common/slurm_log.hpp"
 #include "plugins/common/spank_guard.hpp"
 #include "plugins/spank_ckpt/job.hpp"
 #include "plugins/spank_ckpt/slurm_api.hpp"
+#include "plugins/spank_ckpt/standby_keeper.hpp"
+#include "plugins/spank_ckpt/standby_srun.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -42,6 +46,12 @@ struct State {
 	sc::JobFacts facts;
 	std::optional<sc::JobSetup> setup;
 	sc::JobCoordinator coordinator;
+	// A job with standbys (job_submit/loom): its layout, the batch script's
+	// environment that keeps its steps off the standbys, and their keeper.
+	std::optional<sc::KeeperConfig> standby;
+	std::vector<std::pair<std::string, std::string>> standby_env;
+	std::string standby_notice; // --ckpt-standby given, no standbys added: the job's output says so
+	sc::StandbyKeeper keeper;
 	bool held = false;       // this start was held: the batch script must not run
 	std::string hold_reason; // why, for the job's Comment
 	std::string refused;     // the user's setup was refused: the script must not run, the job fails
@@ -52,7 +62,7 @@ struct State {
 };
 State g;
 
-enum OptionId { opt_ckpt = 1, opt_dir, opt_interval, opt_signal, opt_keep, opt_max_restarts };
+enum OptionId { opt_ckpt = 1, opt_dir, opt_interval, opt_signal, opt_keep, opt_max_restarts, opt_standby };
 const char *option_name(int id)
 {
 	switch (id) {
@@ -68,6 +78,8 @@ const char *option_name(int id)
 		return "ckpt-keep";
 	case opt_max_restarts:
 		return "ckpt-max-restarts";
+	case opt_standby:
+		return "ckpt-standby";
 	}
 	return "?";
 }
@@ -116,6 +128,11 @@ struct spank_option options[] = {
 	{const_cast<char *>("ckpt-max-restarts"), const_cast<char *>("N"),
 	 const_cast<char *>("Restart budget: after N restarts the job is held instead of requeued."), 1,
 	 opt_max_restarts, option_cb},
+	{const_cast<char *>("ckpt-standby"), const_cast<char *>("N|auto"),
+	 const_cast<char *>("Hold N idle nodes in the allocation (auto: enough for the expected node failures); "
+			    "a failed node is replaced by one and the step starts again, no requeue "
+			    "(needs JobSubmitPlugins=loom)."),
+	 1, opt_standby, option_cb},
 };
 
 std::string getenv_job(spank_t sp, const char *name)
@@ -172,6 +189,50 @@ status gather_facts(spank_t sp, sc::JobFacts &f)
 	return ok();
 }
 
+std::string env_of(const char *name, void *ctx) { return getenv_job(static_cast<spank_t>(ctx), name); }
+
+// The batch step of a job job_submit/loom gave standbys: which nodes are
+// active, the environment that keeps the script's steps on them, the keeper.
+void plan_standbys(spank_t sp)
+{
+	std::string count = getenv_job(sp, ckpt::standby_env);
+	if (count.empty()) {
+		if (!g.opts.standby.empty() && g.opts.standby != "0")
+			g.standby_notice = "--ckpt-standby=" + g.opts.standby + ": this cluster does not add standby " +
+					   "nodes (JobSubmitPlugins=loom is not set): the job runs without them";
+		return;
+	}
+	if (count == "0")
+		return;
+	auto n = parse_int(count, 1, 64);
+	auto nodes = hostlist_expand(g.facts.nodelist);
+	auto layout = n && nodes ? ckpt::split_standbys(*nodes, static_cast<int>(*n))
+				 : expected<ckpt::StandbyLayout>(
+					   unexpected(ckpt::standby_env, n ? nodes.error().str() : n.error().str()));
+	if (!layout) {
+		slurm_error("%s: job %u: no standbys: %s", prefix, g.facts.job_id, layout.error().str().c_str());
+		return;
+	}
+	sc::KeeperConfig c;
+	c.job_id = g.facts.job_id;
+	c.uid = g.facts.cred.uid;
+	c.gid = g.facts.cred.gid;
+	c.dir = g.site->standby_dir + "/" + std::to_string(g.facts.job_id);
+	c.scontrol = g.site->scontrol;
+	c.loom = g.site->loom.empty() ? std::string(LOOM_PROGRAM) : g.site->loom;
+	c.batch_host = g.facts.node;
+	c.layout = *layout;
+	if (auto cpus = ckpt::expand_counts(getenv_job(sp, "SLURM_JOB_CPUS_PER_NODE"));
+	    cpus && cpus->size() == layout->job.size())
+		c.cpus_per_node = *cpus;
+	c.poll_s = static_cast<int>(g.site->poll_s);
+	g.standby_env = ckpt::active_env(*layout, env_of, sp);
+	g.standby_env.emplace_back(ckpt::standby_dir_env, c.dir);
+	slurm_info("%s: job %u: active nodes %s, standby %s", prefix, g.facts.job_id,
+		   hostlist_compress(layout->active).c_str(), hostlist_compress(layout->standby).c_str());
+	g.standby = std::move(c);
+}
+
 // slurmstepd, before the tasks start: directory, restore point, budget, environment.
 int remote_user_init(spank_t sp)
 {
@@ -215,6 +276,8 @@ int remote_user_init(spank_t sp)
 		   static_cast<long long>(setup->interval_s), static_cast<long long>(g.facts.restart_count),
 		   static_cast<long long>(g.opts.max_restarts));
 	g.setup = std::move(*setup);
+	if (g.facts.batch_step)
+		plan_standbys(sp);
 	return 0;
 }
 
@@ -228,6 +291,10 @@ int remote_task_init_privileged()
 		return -1; // slurmstepd ends the task (exit status 1) without executing it
 	}
 	if (!g.held) {
+		if (!g.standby_notice.empty() && g.facts.batch_step) {
+			std::fprintf(stderr, "%s: job %u: %s\n", prefix, g.facts.job_id, g.standby_notice.c_str());
+			std::fflush(stderr);
+		}
 		if (g.setup && g.facts.batch_step)
 			if (auto notice = sc::foreign_notice(*g.setup); !notice.empty()) {
 				std::fprintf(stderr, "%s: job %u: %s\n", prefix, g.facts.job_id, notice.c_str());
@@ -246,8 +313,20 @@ int remote_task_init_privileged()
 	return -1; // slurmstepd ends the task (exit status 1) without executing it
 }
 
+// In the batch script's process, after Slurm set its environment: the
+// active nodes' counts.
+int remote_task_init(spank_t sp)
+{
+	for (const auto &[k, v] : g.standby_env)
+		if (spank_setenv(sp, k.c_str(), v.c_str(), 1) != ESPANK_SUCCESS)
+			slurm_error("%s: job %u: cannot set %s", prefix, g.facts.job_id, k.c_str());
+	return 0;
+}
+
 int remote_task_post_fork(spank_t sp)
 {
+	if (g.standby && !g.keeper.running())
+		g.keeper.start(*g.standby);
 	if (!g.setup || !g.facts.batch_step || g.coordinator.running())
 		return 0;
 	pid_t pid = 0;
@@ -280,7 +359,9 @@ int slurm_spank_init(spank_t sp, int ac, char **av);
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av);
 int slurm_spank_user_init(spank_t sp, int ac, char **av);
 int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av);
+int slurm_spank_task_init(spank_t sp, int ac, char **av);
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av);
+int slurm_spank_local_user_init(spank_t sp, int ac, char **av);
 int slurm_spank_exit(spank_t sp, int ac, char **av);
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
@@ -344,6 +425,23 @@ int slurm_spank_task_init_privileged(spank_t sp, int, char **)
 	return guarded("task_init_privileged", [&] { return spank_remote(sp) ? remote_task_init_privileged() : 0; });
 }
 
+int slurm_spank_task_init(spank_t sp, int, char **)
+{
+	return guarded("task_init", [&] { return spank_remote(sp) ? remote_task_init(sp) : 0; });
+}
+
+// srun launching a step: a step of a job with standbys starts again in the
+// allocation when the batch step says so (standby_srun.hpp).
+int slurm_spank_local_user_init(spank_t sp, int, char **)
+{
+	return guarded("local_user_init", [&] {
+		uint32_t job = 0, step = 0;
+		if (spank_context() == S_CTX_LOCAL && item(sp, S_JOB_ID, &job) && item(sp, S_JOB_STEPID, &step))
+			sc::arm_standby_relaunch(job, step);
+		return 0;
+	});
+}
+
 int slurm_spank_task_post_fork(spank_t sp, int, char **)
 {
 	return guarded("task_post_fork", [&] { return spank_remote(sp) ? remote_task_post_fork(sp) : 0; });
@@ -353,6 +451,7 @@ int slurm_spank_exit(spank_t sp, int, char **)
 {
 	return guarded("exit", [&] {
 		(void)sp;
+		g.keeper.stop();
 		g.coordinator.stop();
 		return 0;
 	});

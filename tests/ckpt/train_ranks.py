@@ -21,7 +21,9 @@ and exits 0. TRAIN_STEPS (600), TRAIN_SEED (7), TRAIN_EVERY (checkpoint every
 this many steps, through should_checkpoint's interval: the rank-0 wish),
 TRAIN_CRASH_AT (every rank exits abruptly, code 3, at this step of the first
 attempt: the job killed, saves in flight; a restart goes on), TRAIN_STEP_SLEEP (seconds per step, for
-cluster scenarios that interrupt the job from outside).
+cluster scenarios that interrupt the job from outside), TRAIN_FAULT_FILE and TRAIN_FAULT_RANK (a GPU
+fault on demand: when the file appears, that rank takes it, prints what NCCL prints when the GPU under
+a rank dies, naming its node, and exits 1).
 """
 
 import array
@@ -42,6 +44,8 @@ FIRST = all(os.environ.get(v, "0") in ("", "0") for v in
             ("TORCHELASTIC_RESTART_COUNT", "LOOM_RESTART_COUNT", "SLURM_RESTART_COUNT"))
 CRASH_AT = int(os.environ.get("TRAIN_CRASH_AT", "0")) if FIRST else 0
 STEP_SLEEP = float(os.environ.get("TRAIN_STEP_SLEEP", "0"))
+FAULT_FILE = os.environ.get("TRAIN_FAULT_FILE", "")
+FAULT_RANK = int(os.environ.get("TRAIN_FAULT_RANK", "-1"))
 COMM = os.environ.get("TRAIN_COMM", "none")
 DCP = COMM in ("gloo", "fsdp") and loom_ckpt.TORCH_ASYNC
 
@@ -69,6 +73,20 @@ def plain(ck, rank):
     return w, start
 
 
+def fault(rank):
+    """The GPU fault a test asks for (TRAIN_FAULT_FILE): once, on one rank."""
+    if rank != FAULT_RANK or not FAULT_FILE or not os.path.exists(FAULT_FILE):
+        return
+    try:
+        os.rename(FAULT_FILE, FAULT_FILE + ".fired")
+    except OSError:
+        return
+    host = os.environ.get("SLURMD_NODENAME") or os.uname().nodename
+    print("%s:%d:%d [0] NCCL WARN Cuda failure 'uncorrectable ECC error encountered'" % (host, os.getpid(), os.getpid()),
+          flush=True)
+    os._exit(1)
+
+
 def barrier(step, rank, world, first):
     """With TRAIN_BARRIER_DIR, the plain ranks meet at their first step and
     every 10 steps (files in that directory): the lock-step a real job's
@@ -78,7 +96,8 @@ def barrier(step, rank, world, first):
     if not d or (step % 10 and not first):
         return
     os.makedirs(d, exist_ok=True)
-    name = lambda r: os.path.join(d, "%s.%d.%d" % (os.environ.get("LOOM_RESTART_COUNT", "0"), step, r))  # noqa: E731
+    run = "%s.%s" % (os.environ.get("LOOM_RESTART_COUNT", "0"), os.environ.get("LOOM_CKPT_GENERATION", "0"))
+    name = lambda r: os.path.join(d, "%s.%d.%d" % (run, step, r))  # noqa: E731
     open(name(rank), "w").close()
     deadline = time.monotonic() + 300
     while not all(os.path.exists(name(r)) for r in range(world)):
@@ -92,6 +111,7 @@ def run_plain(ck, rank):
     wish = Every(rank)
     for step in range(start, STEPS):
         barrier(step, rank, ck.world_size, step == start)
+        fault(rank)
         if CRASH_AT and step == CRASH_AT:
             os._exit(3)
         k = (SEED + rank * 1009 + step * 7919) % 997 / 997.0
@@ -159,6 +179,7 @@ def run_gloo(ck, rank, world):
     start = torch_restore(ck, model, opt, rank)
     wish = Every(rank)
     for step in range(start, STEPS):
+        fault(rank)
         if CRASH_AT and step == CRASH_AT:
             os._exit(3)
         g = torch.Generator().manual_seed(SEED * 100003 + rank * 7919 + step)

@@ -83,6 +83,9 @@ write_slurm_conf() {
 JobCompLoc=$dir/state/loom-health"
 	fi
 	plugstack="PlugStackConfig=$dir/etc/plugstack.conf"
+	# --ckpt-standby's nodes (job_submit_loom(8)).
+	[ -f "$dir/plugins/job_submit_loom.so" ] && plugstack="$plugstack
+JobSubmitPlugins=loom"
 
 	cat >"$conf" <<EOF
 # loom test cluster (tests/cluster/cluster.sh): $nodes nodes x $gpus GPUs under $dir
@@ -231,7 +234,9 @@ install_plugins() {
 			die "$builddir/plugins/spank_ckpt/loom-ckpt-helper is not built (make)"
 		cp "$builddir/plugins/spank_ckpt/loom-ckpt-helper" "$dir/plugins/"
 	fi
-	so="$builddir/plugins/jobcomp_health/.libs/jobcomp_health.so"
-	[ -f "$so" ] && cp "$so" "$dir/plugins/"
+	for so in "$builddir/plugins/jobcomp_health/.libs/jobcomp_health.so" \
+		"$builddir/plugins/job_submit_loom/.libs/job_submit_loom.so"; do
+		[ -f "$so" ] && cp "$so" "$dir/plugins/"
+	done
 	return 0
 }

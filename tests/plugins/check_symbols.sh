@@ -26,7 +26,7 @@ for f in "$prefix/sbin/slurmctld" "$prefix/sbin/slurmd" "$prefix/sbin/slurmstepd
 done
 
 # The symbols this release's loaders look up (node_select_syms[] and the
-# jobcomp syms[] of its source tree): every one must be exported.
+# jobcomp and job_submit syms[] of its source tree): every one must be exported.
 src=${SLURM_SRC_DIR:-$(sed -n 's/^SLURM_SRC_DIR = //p' "$b/Makefile" 2>/dev/null)}
 looked_up() { # FILE ARRAY: the quoted names in 'static const char *ARRAY[] = { ... };'
 	awk -v a="$2" '$0 ~ "\\*" a "\\[\\] = \\{" {on=1; next} on && /^};/ {exit} on' "$1" |
@@ -34,6 +34,7 @@ looked_up() { # FILE ARRAY: the quoted names in 'static const char *ARRAY[] = { 
 }
 select_c=$(ls "$src"/src/interfaces/select.c "$src"/src/common/select.c 2>/dev/null | head -1)
 jobcomp_c=$(ls "$src"/src/interfaces/jobcomp.c "$src"/src/common/slurm_jobcomp.c 2>/dev/null | head -1)
+job_submit_c=$(ls "$src"/src/interfaces/job_submit.c "$src"/src/slurmctld/job_submit.c 2>/dev/null | head -1)
 
 # Every plugin this build was configured to make must be there and checked:
 # one missing is a failure, never a smaller pass.
@@ -80,6 +81,7 @@ for so in "$b"/plugins/*/.libs/*.so; do
 	case $name in
 	select_*.so) want='^(plugin_name|plugin_type|plugin_version|plugin_id|init|fini|select_p_.*)$' ;;
 	jobcomp_*.so) want='^(plugin_name|plugin_type|plugin_version|init|fini|jobcomp_p_.*)$' ;;
+	job_submit_*.so) want='^(plugin_name|plugin_type|plugin_version|init|fini|job_submit|job_modify)$' ;;
 	spank_*.so) want='^(plugin_name|plugin_type|plugin_version|spank_plugin_version|slurm_spank_.*)$' ;;
 	loom_fabric.so) want='^loom_fabric_(abi|step_ranks|free|nccl_env|free_nccl)$' ;; # spank_place's module (fabric_module.hpp)
 	*) want='.*' ;;
@@ -87,10 +89,11 @@ for so in "$b"/plugins/*/.libs/*.so; do
 	case $name in
 	select_*.so) table=$select_c; arr=node_select_syms ;;
 	jobcomp_*.so) table=$jobcomp_c; arr=syms ;;
+	job_submit_*.so) table=$job_submit_c; arr=syms ;;
 	*) table= ;;
 	esac
 	case $name in
-	select_*.so|jobcomp_*.so)
+	select_*.so|jobcomp_*.so|job_submit_*.so)
 		# An internal plugin whose loader's table cannot be found is not
 		# checked: that is a failure, never a pass.
 		[ -n "$table" ] || { echo "check_symbols: FAIL $name: no Slurm source tree to read the loader's symbol table from (SLURM_SRC_DIR='$src')"; bad=1; } ;;

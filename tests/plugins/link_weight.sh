@@ -90,5 +90,9 @@ if [ -n "$src" ]; then
 	carry plugins/select_topo/.libs/select_topo.so "place topo exchange" "health sim ckpt"
 	check plugins/jobcomp_health/.libs/jobcomp_health.so "libc.so libjson-c" "$heavy libcrypto"
 	carry plugins/jobcomp_health/.libs/jobcomp_health.so "health exchange" "place topo sim ckpt"
+	# job_submit/loom: --ckpt-standby's plan (lib/ckpt) and the failure
+	# statistics it reads for auto (lib/exchange), in slurmctld.
+	check plugins/job_submit_loom/.libs/job_submit_loom.so "libc.so libjson-c" "$heavy"
+	carry plugins/job_submit_loom/.libs/job_submit_loom.so "ckpt exchange" "health place topo sim"
 fi
 exit $fail
