@@ -26,6 +26,14 @@ expected<StandbyLayout> split_standbys(const std::vector<std::string> &job_nodes
 	return l;
 }
 
+expected<StandbyLayout> split_active(const std::vector<std::string> &job_nodes, int active)
+{
+	if (active < 1 || static_cast<size_t>(active) > job_nodes.size())
+		return unexpected(active_count_env, std::to_string(active) + " active nodes in a job of " +
+							    std::to_string(job_nodes.size()) + " nodes");
+	return split_standbys(job_nodes, static_cast<int>(job_nodes.size()) - active);
+}
+
 namespace {
 
 bool contains(const std::vector<std::string> &v, const std::string &s)

@@ -30,6 +30,10 @@ namespace loom::ckpt {
 
 // The environment variable job_submit/loom sets in the job: the standbys it added.
 inline constexpr const char *standby_env = "LOOM_CKPT_STANDBY";
+// ... and the nodes the job asked for (-N): the active count, whatever the
+// allocation holds now (a requeued job that lost a node to a replacement
+// comes back with fewer standbys, the same ranks).
+inline constexpr const char *active_count_env = "LOOM_CKPT_ACTIVE";
 // What the batch step gives its script: the standbys held, and the directory
 // where a step's srun and the coordinator meet (the hook reads it).
 inline constexpr const char *standby_nodes_env = "LOOM_CKPT_STANDBY_NODES";
@@ -45,6 +49,9 @@ struct StandbyLayout {
 // The last 'standbys' of the job's nodes are the standbys; at least one node
 // stays active.
 expected<StandbyLayout> split_standbys(const std::vector<std::string> &job_nodes, int standbys);
+// The first 'active' nodes run the steps, the rest are standbys (none when
+// the job holds just 'active'); fewer nodes than 'active' is an error.
+expected<StandbyLayout> split_active(const std::vector<std::string> &job_nodes, int active);
 
 struct Replacement {
 	bool done = false;

@@ -7,7 +7,9 @@
 // count when the job gives a per-node count), sets --no-kill (a failed node
 // is removed from the job, which keeps running) and names the count in the
 // job's environment (LOOM_CKPT_STANDBY), where spank_ckpt's batch step reads
-// it. Jobs without the option pass untouched. The plan is lib/ckpt's
+// it, and the active count (LOOM_CKPT_ACTIVE): a job requeued after a
+// standby took a node's place holds fewer nodes, never fewer ranks. Jobs
+// without the option pass untouched. The plan is lib/ckpt's
 // plan_submit; the node MTBF for --ckpt-standby=auto is jobcomp/health's
 // failure statistics in StateSaveLocation, else 30 days.
 #include "lib/ckpt/standby_plan.hpp"
@@ -79,6 +81,7 @@ int submit(job_desc_msg_t *d, char **err_msg)
 	// 0 (auto, nothing to fear) is said too: the batch step then knows the
 	// option was seen.
 	env_array_overwrite(&d->environment, loom::ckpt::standby_env, std::to_string(plan->standbys).c_str());
+	env_array_overwrite(&d->environment, loom::ckpt::active_count_env, std::to_string(c.min_nodes).c_str());
 	d->env_size = envcount(d->environment);
 	if (plan->standbys == 0)
 		return SLURM_SUCCESS;

@@ -204,15 +204,22 @@ void plan_standbys(spank_t sp)
 	}
 	if (count == "0")
 		return;
-	auto n = parse_int(count, 1, 64);
+	// The active count job_submit/loom recorded: a requeued job that lost a
+	// node to a replacement holds fewer standbys, the same active nodes.
 	auto nodes = hostlist_expand(g.facts.nodelist);
-	auto layout = n && nodes ? ckpt::split_standbys(*nodes, static_cast<int>(*n))
-				 : expected<ckpt::StandbyLayout>(
-					   unexpected(ckpt::standby_env, n ? nodes.error().str() : n.error().str()));
+	auto active = parse_int(getenv_job(sp, ckpt::active_count_env), 1, 1 << 20);
+	auto layout = active && nodes
+			      ? ckpt::split_active(*nodes, static_cast<int>(*active))
+			      : expected<ckpt::StandbyLayout>(unexpected(
+					ckpt::active_count_env, nodes ? active.error().str() : nodes.error().str()));
 	if (!layout) {
 		slurm_error("%s: job %u: no standbys: %s", prefix, g.facts.job_id, layout.error().str().c_str());
 		return;
 	}
+	// The counts Slurm gives the script include the standbys' tasks.
+	g.standby_env = ckpt::active_env(*layout, env_of, sp);
+	if (layout->standby.empty())
+		return; // none left (a requeued job that lost one): nothing to keep
 	sc::KeeperConfig c;
 	c.job_id = g.facts.job_id;
 	c.uid = g.facts.cred.uid;
@@ -226,7 +233,6 @@ void plan_standbys(spank_t sp)
 	    cpus && cpus->size() == layout->job.size())
 		c.cpus_per_node = *cpus;
 	c.poll_s = static_cast<int>(g.site->poll_s);
-	g.standby_env = ckpt::active_env(*layout, env_of, sp);
 	g.standby_env.emplace_back(ckpt::standby_dir_env, c.dir);
 	slurm_info("%s: job %u: active nodes %s, standby %s", prefix, g.facts.job_id,
 		   hostlist_compress(layout->active).c_str(), hostlist_compress(layout->standby).c_str());

@@ -25,7 +25,8 @@ constexpr double tick_s = 0.25;    // how soon an ended step is answered
 constexpr int call_timeout_s = 20; // one scontrol, squeue, scancel or loom call
 constexpr int settle_s = 30;       // steps ending, the job letting go of a node
 
-// The value of " key=" in one line of `scontrol -o show ...` (up to the next space).
+// The value of " key=" in one line of `scontrol -o show ...` (up to the next
+// space or the line's end).
 std::string field(const std::string &line, const std::string &key)
 {
 	std::string k = " " + key + "=";
@@ -33,7 +34,7 @@ std::string field(const std::string &line, const std::string &key)
 	if (at == std::string::npos)
 		return {};
 	size_t start = at + k.size() - 1;
-	size_t end = line.find(' ', start);
+	size_t end = line.find_first_of(" \n", start);
 	return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
@@ -106,25 +107,44 @@ bool StandbyKeeper::open_dir()
 	return true;
 }
 
-std::vector<int64_t> StandbyKeeper::ended_unanswered()
+std::vector<int64_t> StandbyKeeper::ended_unanswered() { return unanswered("ended."); }
+
+// The directory's entries (its descriptor's offset is shared: rewound each time).
+std::set<std::string> StandbyKeeper::names()
 {
-	std::vector<int64_t> steps;
+	std::set<std::string> out;
 	int fd = ::dup(dirfd_);
 	DIR *d = fd >= 0 ? ::fdopendir(fd) : nullptr;
 	if (!d) {
 		if (fd >= 0)
 			::close(fd);
-		return steps;
+		return out;
 	}
 	::rewinddir(d);
-	std::set<std::string> names;
 	while (struct dirent *e = ::readdir(d))
-		names.insert(e->d_name);
+		if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+			out.insert(e->d_name);
 	::closedir(d);
-	for (const auto &n : names)
-		if (n.rfind("ended.", 0) == 0)
-			if (auto s = parse_int(n.substr(6), 0, INT64_MAX); s && !names.count("verdict." + n.substr(6)))
-				steps.push_back(*s);
+	return out;
+}
+
+// Empty the directory: an earlier run of the job (requeued) left its notices.
+void StandbyKeeper::clear()
+{
+	for (const auto &n : names())
+		::unlinkat(dirfd_, n.c_str(), 0);
+}
+
+// Steps with a 'kind' notice (started., ended.) and no verdict yet.
+std::vector<int64_t> StandbyKeeper::unanswered(const std::string &kind)
+{
+	std::vector<int64_t> steps;
+	auto all = names();
+	for (const auto &n : all)
+		if (n.rfind(kind, 0) == 0)
+			if (auto id = n.substr(kind.size()); !all.count("verdict." + id))
+				if (auto s = parse_int(id, 0, INT64_MAX); s)
+					steps.push_back(*s);
 	return steps;
 }
 
@@ -150,6 +170,7 @@ void StandbyKeeper::run()
 {
 	if (!open_dir())
 		return;
+	clear();
 	// The output so far is the job's (an earlier run's, appended to), not a step's.
 	if (auto job = call({c_.scontrol, "-o", "show", "job", std::to_string(c_.job_id)}); job)
 		log_from_ = file_size(field(*job, "StdOut"));
@@ -162,6 +183,15 @@ void StandbyKeeper::run()
 				break;
 		}
 		auto ended = ended_unanswered();
+		// Steps that ran when a node was replaced start again when they end.
+		for (auto it = ended.begin(); it != ended.end();)
+			if (relaunch_.count(*it)) {
+				answer(*it, true, replaced_);
+				relaunch_.erase(*it);
+				it = ended.erase(it);
+			} else {
+				++it;
+			}
 		auto now = std::chrono::steady_clock::now();
 		if (ended.empty() && now - last < std::chrono::seconds(c_.poll_s))
 			continue;
@@ -179,16 +209,7 @@ void StandbyKeeper::run()
 				answer(s, false, why);
 			}
 	}
-	std::vector<std::string> left;
-	if (int fd = ::dup(dirfd_); fd >= 0)
-		if (DIR *d = ::fdopendir(fd)) {
-			while (struct dirent *e = ::readdir(d))
-				if (e->d_name[0] != '.' || e->d_name[1] == 'v')
-					left.emplace_back(e->d_name);
-			::closedir(d);
-		}
-	for (const auto &n : left)
-		::unlinkat(dirfd_, n.c_str(), 0);
+	clear();
 	::close(dirfd_);
 	::rmdir(c_.dir.c_str());
 }
@@ -316,13 +337,22 @@ bool StandbyKeeper::recover(const Evidence &e, const std::vector<int64_t> &ended
 	std::string reason = "loom: standby: " + e.cls + ": job " + job + ": " + e.evidence;
 	if (reason.size() > 200)
 		reason.resize(200);
-	if (auto st = call({c_.scontrol, "update", "NodeName=" + e.culprit, "State=DRAIN", "Reason=" + reason}); !st)
-		log_warning("job %u: cannot drain %s: %s", c_.job_id, e.culprit.c_str(), st.error().str().c_str());
 	// The record first: without slurmdbd, Slurm refuses every update of a
-	// job that changed size (its db_index stays unset, proc_req.c).
+	// job that changed size (its db_index stays unset, proc_req.c), and a
+	// node set DOWN leaves the job.
 	std::string what = e.culprit + " -> " + r.taken + " (" + e.cls + ")";
 	post_note("loom standby: " + what + ", restart " + std::to_string(generation_ + 1) + " in the allocation, " +
 		  std::to_string(r.after.standby.size()) + " standby left");
+	// A node that stopped answering is set DOWN: Slurm takes it out of the
+	// --no-kill job and ends the step on it at once, instead of after
+	// SlurmdTimeout. DRAIN keeps it out when its slurmd comes back.
+	if (e.cls == "node_failure")
+		if (auto st = call({c_.scontrol, "update", "NodeName=" + e.culprit, "State=DOWN", "Reason=" + reason});
+		    !st)
+			log_warning("job %u: cannot set %s down: %s", c_.job_id, e.culprit.c_str(),
+				    st.error().str().c_str());
+	if (auto st = call({c_.scontrol, "update", "NodeName=" + e.culprit, "State=DRAIN", "Reason=" + reason}); !st)
+		log_warning("job %u: cannot drain %s: %s", c_.job_id, e.culprit.c_str(), st.error().str().c_str());
 	// The steps end on every node: a step's ranks cannot go on without the culprit's.
 	auto steps = running_steps();
 	for (int64_t s : steps)
@@ -330,7 +360,8 @@ bool StandbyKeeper::recover(const Evidence &e, const std::vector<int64_t> &ended
 	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(settle_s);
 	while (!running_steps().empty() && std::chrono::steady_clock::now() < deadline)
 		std::this_thread::sleep_for(std::chrono::milliseconds(200));
-	if (r.release && !release(e.culprit, r.after.job))
+	// What the job holds now: Slurm may have let the culprit go itself.
+	if (r.release && in_job(e.culprit) && !release(e.culprit, r.after.job))
 		r = ckpt::replace_node(c_.layout, e.culprit, e.culprit); // it stays in the job, excluded
 	if (r.release) {
 		auto at = std::find(c_.layout.job.begin(), c_.layout.job.end(), e.culprit) - c_.layout.job.begin();
@@ -340,14 +371,32 @@ bool StandbyKeeper::recover(const Evidence &e, const std::vector<int64_t> &ended
 	c_.layout = r.after;
 	generation_++;
 	log_from_ = file_size(std_out_);
-	std::set<int64_t> answered(ended.begin(), ended.end());
-	answered.insert(steps.begin(), steps.end());
-	for (int64_t s : answered)
+	// Every step that was running starts again: those whose srun has ended
+	// now, the others when it does (their sruns said they started).
+	replaced_ = what;
+	auto started = unanswered("started.");
+	relaunch_.insert(started.begin(), started.end());
+	relaunch_.insert(steps.begin(), steps.end());
+	for (int64_t s : unanswered("ended.")) {
+		relaunch_.erase(s);
 		answer(s, true, what);
+	}
+	for (int64_t s : ended)
+		if (relaunch_.erase(s))
+			answer(s, true, what);
 	log_info("job %u: %s: %s: %s; its steps start again on %s (restart %d in the allocation)", c_.job_id,
 		 e.evidence.c_str(), reason.c_str(), r.why.c_str(), hostlist_compress(c_.layout.active).c_str(),
 		 generation_);
 	return true;
+}
+
+// Whether the job still holds 'node' (true when Slurm cannot be asked).
+bool StandbyKeeper::in_job(const std::string &node)
+{
+	auto job = call({c_.scontrol, "-o", "show", "job", std::to_string(c_.job_id)});
+	auto nodes =
+		job ? hostlist_expand(field(*job, "NodeList")) : expected<std::vector<std::string>>(unexpected(""));
+	return !nodes || std::find(nodes->begin(), nodes->end(), node) != nodes->end();
 }
 
 // Remove the culprit from the job (scontrol update JobId= NodeList=, once its

@@ -9,7 +9,8 @@
 // part of the job's output, naming a host. On a culprit it drains the node
 // with a "loom: standby:" reason, ends the job's steps, releases the node
 // from the job, takes the first standby, and answers each ended step with a
-// verdict (verdict.<step>): its srun starts again on the new layout
+// verdict (verdict.<step>; every step whose srun said it started,
+// started.<step>, gets one when it ends): its srun starts again on the new layout
 // (standby_srun.hpp). Every other ended step is answered "no relaunch" at
 // once. No standby left: the answer is no relaunch, and the failure takes
 // the requeue path jobcomp/health has always taken.
@@ -56,9 +57,13 @@ private:
 	void run();
 	bool open_dir();
 	std::vector<int64_t> ended_unanswered();
+	std::vector<int64_t> unanswered(const std::string &kind);
+	std::set<std::string> names();
+	void clear();
 	void settle_output();
 	void post_note(const std::string &note);
 	bool release(const std::string &culprit, const std::vector<std::string> &rest);
+	bool in_job(const std::string &node);
 	Evidence gather();
 	bool recover(const Evidence &e, const std::vector<int64_t> &ended);
 	void answer(int64_t step, bool relaunch, const std::string &why);
@@ -70,6 +75,8 @@ private:
 	uint64_t log_from_ = 0;
 	std::string std_out_, std_err_;
 	std::set<std::string> handled_; // culprits already acted on (or that could not be)
+	std::set<int64_t> relaunch_;    // steps of the last replacement whose srun has not ended yet
+	std::string replaced_;          // that replacement, for their verdicts
 	std::mutex mu_;
 	std::condition_variable cv_;
 	bool stop_ = false;

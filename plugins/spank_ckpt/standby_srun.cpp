@@ -119,6 +119,10 @@ bool arm_standby_relaunch(uint32_t job, uint32_t step)
 	    !::dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
 		return false;
 	g_armed = {dir, job, step};
+	// The keeper learns of the step: a replacement while it runs starts it again.
+	std::string started = std::string(dir) + "/started." + std::to_string(step);
+	if (int fd = ::open(started.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600); fd >= 0)
+		::close(fd);
 	return std::atexit(at_exit) == 0;
 }
 

@@ -43,6 +43,21 @@ START_TEST(standbys_are_the_tail)
 }
 END_TEST
 
+// The active count job_submit/loom recorded: 4 of 5, 4 of 4 (a requeued
+// job that lost its standby), never 4 of 3.
+START_TEST(active_count_gives_the_standbys)
+{
+	auto five = split_active(names({"n1", "n2", "n3", "n4", "n5"}), 4);
+	ck_assert(five.has_value() && five->standby == names({"n5"}));
+	auto four = split_active(names({"n1", "n2", "n3", "n4"}), 4);
+	ck_assert(four.has_value() && four->standby.empty() && four->active.size() == 4);
+	auto three = split_active(names({"n1", "n2", "n3"}), 4);
+	ck_assert(!three.has_value());
+	ck_assert_msg(three.error().str().find("LOOM_CKPT_ACTIVE") != std::string::npos, "%s",
+		      three.error().str().c_str());
+}
+END_TEST
+
 // n3 fails: released from the job, n5 joins, the active nodes stay first;
 // then the batch host n1 fails: it stays in the job, excluded; no standby is
 // left for a third.
@@ -130,15 +145,48 @@ START_TEST(verdict_round_trip_and_bad_files)
 }
 END_TEST
 
+// job_submit/loom's plan: -N4 --ntasks-per-node=2 --ckpt-standby=1 asks
+// for 5 nodes and 10 tasks; no -N, a range, or too many are refused naming
+// the option; auto follows the time limit.
+START_TEST(submit_plan)
+{
+	SubmitCounts c{4, 4, 8, 2};
+	auto p = plan_submit(c, "1", 3600, 30 * 86400.0, 0.9, 8);
+	ck_assert(p.has_value());
+	ck_assert_int_eq(p->standbys, 1);
+	ck_assert_int_eq(p->after.min_nodes, 5);
+	ck_assert_int_eq(p->after.max_nodes, 5);
+	ck_assert_int_eq(p->after.num_tasks, 10);
+	SubmitCounts bare{4, 0, 0, 0}; // -N4 only: no task count to grow
+	auto b = plan_submit(bare, "2", 0, 86400, 0.9, 8);
+	ck_assert(b.has_value() && b->after.min_nodes == 6 && b->after.num_tasks == 0 && b->after.max_nodes == 0);
+	auto none = plan_submit(SubmitCounts{0, 0, 8, 0}, "1", 0, 86400, 0.9, 8);
+	ck_assert(!none.has_value());
+	ck_assert_msg(none.error().str().find("--ckpt-standby=1") != std::string::npos, "%s",
+		      none.error().str().c_str());
+	ck_assert(!plan_submit(SubmitCounts{4, 8, 0, 0}, "1", 0, 86400, 0.9, 8).has_value());
+	ck_assert(!plan_submit(c, "9", 0, 86400, 0.9, 8).has_value());
+	ck_assert(!plan_submit(c, "one", 0, 86400, 0.9, 8).has_value());
+	// auto: 4 nodes a day at a 1-day node MTBF expect ~5 failures; with no
+	// time limit the most allowed; over a minute at 30 days, none.
+	auto day = plan_submit(c, "auto", 86400, 86400, 0.9, 16);
+	ck_assert(day.has_value() && day->standbys >= 5 && day->standbys <= 16);
+	ck_assert_int_eq(plan_submit(c, "auto", 0, 86400, 0.9, 3)->standbys, 3);
+	ck_assert_int_eq(plan_submit(c, "auto", 60, 30 * 86400.0, 0.9, 8)->standbys, 0);
+}
+END_TEST
+
 static Suite *make_suite()
 {
 	Suite *s = suite_create("ckpt_standby_plan");
 	TCase *tc = tcase_create("plan");
 	tcase_add_test(tc, standbys_are_the_tail);
+	tcase_add_test(tc, active_count_gives_the_standbys);
 	tcase_add_test(tc, replacements_keep_the_active_nodes_first);
 	tcase_add_test(tc, per_node_counts);
 	tcase_add_test(tc, batch_environment_counts_the_active_nodes);
 	tcase_add_test(tc, verdict_round_trip_and_bad_files);
+	tcase_add_test(tc, submit_plan);
 	suite_add_tcase(s, tc);
 	return s;
 }

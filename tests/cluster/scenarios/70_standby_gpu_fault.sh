@@ -13,7 +13,7 @@
 # asserted: bench/ measures speed.)
 source "$LOOM_SRCDIR/tests/ckpt/scenario_lib.sh"
 ckpt_site "standby_dir=$LOOM_CLUSTER_DIR/run/loom-ckpt" "scontrol=$(command -v scontrol)" \
-	"loom=$LOOM_BUILDDIR/tools/loom"
+	"loom=$(realpath "$LOOM_BUILDDIR/tools/loom")"
 py=/usr/bin/python3
 prog=$LOOM_SRCDIR/tests/ckpt/train_ranks.py
 export TRAIN_COMM=none TRAIN_STEPS=600 TRAIN_STEP_SLEEP=0.04 TRAIN_EVERY=50 LOOM_CKPT_COMMIT_TIMEOUT=60
@@ -21,7 +21,7 @@ out=$CK_SCRATCH
 ranks() { # NAME SBATCH_ARGS...
 	local name=$1
 	shift
-	submit --job-name="$name" -N4 --ntasks-per-node=2 -o "$out/$name.out" --ckpt "$@" \
+	submit --job-name="$name" -N4 --ntasks-per-node=2 -o "$out/$name.out" --open-mode=append --ckpt "$@" \
 		--wrap "export TRAIN_BARRIER_DIR=$out/barrier.\$SLURM_JOB_ID; exec srun --kill-on-bad-exit=1 $py $prog"
 }
 finals() { grep -o 'rank [0-9]* final step=[0-9]* sha256=[0-9a-f]*' "$out/$1.out" | sed 's/ final step=[0-9]*//' | sort; }
