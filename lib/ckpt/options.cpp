@@ -136,7 +136,9 @@ ConfigSchema SiteConfig::schema()
 		.integer("standby_max", &standby_max, 0, 64, "most standby nodes a job may hold (0: none)")
 		.string("standby_dir", &standby_dir, "where a standby job's srun and its coordinator meet (batch host)")
 		.string("scontrol", &scontrol, "scontrol command the coordinator uses to replace a node")
-		.string("loom", &loom, "the loom program (loom health classify judges a failed step)");
+		.string("loom", &loom, "the loom program (loom health classify judges a failed step)")
+		.integer("hang_factor", &hang_factor, 2, 1000, "a hang: no step for this many recent step times")
+		.duration("hang_floor", &hang_floor_s, 5, 86400, "... and never sooner than this");
 	return s;
 }
 

@@ -44,6 +44,10 @@ struct SiteConfig {
 	std::string standby_dir = "/run/loom-ckpt";
 	std::string scontrol = "scontrol";
 	std::string loom; // the loom program; empty: where it was installed
+	// A hang (the ranks' progress reports): no step for max(factor x the
+	// job's recent step time, floor).
+	int64_t hang_factor = 10;
+	int64_t hang_floor_s = 30;
 
 	ConfigSchema schema();
 	// Parse plugin arguments into a fresh config; check the result as a whole.

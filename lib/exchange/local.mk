@@ -13,11 +13,14 @@
 #   LOOM_CKPT_MAX_RESTARTS (spank_ckpt in sbatch writes them; jobcomp/health
 #   reads them), and the LOOM_CKPT_* environment of its tasks (spank_ckpt
 #   writes it; the C++ and Python SDKs read it, both running
-#   tests/ckpt/task-env-cases.json).
+#   tests/ckpt/task-env-cases.json);
+# - each rank's progress report (the SDKs write it; spank_ckpt's keeper
+#   reads it; both run tests/ckpt/progress-cases.json).
 # It uses lib/util only, so that a reader links the format and not its
 # writer's module.
 lib_libloom_exchange_la_SOURCES += \
 	lib/exchange/failure_stats.hpp lib/exchange/failure_stats.cpp \
+	lib/exchange/progress_report.hpp lib/exchange/progress_report.cpp \
 	lib/exchange/spare_file.hpp lib/exchange/spare_file.cpp \
 	lib/exchange/suspect_mark.hpp lib/exchange/suspect_mark.cpp \
 	lib/exchange/suspect_flag.hpp lib/exchange/suspect_flag.cpp \
@@ -31,7 +34,12 @@ if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_exchange
 TESTS += tests/unit/test_exchange
 tests_unit_test_exchange_SOURCES = tests/unit/test_exchange.cpp tests/unit/check_main.hpp
+check_PROGRAMS += tests/unit/test_exchange_progress
+TESTS += tests/unit/test_exchange_progress
+tests_unit_test_exchange_progress_SOURCES = tests/unit/test_exchange_progress.cpp tests/unit/check_main.hpp
+tests_unit_test_exchange_progress_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_exchange_progress_LDADD = $(LOOM_EXCHANGE_LIBS) $(JSONC_LIBS) $(CHECK_LIBS)
 tests_unit_test_exchange_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_exchange_LDADD = $(LOOM_EXCHANGE_LIBS) $(JSONC_LIBS) $(CHECK_LIBS)
 endif
-EXTRA_DIST += tests/ckpt/task-env-cases.json
+EXTRA_DIST += tests/ckpt/task-env-cases.json tests/ckpt/progress-cases.json

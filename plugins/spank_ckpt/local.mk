@@ -2,10 +2,14 @@
 slurmplugin_LTLIBRARIES += plugins/spank_ckpt/spank_ckpt.la
 plugins_spank_ckpt_spank_ckpt_la_SOURCES = \
 	plugins/spank_ckpt/spank_ckpt_plugin.cpp \
+	plugins/spank_ckpt/spank_options.hpp plugins/spank_ckpt/spank_options.cpp \
 	plugins/spank_ckpt/job.hpp plugins/spank_ckpt/job.cpp \
 	plugins/spank_ckpt/signal_tasks.hpp plugins/spank_ckpt/signal_tasks.cpp \
 	plugins/spank_ckpt/slurm_api.hpp plugins/spank_ckpt/slurm_api.cpp \
 	plugins/spank_ckpt/standby_keeper.hpp plugins/spank_ckpt/standby_keeper.cpp \
+	plugins/spank_ckpt/standby_calls.hpp plugins/spank_ckpt/standby_calls.cpp \
+	plugins/spank_ckpt/standby_judge.cpp plugins/spank_ckpt/standby_recover.cpp \
+	plugins/spank_ckpt/standby_setup.hpp plugins/spank_ckpt/standby_setup.cpp \
 	plugins/spank_ckpt/standby_srun.hpp plugins/spank_ckpt/standby_srun.cpp \
 	plugins/common/slurm_log.hpp plugins/common/slurm_log.cpp plugins/common/spank_guard.hpp
 # Where the plugin finds loom-ckpt-helper (the site's helper= argument overrides it).

@@ -12,7 +12,9 @@
 #include "plugins/common/spank_guard.hpp"
 #include "plugins/spank_ckpt/job.hpp"
 #include "plugins/spank_ckpt/slurm_api.hpp"
+#include "plugins/spank_ckpt/spank_options.hpp"
 #include "plugins/spank_ckpt/standby_keeper.hpp"
+#include "plugins/spank_ckpt/standby_setup.hpp"
 #include "plugins/spank_ckpt/standby_srun.hpp"
 
 #include <algorithm>
@@ -62,78 +64,8 @@ struct State {
 };
 State g;
 
-enum OptionId { opt_ckpt = 1, opt_dir, opt_interval, opt_signal, opt_keep, opt_max_restarts, opt_standby };
-const char *option_name(int id)
-{
-	switch (id) {
-	case opt_ckpt:
-		return "ckpt";
-	case opt_dir:
-		return "ckpt-dir";
-	case opt_interval:
-		return "ckpt-interval";
-	case opt_signal:
-		return "ckpt-signal";
-	case opt_keep:
-		return "ckpt-keep";
-	case opt_max_restarts:
-		return "ckpt-max-restarts";
-	case opt_standby:
-		return "ckpt-standby";
-	}
-	return "?";
-}
-
-int option_cb(int val, const char *optarg, int /*remote*/)
-{
-	try {
-		if (!g.site) // the plugin arguments were refused: init said why
-			return -1;
-		// An option given without its optional argument (sbatch --ckpt) reaches
-		// the steps of the job (srun inside it) through the environment, where
-		// Slurm spells the absent argument "(null)".
-		if (optarg && std::strcmp(optarg, "(null)") == 0)
-			optarg = nullptr;
-		auto st = ckpt::apply_option(g.opts, *g.site, option_name(val), optarg);
-		if (!st) {
-			slurm_error("%s: %s", prefix, st.error().str().c_str());
-			g.opts_bad = true;
-			return -1;
-		}
-		return 0;
-	} catch (...) {
-		slurm_error("%s: --%s: unexpected failure", prefix, option_name(val));
-		return -1;
-	}
-}
-
-struct spank_option options[] = {
-	{const_cast<char *>("ckpt"), const_cast<char *>("[signal|off]"),
-	 const_cast<char *>("Checkpoint and requeue: the job is asked to checkpoint (signal) at the interval, "
-			    "before its time limit and when its node turns suspect; it is requeued after failures "
-			    "and resumes from its newest complete checkpoint (LOOM_CKPT_* in the environment)."),
-	 2, opt_ckpt, option_cb},
-	{const_cast<char *>("ckpt-dir"), const_cast<char *>("PATH"),
-	 const_cast<char *>("Checkpoint directory (%u user, %U uid, %j job id), under the site's allowed roots."), 1,
-	 opt_dir, option_cb},
-	{const_cast<char *>("ckpt-interval"), const_cast<char *>("auto|DURATION"),
-	 const_cast<char *>("Checkpoint interval: auto (Daly's formula from the measured checkpoint time and the "
-			    "nodes' MTBF) or a duration such as 30min."),
-	 1, opt_interval, option_cb},
-	{const_cast<char *>("ckpt-signal"), const_cast<char *>("SIG"),
-	 const_cast<char *>("Signal that asks the application to checkpoint (default USR2; NCCL catches USR1)."), 1,
-	 opt_signal, option_cb},
-	{const_cast<char *>("ckpt-keep"), const_cast<char *>("N"),
-	 const_cast<char *>("Complete checkpoints to keep (the newest N)."), 1, opt_keep, option_cb},
-	{const_cast<char *>("ckpt-max-restarts"), const_cast<char *>("N"),
-	 const_cast<char *>("Restart budget: after N restarts the job is held instead of requeued."), 1,
-	 opt_max_restarts, option_cb},
-	{const_cast<char *>("ckpt-standby"), const_cast<char *>("N|auto"),
-	 const_cast<char *>("Hold N idle nodes in the allocation (auto: enough for the expected node failures); "
-			    "a failed node is replaced by one and the step starts again, no requeue "
-			    "(needs JobSubmitPlugins=loom)."),
-	 1, opt_standby, option_cb},
-};
+// The job's options (spank_options.hpp) go into g.opts, judged against the site's.
+sc::OptionTarget option_target{&g.site, &g.opts, &g.opts_bad};
 
 std::string getenv_job(spank_t sp, const char *name)
 {
@@ -189,54 +121,20 @@ status gather_facts(spank_t sp, sc::JobFacts &f)
 	return ok();
 }
 
-std::string env_of(const char *name, void *ctx) { return getenv_job(static_cast<spank_t>(ctx), name); }
-
-// The batch step of a job job_submit/loom gave standbys: which nodes are
-// active, the environment that keeps the script's steps on them, the keeper.
+// The batch step of a job job_submit/loom gave standbys (standby_setup.hpp).
 void plan_standbys(spank_t sp)
 {
-	std::string count = getenv_job(sp, ckpt::standby_env);
-	if (count.empty()) {
-		if (!g.opts.standby.empty() && g.opts.standby != "0")
-			g.standby_notice = "--ckpt-standby=" + g.opts.standby + ": this cluster does not add standby " +
-					   "nodes (JobSubmitPlugins=loom is not set): the job runs without them";
-		return;
-	}
-	if (count == "0")
-		return;
-	// The active count job_submit/loom recorded: a requeued job that lost a
-	// node to a replacement holds fewer standbys, the same active nodes.
-	auto nodes = hostlist_expand(g.facts.nodelist);
-	auto active = parse_int(getenv_job(sp, ckpt::active_count_env), 1, 1 << 20);
-	auto layout = active && nodes
-			      ? ckpt::split_active(*nodes, static_cast<int>(*active))
-			      : expected<ckpt::StandbyLayout>(unexpected(
-					ckpt::active_count_env, nodes ? active.error().str() : nodes.error().str()));
-	if (!layout) {
-		slurm_error("%s: job %u: no standbys: %s", prefix, g.facts.job_id, layout.error().str().c_str());
-		return;
-	}
-	// The counts Slurm gives the script include the standbys' tasks.
-	g.standby_env = ckpt::active_env(*layout, env_of, sp);
-	if (layout->standby.empty())
-		return; // none left (a requeued job that lost one): nothing to keep
-	sc::KeeperConfig c;
-	c.job_id = g.facts.job_id;
-	c.uid = g.facts.cred.uid;
-	c.gid = g.facts.cred.gid;
-	c.dir = g.site->standby_dir + "/" + std::to_string(g.facts.job_id);
-	c.scontrol = g.site->scontrol;
-	c.loom = g.site->loom.empty() ? std::string(LOOM_PROGRAM) : g.site->loom;
-	c.batch_host = g.facts.node;
-	c.layout = *layout;
-	if (auto cpus = ckpt::expand_counts(getenv_job(sp, "SLURM_JOB_CPUS_PER_NODE"));
-	    cpus && cpus->size() == layout->job.size())
-		c.cpus_per_node = *cpus;
-	c.poll_s = static_cast<int>(g.site->poll_s);
-	g.standby_env.emplace_back(ckpt::standby_dir_env, c.dir);
-	slurm_info("%s: job %u: active nodes %s, standby %s", prefix, g.facts.job_id,
-		   hostlist_compress(layout->active).c_str(), hostlist_compress(layout->standby).c_str());
-	g.standby = std::move(c);
+	auto plan = sc::plan_standby_job(*g.site, g.opts, g.facts, g.setup->dir,
+					 [sp](const char *name) { return getenv_job(sp, name); });
+	if (!plan.error.empty())
+		slurm_error("%s: job %u: no standbys: %s", prefix, g.facts.job_id, plan.error.c_str());
+	if (plan.keeper)
+		slurm_info("%s: job %u: active nodes %s, standby %s", prefix, g.facts.job_id,
+			   hostlist_compress(plan.keeper->layout.active).c_str(),
+			   hostlist_compress(plan.keeper->layout.standby).c_str());
+	g.standby_notice = plan.notice;
+	g.standby_env = std::move(plan.env);
+	g.standby = std::move(plan.keeper);
 }
 
 // slurmstepd, before the tasks start: directory, restore point, budget, environment.
@@ -383,7 +281,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 			return -1; // fail closed: a misconfigured site refuses jobs, loudly
 		}
 		g.site = std::move(*site);
-		for (auto &o : options)
+		for (auto &o : sc::ckpt_options(option_target))
 			if (spank_option_register(sp, &o) != ESPANK_SUCCESS) {
 				slurm_error("%s: cannot register --%s", prefix, o.name);
 				return -1;

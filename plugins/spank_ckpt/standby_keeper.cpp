@@ -7,6 +7,7 @@
 #include "lib/util/log.hpp"
 #include "lib/util/subprocess.hpp"
 #include "plugins/spank_ckpt/slurm_api.hpp"
+#include "plugins/spank_ckpt/standby_calls.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -16,60 +17,19 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace loom::spank_ckpt {
-namespace {
 
-constexpr double tick_s = 0.25;    // how soon an ended step is answered
-constexpr int call_timeout_s = 20; // one scontrol, squeue, scancel or loom call
-constexpr int settle_s = 30;       // steps ending, the job letting go of a node
-
-// The value of " key=" in one line of `scontrol -o show ...` (up to the next
-// space or the line's end).
-std::string field(const std::string &line, const std::string &key)
-{
-	std::string k = " " + key + "=";
-	size_t at = (" " + line).find(k);
-	if (at == std::string::npos)
-		return {};
-	size_t start = at + k.size() - 1;
-	size_t end = line.find_first_of(" \n", start);
-	return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
-}
-
-expected<std::string> call(const std::vector<std::string> &argv)
-{
-	RunOptions o;
-	o.timeout_s = call_timeout_s;
-	o.merge_stderr = true;
-	auto r = run_command(argv, o);
-	if (!r)
-		return unexpected(r.error());
-	if (r->exit_code != 0)
-		return unexpected(command_line(argv),
-				  trim(r->output).empty() ? "failed" : std::string(trim(r->output)));
-	return r->output;
-}
-
-std::string sibling(const std::string &scontrol, const char *name)
-{
-	auto slash = scontrol.rfind('/');
-	return slash == std::string::npos ? name : scontrol.substr(0, slash + 1) + name;
-}
-
-uint64_t file_size(const std::string &path)
-{
-	struct stat st;
-	return !path.empty() && ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-}
-
-} // namespace
+using namespace standby;
 
 void StandbyKeeper::start(KeeperConfig c)
 {
 	stop();
 	c_ = std::move(c);
+	judge_ = ckpt::ProgressJudge(c_.hang);
+	gen_start_ = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 	stop_ = false;
 	thread_ = std::thread([this] { run(); });
 }
@@ -199,6 +159,8 @@ void StandbyKeeper::run()
 		if (!ended.empty())
 			settle_output();
 		Evidence e = gather();
+		if (e.culprit.empty())
+			e = watch_progress();
 		bool relaunched = !e.culprit.empty() && recover(e, ended);
 		if (!relaunched)
 			for (int64_t s : ended) {
@@ -214,14 +176,6 @@ void StandbyKeeper::run()
 	::rmdir(c_.dir.c_str());
 }
 
-// The job's record of its replacements (AdminComment).
-void StandbyKeeper::post_note(const std::string &note)
-{
-	std::string err;
-	if (!note_segment(c_.job_id, "loom standby: ", note, &err))
-		log_warning("job %u: cannot note the replacement in its AdminComment: %s", c_.job_id, err.c_str());
-}
-
 // srun's I/O thread may still be writing the step's last lines while its
 // exit handler reports the end: judge once the output stopped growing.
 void StandbyKeeper::settle_output()
@@ -234,189 +188,6 @@ void StandbyKeeper::settle_output()
 		if (now == size)
 			return;
 		size = now;
-	}
-}
-
-std::vector<int64_t> StandbyKeeper::running_steps()
-{
-	std::vector<int64_t> steps;
-	auto out = call({sibling(c_.scontrol, "squeue"), "-h", "-s", "-j", std::to_string(c_.job_id), "-o", "%i"});
-	if (!out)
-		return steps;
-	std::string prefix = std::to_string(c_.job_id) + ".";
-	for (const auto &line : split_lines(*out)) {
-		std::string id(trim(line));
-		if (id.rfind(prefix, 0) == 0)
-			if (auto s = parse_int(id.substr(prefix.size()), 0, INT32_MAX); s)
-				steps.push_back(*s);
-	}
-	return steps;
-}
-
-} // namespace loom::spank_ckpt
-
-namespace loom::spank_ckpt {
-
-// The job's node list and output files, the active nodes' states, and what
-// jobcomp/health's classifier makes of them and of the step's output.
-Evidence StandbyKeeper::gather()
-{
-	Evidence e;
-	auto job = call({c_.scontrol, "-o", "show", "job", std::to_string(c_.job_id)});
-	if (!job) {
-		log_warning("job %u: standby check: %s", c_.job_id, job.error().str().c_str());
-		return e;
-	}
-	std_out_ = field(*job, "StdOut"), std_err_ = field(*job, "StdErr");
-	std::vector<std::string> in_job;
-	if (auto h = hostlist_expand(field(*job, "NodeList")); h)
-		in_job = *h;
-	std::vector<std::string> argv = {c_.loom,
-					 "health",
-					 "classify",
-					 "--state",
-					 "FAILED",
-					 "--checkpointed",
-					 "--json",
-					 "--from",
-					 std::to_string(log_from_),
-					 "--nodes",
-					 join(c_.layout.active, ",")};
-	auto nodes = call({c_.scontrol, "-o", "show", "node", join(c_.layout.active, ",")});
-	for (const auto &line : nodes ? split_lines(*nodes) : std::vector<std::string>{})
-		if (auto name = field(line, "NodeName"); !name.empty())
-			argv.push_back("--node-state=" + name + "=" + field(line, "State"));
-	for (const auto &n : c_.layout.active)
-		if (!in_job.empty() && std::find(in_job.begin(), in_job.end(), n) == in_job.end())
-			argv.push_back("--node-state=" + n + "=DOWN");
-	std::vector<std::string> logs = {std_out_};
-	if (std_err_ != std_out_)
-		logs.push_back(std_err_);
-	for (const auto &f : logs)
-		if (!f.empty() && ::access(f.c_str(), R_OK) == 0)
-			argv.insert(argv.end(), {"--log", f});
-	RunOptions o;
-	o.timeout_s = call_timeout_s;
-	o.merge_stderr = false;
-	auto r = run_command(argv, o);
-	auto doc = r ? json_parse(r->output, "loom health classify") : expected<Json>(unexpected(r.error()));
-	if (!doc) {
-		log_warning("job %u: standby check: %s", c_.job_id, doc.error().str().c_str());
-		return e;
-	}
-	json_object *cls = nullptr, *infra = nullptr, *culprits = nullptr, *ev = nullptr;
-	json_object_object_get_ex(doc->get(), "class", &cls);
-	json_object_object_get_ex(doc->get(), "infrastructure", &infra);
-	json_object_object_get_ex(doc->get(), "culprits", &culprits);
-	json_object_object_get_ex(doc->get(), "evidence", &ev);
-	e.cls = cls ? json_object_get_string(cls) : "?";
-	if (!infra || !json_object_get_boolean(infra) || !culprits)
-		return e;
-	for (size_t i = 0; i < json_object_array_length(culprits); i++) {
-		std::string n = json_object_get_string(json_object_array_get_idx(culprits, i));
-		if (!handled_.count(n) &&
-		    std::find(c_.layout.active.begin(), c_.layout.active.end(), n) != c_.layout.active.end()) {
-			e.culprit = n;
-			e.evidence = ev ? json_object_get_string(ev) : "";
-			break;
-		}
-	}
-	return e;
-}
-
-bool StandbyKeeper::recover(const Evidence &e, const std::vector<int64_t> &ended)
-{
-	handled_.insert(e.culprit);
-	auto r = ckpt::replace_node(c_.layout, e.culprit, c_.batch_host);
-	if (!r.done) {
-		log_info("job %u: %s on %s (%s): %s: the job goes the requeue path", c_.job_id, e.cls.c_str(),
-			 e.culprit.c_str(), e.evidence.c_str(), r.why.c_str());
-		return false;
-	}
-	std::string job = std::to_string(c_.job_id);
-	std::string reason = "loom: standby: " + e.cls + ": job " + job + ": " + e.evidence;
-	if (reason.size() > 200)
-		reason.resize(200);
-	// The record first: without slurmdbd, Slurm refuses every update of a
-	// job that changed size (its db_index stays unset, proc_req.c), and a
-	// node set DOWN leaves the job.
-	std::string what = e.culprit + " -> " + r.taken + " (" + e.cls + ")";
-	post_note("loom standby: " + what + ", restart " + std::to_string(generation_ + 1) + " in the allocation, " +
-		  std::to_string(r.after.standby.size()) + " standby left");
-	// A node that stopped answering is set DOWN: Slurm takes it out of the
-	// --no-kill job and ends the step on it at once, instead of after
-	// SlurmdTimeout. DRAIN keeps it out when its slurmd comes back.
-	if (e.cls == "node_failure")
-		if (auto st = call({c_.scontrol, "update", "NodeName=" + e.culprit, "State=DOWN", "Reason=" + reason});
-		    !st)
-			log_warning("job %u: cannot set %s down: %s", c_.job_id, e.culprit.c_str(),
-				    st.error().str().c_str());
-	if (auto st = call({c_.scontrol, "update", "NodeName=" + e.culprit, "State=DRAIN", "Reason=" + reason}); !st)
-		log_warning("job %u: cannot drain %s: %s", c_.job_id, e.culprit.c_str(), st.error().str().c_str());
-	// The steps end on every node: a step's ranks cannot go on without the culprit's.
-	auto steps = running_steps();
-	for (int64_t s : steps)
-		(void)call({sibling(c_.scontrol, "scancel"), "--signal=KILL", job + "." + std::to_string(s)});
-	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(settle_s);
-	while (!running_steps().empty() && std::chrono::steady_clock::now() < deadline)
-		std::this_thread::sleep_for(std::chrono::milliseconds(200));
-	// What the job holds now: Slurm may have let the culprit go itself.
-	if (r.release && in_job(e.culprit) && !release(e.culprit, r.after.job))
-		r = ckpt::replace_node(c_.layout, e.culprit, e.culprit); // it stays in the job, excluded
-	if (r.release) {
-		auto at = std::find(c_.layout.job.begin(), c_.layout.job.end(), e.culprit) - c_.layout.job.begin();
-		if (static_cast<size_t>(at) < c_.cpus_per_node.size())
-			c_.cpus_per_node.erase(c_.cpus_per_node.begin() + at);
-	}
-	c_.layout = r.after;
-	generation_++;
-	log_from_ = file_size(std_out_);
-	// Every step that was running starts again: those whose srun has ended
-	// now, the others when it does (their sruns said they started).
-	replaced_ = what;
-	auto started = unanswered("started.");
-	relaunch_.insert(started.begin(), started.end());
-	relaunch_.insert(steps.begin(), steps.end());
-	for (int64_t s : unanswered("ended.")) {
-		relaunch_.erase(s);
-		answer(s, true, what);
-	}
-	for (int64_t s : ended)
-		if (relaunch_.erase(s))
-			answer(s, true, what);
-	log_info("job %u: %s: %s: %s; its steps start again on %s (restart %d in the allocation)", c_.job_id,
-		 e.evidence.c_str(), reason.c_str(), r.why.c_str(), hostlist_compress(c_.layout.active).c_str(),
-		 generation_);
-	return true;
-}
-
-// Whether the job still holds 'node' (true when Slurm cannot be asked).
-bool StandbyKeeper::in_job(const std::string &node)
-{
-	auto job = call({c_.scontrol, "-o", "show", "job", std::to_string(c_.job_id)});
-	auto nodes =
-		job ? hostlist_expand(field(*job, "NodeList")) : expected<std::vector<std::string>>(unexpected(""));
-	return !nodes || std::find(nodes->begin(), nodes->end(), node) != nodes->end();
-}
-
-// Remove the culprit from the job (scontrol update JobId= NodeList=, once its
-// steps are gone); false when Slurm keeps it.
-bool StandbyKeeper::release(const std::string &culprit, const std::vector<std::string> &rest)
-{
-	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(settle_s);
-	for (;;) {
-		auto st = call({c_.scontrol, "update", "JobId=" + std::to_string(c_.job_id),
-				"NodeList=" + hostlist_compress(rest)});
-		if (st)
-			return true;
-		// Refused for good: an earlier resize without slurmdbd, a node Slurm will not let go.
-		std::string why = st.error().str();
-		if (std::chrono::steady_clock::now() >= deadline || why.find("DB index") != std::string::npos) {
-			log_warning("job %u: %s stays in the job, excluded from its steps: %s", c_.job_id,
-				    culprit.c_str(), why.c_str());
-			return false;
-		}
-		std::this_thread::sleep_for(std::chrono::milliseconds(500));
 	}
 }
 

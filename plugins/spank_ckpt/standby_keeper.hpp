@@ -16,6 +16,7 @@
 // the requeue path jobcomp/health has always taken.
 #pragma once
 
+#include "lib/ckpt/progress.hpp"
 #include "lib/ckpt/standby_plan.hpp"
 
 #include <atomic>
@@ -39,6 +40,8 @@ struct KeeperConfig {
 	ckpt::StandbyLayout layout;
 	std::vector<std::string> cpus_per_node; // SLURM_JOB_CPUS_PER_NODE per node of layout.job (may be empty)
 	int poll_s = 2;
+	std::string ckpt_dir; // where the ranks' progress reports are (empty: none)
+	ckpt::HangRule hang;
 };
 
 // What the keeper saw on the job's nodes: the first culprit among its active nodes.
@@ -50,6 +53,10 @@ class StandbyKeeper {
 public:
 	~StandbyKeeper() { stop(); }
 	void start(KeeperConfig c);
+	// Progress and hangs: the ranks' reports (lib/exchange/progress_report.hpp)
+	// under ckpt_dir, judged by ckpt::ProgressJudge; a hang names the rank
+	// that stopped and its node is replaced (marked suspect, not drained: a
+	// stopped process is no proof of a broken node).
 	void stop();
 	bool running() const { return thread_.joinable(); }
 
@@ -61,7 +68,9 @@ private:
 	std::set<std::string> names();
 	void clear();
 	void settle_output();
-	void post_note(const std::string &note);
+	void post_note(const std::string &prefix, const std::string &note);
+	Evidence watch_progress();
+	void mark_straggler(int rank, const std::string &node, const std::string &why);
 	bool release(const std::string &culprit, const std::vector<std::string> &rest);
 	bool in_job(const std::string &node);
 	Evidence gather();
@@ -77,6 +86,10 @@ private:
 	std::set<std::string> handled_; // culprits already acted on (or that could not be)
 	std::set<int64_t> relaunch_;    // steps of the last replacement whose srun has not ended yet
 	std::string replaced_;          // that replacement, for their verdicts
+	ckpt::ProgressJudge judge_;
+	double gen_start_ = 0;     // reports older than the last (re)start are the last run's
+	std::set<int> stragglers_; // ranks named already
+	bool hang_told_ = false;
 	std::mutex mu_;
 	std::condition_variable cv_;
 	bool stop_ = false;

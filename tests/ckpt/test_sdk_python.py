@@ -273,6 +273,47 @@ class RanksTest(unittest.TestCase):
                 for k, v in c["expect"].items():
                     self.assertEqual(got[k], v, k)
 
+    def test_progress_cases(self):
+        """tests/ckpt/progress-cases.json, which lib/exchange/progress_report.cpp runs too."""
+        from loom_ckpt import progress
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "progress-cases.json")) as f:
+            cases = json.load(f)["cases"]
+        self.assertGreaterEqual(len(cases), 10)
+        for c in cases:
+            with self.subTest(c["name"]):
+                if "error" in c:
+                    with self.assertRaises(loom_ckpt.CheckpointError) as e:
+                        progress.parse_progress(c["text"], "rank.3")
+                    self.assertIn(c["error"], str(e.exception))
+                    self.assertIn("rank.3", str(e.exception))
+                    continue
+                got = progress.parse_progress(c["text"], "rank.3")
+                for k, v in c["expect"].items():
+                    self.assertAlmostEqual(got[k], v, places=6) if k != "node" else self.assertEqual(got[k], v)
+
+    def test_progress_reports_each_rank(self):
+        """LOOM_CKPT_PROGRESS=1: each rank's steps reach its report, which reads back."""
+        from loom_ckpt import progress
+        env = {"LOOM_CKPT_DIR": self.dir, "LOOM_CKPT_PROGRESS": "1", "SLURMD_NODENAME": "n7", "LOOM_CKPT_RUN_ID": "p1"}
+        with mock.patch.dict(os.environ, env):
+            cks = [loom_ckpt.Checkpointer(rank=r, world_size=2, interval=0) for r in (0, 1)]
+            with mock.patch.object(progress, "EVERY_S", 0):
+                for step in range(3):
+                    for ck in cks:
+                        ck.should_checkpoint(step + 1)
+            cks[1].should_checkpoint(4)  # within a second of the last report: not written
+            for ck in cks:
+                ck.close()
+        got = {r: progress.parse_progress(open(os.path.join(self.dir, ".loom-progress", "rank.%d" % r)).read(), "r")
+               for r in (0, 1)}
+        self.assertEqual([got[r]["rank"] for r in (0, 1)], [0, 1])
+        self.assertEqual(got[0]["node"], "n7")
+        self.assertEqual(got[0]["step"], 3)
+        self.assertEqual(got[1]["step"], 3)
+        self.assertGreater(got[1]["beat"], 0)
+        with mock.patch.dict(os.environ, {"LOOM_CKPT_DIR": self.dir}):
+            self.assertIsNone(loom_ckpt.Checkpointer(interval=0).progress)
+
     def test_checkpointer_refuses_a_bad_task_env(self):
         with mock.patch.dict(os.environ, {"LOOM_CKPT_DIR": self.dir, "LOOM_CKPT_KEEP": "0"}):
             with self.assertRaisesRegex(loom_ckpt.CheckpointError, "^LOOM_CKPT_KEEP='0'"):

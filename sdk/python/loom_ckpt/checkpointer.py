@@ -11,6 +11,7 @@ from . import restorer, torch_io
 from .agree import GroupAgreement, StampAgreement
 from .catalog import prune
 from .launch import RequestWatch, launch_ranks, launch_run_id, parse_signal, read_task_env
+from .progress import ENV as _PROGRESS_ENV, Reporter
 from .protocol import CheckpointError, check_relative_name
 from .snapshot import TORCH_ASYNC, _byte_view, _dist, _prefault, _snapshot_memory, _torch
 from .store import RankStaging, Staging
@@ -71,6 +72,9 @@ class Checkpointer:
         self._own_group = None
         self.signal = None
         self.requests = RequestWatch(self.dir) if self.dir else None
+        # Progress reports for spank_ckpt's keeper (a job with standby nodes).
+        self.progress = Reporter(self.dir, self.rank) if self.dir and env.get(_PROGRESS_ENV) == "1" else None
+        self._steps = 0
         if sig and install_signal_handler:
             self._install_handler(sig)
         self._setup_ranks(process_group, env)
@@ -165,7 +169,10 @@ class Checkpointer:
         if self._last_call is not None:
             dt = now - self._last_call
             self.step_seconds = dt if self.step_seconds == 0 else 0.8 * self.step_seconds + 0.2 * dt
+            if self.progress is not None:
+                self.progress.step(step if step is not None else self._steps, dt)
         self._last_call = now
+        self._steps += 1
         wish = self._wish()
         if self.agreement is None:
             return wish
@@ -343,6 +350,8 @@ class Checkpointer:
         Checkpointer made (collective: every rank calls it, before the program
         destroys its own process group)."""
         self.wait()
+        if self.progress is not None:
+            self.progress.close()
         for g in (self.dcp_group, self._own_group):
             if g is not None:
                 _dist.destroy_process_group(g)
