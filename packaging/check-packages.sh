@@ -73,6 +73,7 @@ if [ -n "$main" ] && [ -n "$ctld" ]; then
 $ctld_files" rpm
 	echo "$ctld_files" | grep "$rpm_pd/jobcomp_health.so\$" >/dev/null || bad "loom-slurmctld rpm lacks jobcomp_health.so"
 	echo "$ctld_files" | grep "$rpm_pd/select_topo.so\$" >/dev/null || bad "loom-slurmctld rpm lacks select_topo.so"
+	echo "$ctld_files" | grep "$rpm_pd/job_submit_loom.so\$" >/dev/null || bad "loom-slurmctld rpm lacks job_submit_loom.so"
 	if [ "$slurm_api" = 2505 ]; then
 		echo "$ctld_files" | grep "$rpm_pd/select_topo_cons_tres.so\$" >/dev/null || bad "loom-slurmctld rpm lacks select_topo_cons_tres.so (25.05+)"
 	fi
@@ -122,6 +123,7 @@ $dctld_files" deb
 		bad "loom deb: loom-ckpt-helper has mode $dhelper_mode, not -rwxr-xr-x (it must not be set-id)"
 	echo "$dctld_files" | grep "$deb_pd/select_topo.so\$" >/dev/null || bad "loom-slurmctld deb lacks select_topo.so"
 	echo "$dctld_files" | grep "$deb_pd/jobcomp_health.so\$" >/dev/null || bad "loom-slurmctld deb lacks jobcomp_health.so"
+	echo "$dctld_files" | grep "$deb_pd/job_submit_loom.so\$" >/dev/null || bad "loom-slurmctld deb lacks job_submit_loom.so"
 	echo "$dmain_files" | grep "$deb_pd/spank_place.so\$" >/dev/null || bad "loom deb lacks spank_place.so"
 	echo "$dmain_files" | grep "$deb_pd/loom_fabric.so\$" >/dev/null || bad "loom deb lacks loom_fabric.so (spank_place's rank order)"
 	if [ "$slurm_api" = 2505 ]; then

@@ -4,7 +4,7 @@
 #
 #   scripts/bench.sh [NAME...]
 #
-# NAME: topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim standby-sim rank-order comm-sim tiers-sim tiers-search load-search scale
+# NAME: topo place ckpt health-check health-predictor job-test backfill fault standby sim spares-sim standby-sim rank-order comm-sim tiers-sim tiers-search load-search scale
 # (default: all but scale, which brings up 1,250 real slurmd for half an hour).
 #   topo              topology load time and memory at 1k/10k/100k GPUs
 #   place             placement engine per decision vs Slurm tree's greedy choice
@@ -14,6 +14,9 @@
 #   job-test          select/topo job_test time inside slurmctld vs cons_tres alone
 #   backfill          backfill's plans vs starts: cons_tres vs select/topo planning with cons_tres or the engine
 #   fault             fault to drain / to job running again: loom vs Slurm's SlurmdTimeout path
+#   standby           fault to the first training step after the restore: standbys in the
+#                     allocation vs spares, loom's requeue, Slurm's own and expedited requeue
+#                     (bench/results/standby-recovery.md, bench/ckpt_standby_recovery.sh)
 #   sim               loom sim at 10k-100k GPUs: loom's placer vs Slurm tree, first-fit and block on
 #                     Philly, Alibaba and a large-model mix; ETTR by checkpoint interval; writes
 #                     bench/results/sim.md and its plots (bench/sim_report.sh)
@@ -43,7 +46,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export LOOM_BUILDDIR=${LOOM_BUILDDIR:-$top/_build}
 export LOOM_SRCDIR=$top
 b=$LOOM_BUILDDIR/bench
-all="topo place ckpt health-check health-predictor job-test backfill fault sim spares-sim standby-sim rank-order comm-sim tiers-sim tiers-search load-search"
+all="topo place ckpt health-check health-predictor job-test backfill fault standby sim spares-sim standby-sim rank-order comm-sim tiers-sim tiers-search load-search"
 names=${*:-$all}
 for n in $names; do
 	case " $all scale " in *" $n "*) ;; *) echo "bench: unknown benchmark '$n' (one of: $all scale)" >&2; exit 2 ;; esac
@@ -67,6 +70,7 @@ for n in $names; do
 	job-test) cmd=("$top/bench/slurmctld_job_test.sh") ;;
 	backfill) cmd=("$top/bench/backfill_plans.sh") ;;
 	fault) cmd=("$top/bench/health_fault_to_running.sh") ;;
+	standby) cmd=("$top/bench/ckpt_standby_recovery.sh") ;;
 	scale) cmd=("$top/bench/slurmctld_scale.sh") ;;
 	sim) cmd=("$top/bench/sim_report.sh") ;;
 	spares-sim) cmd=("$top/bench/sim_spares.sh") ;;

@@ -106,6 +106,15 @@ def barrier(step, rank, world, first):
         time.sleep(0.005)
 
 
+def first_step(rank, start, step):
+    """TRAIN_FIRST_STEP_LINE=1: rank 0 says when it completed the first step
+    of this start (bench/ckpt_standby_recovery.sh times recoveries by it)."""
+    if rank == 0 and step == start and os.environ.get("TRAIN_FIRST_STEP_LINE") == "1":
+        print("first step %d at %.3f restart=%s generation=%s" % (
+            start, time.time(), os.environ.get("SLURM_RESTART_COUNT", "0"),
+            os.environ.get("LOOM_CKPT_GENERATION", "0")), flush=True)
+
+
 def run_plain(ck, rank):
     w, start = plain(ck, rank)
     wish = Every(rank)
@@ -119,6 +128,7 @@ def run_plain(ck, rank):
             w[i] = w[i] * 0.999 + k
         if STEP_SLEEP:
             time.sleep(STEP_SLEEP)
+        first_step(rank, start, step)
         if wish(step + 1):
             ck.request()  # rank 0's own reason to checkpoint
         if ck.should_checkpoint(step + 1):
