@@ -2,7 +2,7 @@
 # (libloom_ckpt, header <loom/ckpt.hpp>) and a Python module (standard
 # library only), both writing the formats of lib/ckpt (doc/loom-ckpt-protocol.md).
 lib_LTLIBRARIES = sdk/libloom_ckpt.la
-sdk_libloom_ckpt_la_SOURCES = sdk/cpp/loom/ckpt.hpp sdk/cpp/ckpt.cpp
+sdk_libloom_ckpt_la_SOURCES = sdk/cpp/loom/ckpt.hpp sdk/cpp/ckpt.cpp sdk/cpp/progress.hpp sdk/cpp/progress.cpp
 sdk_libloom_ckpt_la_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 sdk_libloom_ckpt_la_CXXFLAGS = $(AM_CXXFLAGS) $(LOOM_VISIBILITY_FLAGS)
 # 2:0:0: Config and Restored gained members (ranks of a distributed job): an
@@ -25,7 +25,7 @@ tools_loom_SOURCES += tools/loom_ckpt.cpp
 python_sdk_pkg_files = sdk/python/loom_ckpt/__init__.py sdk/python/loom_ckpt/__main__.py \
 	sdk/python/loom_ckpt/_version.py sdk/python/loom_ckpt/hashio.py sdk/python/loom_ckpt/dcp_io.py \
 	sdk/python/loom_ckpt/datafile.py sdk/python/loom_ckpt/agree.py sdk/python/loom_ckpt/catalog.py sdk/python/loom_ckpt/checkpointer.py \
-	sdk/python/loom_ckpt/restorer.py \
+	sdk/python/loom_ckpt/restorer.py sdk/python/loom_ckpt/progress.py \
 	sdk/python/loom_ckpt/cli.py sdk/python/loom_ckpt/launch.py sdk/python/loom_ckpt/protocol.py \
 	sdk/python/loom_ckpt/snapshot.py sdk/python/loom_ckpt/store.py sdk/python/loom_ckpt/torch_io.py \
 	sdk/python/loom_ckpt/lightning.py sdk/python/loom_ckpt/hf.py sdk/python/loom_ckpt/frameworks.py

@@ -55,6 +55,12 @@ TESTS += tests/unit/test_ckpt_sdk_agree
 tests_unit_test_ckpt_sdk_agree_SOURCES = tests/unit/test_ckpt_sdk_agree.cpp tests/unit/check_main.hpp
 tests_unit_test_ckpt_sdk_agree_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_ckpt_sdk_agree_LDADD = sdk/libloom_ckpt.la $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
+# ... and its progress reports for spank_ckpt's keeper (lib/exchange/progress_report.hpp).
+check_PROGRAMS += tests/unit/test_ckpt_sdk_progress
+TESTS += tests/unit/test_ckpt_sdk_progress
+tests_unit_test_ckpt_sdk_progress_SOURCES = tests/unit/test_ckpt_sdk_progress.cpp tests/unit/check_main.hpp
+tests_unit_test_ckpt_sdk_progress_CPPFLAGS = $(AM_CPPFLAGS) $(CHECK_CFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_ckpt_sdk_progress_LDADD = sdk/libloom_ckpt.la $(LOOM_CKPT_LIBS) $(CHECK_LIBS)
 endif
 
 # An MPI job (Open MPI, 4 ranks) over the C++ SDK with MPI_Allreduce hooks:

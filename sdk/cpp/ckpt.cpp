@@ -11,6 +11,7 @@
 #include "lib/util/config.hpp"
 #include "lib/util/fs.hpp"
 #include "lib/util/log.hpp"
+#include "sdk/cpp/progress.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -102,6 +103,9 @@ struct Checkpointer::Impl {
 	std::unique_ptr<ckpt::RequestWatch> requests;
 	std::unique_ptr<ckpt::StampAgreement> stamps;
 	std::unique_ptr<ckpt::GroupAgreement> group;
+	std::unique_ptr<ProgressReporter> progress; // LOOM_CKPT_PROGRESS=1 (a job with standbys)
+	double last_call = 0;
+	int64_t calls = 0;
 	bool told = false;  // the one line of should_checkpoint() without what it needs
 	bool asked = false; // request(): the program's own reason, until the next save
 
@@ -114,6 +118,7 @@ struct Checkpointer::Impl {
 	}
 	bool wish();
 	bool decide(const int64_t *step);
+	void report(const int64_t *step);
 	void tell_once(const std::string &line);
 	void saving();
 };
@@ -169,6 +174,16 @@ bool Checkpointer::Impl::decide(const int64_t *step)
 	return stamps->decide(wish(), *step);
 }
 
+// Each call of should_checkpoint() is a completed step: its report.
+void Checkpointer::Impl::report(const int64_t *step)
+{
+	double now = now_s();
+	if (progress && last_call > 0)
+		progress->step(step ? *step : calls, now - last_call);
+	last_call = now;
+	calls++;
+}
+
 // A save starts: what asked for it is served.
 void Checkpointer::Impl::saving()
 {
@@ -197,6 +212,8 @@ Checkpointer::Checkpointer(Config c, bool install_signal_handler) : impl_(new Im
 		s.huge_pages = *h;
 	impl_->writer.reset(new ckpt::AsyncWriter(s));
 	impl_->setup_agreement();
+	if (!impl_->cfg.dir.empty() && env(exchange::progress_env) == "1")
+		impl_->progress.reset(new ProgressReporter(impl_->cfg.dir, impl_->cfg.rank, env("SLURMD_NODENAME")));
 	if (install_signal_handler && impl_->cfg.signal > 0) {
 		struct sigaction sa;
 		std::memset(&sa, 0, sizeof(sa));
@@ -226,11 +243,19 @@ bool Checkpointer::usable(std::string *error) const
 	return enabled() && impl_->cfg.error.empty();
 }
 
-bool Checkpointer::should_checkpoint() { return enabled() && impl_->decide(nullptr); }
+bool Checkpointer::should_checkpoint()
+{
+	impl_->report(nullptr);
+	return enabled() && impl_->decide(nullptr);
+}
 
 void Checkpointer::request() { impl_->asked = true; }
 
-bool Checkpointer::should_checkpoint(int64_t step) { return enabled() && impl_->decide(&step); }
+bool Checkpointer::should_checkpoint(int64_t step)
+{
+	impl_->report(&step);
+	return enabled() && impl_->decide(&step);
+}
 
 static std::vector<ckpt::BufferView> views(const std::vector<Buffer> &b)
 {
