@@ -15,8 +15,9 @@ std::string progress_file_name(int rank) { return "rank." + std::to_string(rank)
 std::string format_progress(const ProgressReport &r)
 {
 	char buf[512];
-	std::snprintf(buf, sizeof buf, "loom-progress 1 rank=%d node=%s step=%lld time=%.3f step_s=%.3f beat=%.3f\n",
-		      r.rank, r.node.c_str(), static_cast<long long>(r.step), r.time, r.step_s, r.beat);
+	std::snprintf(buf, sizeof buf,
+		      "loom-progress 1 rank=%d world=%d node=%s step=%lld time=%.3f step_s=%.3f beat=%.3f\n", r.rank,
+		      r.world, r.node.c_str(), static_cast<long long>(r.step), r.time, r.step_s, r.beat);
 	return buf;
 }
 
@@ -57,13 +58,16 @@ expected<ProgressReport> parse_progress(std::string_view text, const std::string
 		if (!kv.emplace(words[i].substr(0, eq), words[i].substr(eq + 1)).second)
 			return unexpected(where, words[i].substr(0, eq) + " given twice");
 	}
-	for (const char *k : {"rank", "node", "step", "time", "step_s", "beat"})
+	for (const char *k : {"rank", "world", "node", "step", "time", "step_s", "beat"})
 		if (!kv.count(k))
 			return unexpected(where, std::string("no ") + k + "=");
-	if (kv.size() != 6)
+	if (kv.size() != 7)
 		return unexpected(where, "unknown fields");
 	ProgressReport r;
 	auto rank = parse_int(kv["rank"], 0, 1 << 24);
+	auto world = parse_int(kv["world"], 1, 1 << 24);
+	if (!world)
+		return unexpected(where, "world='" + shown(kv["world"]) + "': " + world.error().message);
 	auto step = parse_int(kv["step"], -1, INT64_MAX);
 	if (!rank)
 		return unexpected(where, "rank='" + shown(kv["rank"]) + "': " + rank.error().message);
@@ -74,9 +78,11 @@ expected<ProgressReport> parse_progress(std::string_view text, const std::string
 	for (auto *e : {&t, &s, &b})
 		if (!*e)
 			return unexpected(e->error());
+	if (rank && *rank >= *world)
+		return unexpected(where, "rank=" + kv["rank"] + " is not a rank of world=" + kv["world"]);
 	if (kv["node"].empty())
 		return unexpected(where, "node= is empty");
-	r.rank = static_cast<int>(*rank), r.node = kv["node"], r.step = *step;
+	r.rank = static_cast<int>(*rank), r.world = static_cast<int>(*world), r.node = kv["node"], r.step = *step;
 	r.time = *t, r.step_s = *s, r.beat = *b;
 	return r;
 }

@@ -100,10 +100,17 @@ namespace loom::spank_ckpt {
 
 namespace {
 
-// Every rank's report under the job's checkpoint directory, newer than 'since'.
-std::vector<ckpt::RankProgress> read_reports(const std::string &ckpt_dir, double since)
+struct Reports {
+	std::vector<ckpt::RankProgress> ranks;
+	int world = 0;   // the ranks' own count
+	int stepped = 0; // of them, those with a step in this run
+};
+
+// Every rank's report under the job's checkpoint directory beating since
+// 'since' (this run's), a step before it counted as none.
+Reports read_reports(const std::string &ckpt_dir, double since)
 {
-	std::vector<ckpt::RankProgress> out;
+	Reports out;
 	std::string dir = path_join(ckpt_dir, exchange::progress_dir_name);
 	int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
@@ -126,8 +133,12 @@ std::vector<ckpt::RankProgress> read_reports(const std::string &ckpt_dir, double
 		auto r = n > 0 ? exchange::parse_progress(std::string_view(buf, static_cast<size_t>(n)),
 							  dir + "/" + name)
 			       : expected<exchange::ProgressReport>(unexpected(name, "empty"));
-		if (r && r->beat >= since)
-			out.push_back({r->rank, r->node, r->step, r->time, r->step_s, r->beat});
+		if (!r || r->beat < since)
+			continue;
+		int64_t step = r->time >= since ? r->step : -1;
+		out.ranks.push_back({r->rank, r->node, step, r->time, r->step_s, r->beat});
+		out.world = std::max(out.world, r->world);
+		out.stepped += step >= 0;
 	}
 	::closedir(d);
 	return out;
@@ -163,9 +174,12 @@ Evidence StandbyKeeper::watch_progress()
 	Evidence e;
 	if (c_.ckpt_dir.empty())
 		return e;
-	auto reports = read_reports(c_.ckpt_dir, gen_start_);
-	if (reports.empty())
+	auto got = read_reports(c_.ckpt_dir, gen_start_);
+	// Judged once every rank of the run has stepped: ranks load minutes
+	// apart, and one still loading is not a hang of the others.
+	if (got.ranks.empty() || got.stepped < got.world)
 		return e;
+	const auto &reports = got.ranks;
 	auto v = judge_.judge(reports, now_unix());
 	auto node_of = [&](int rank) {
 		for (const auto &r : reports)

@@ -213,7 +213,8 @@ Checkpointer::Checkpointer(Config c, bool install_signal_handler) : impl_(new Im
 	impl_->writer.reset(new ckpt::AsyncWriter(s));
 	impl_->setup_agreement();
 	if (!impl_->cfg.dir.empty() && env(exchange::progress_env) == "1")
-		impl_->progress.reset(new ProgressReporter(impl_->cfg.dir, impl_->cfg.rank, env("SLURMD_NODENAME")));
+		impl_->progress.reset(new ProgressReporter(impl_->cfg.dir, impl_->cfg.rank, impl_->cfg.world_size,
+							   env("SLURMD_NODENAME")));
 	if (install_signal_handler && impl_->cfg.signal > 0) {
 		struct sigaction sa;
 		std::memset(&sa, 0, sizeof(sa));

@@ -13,12 +13,13 @@ double wall() { return std::chrono::duration<double>(std::chrono::system_clock::
 
 } // namespace
 
-ProgressReporter::ProgressReporter(const std::string &dir, int rank, std::string node)
+ProgressReporter::ProgressReporter(const std::string &dir, int rank, int world, std::string node)
 {
 	std::string d = path_join(dir, exchange::progress_dir_name);
 	(void)make_dirs(d, 0755);
 	path_ = path_join(d, exchange::progress_file_name(rank));
 	r_.rank = rank;
+	r_.world = world;
 	r_.node = node.empty() ? "unknown" : std::move(node);
 	write();
 	thread_ = std::thread([this] { beat(); });

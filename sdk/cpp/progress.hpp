@@ -18,7 +18,7 @@ class ProgressReporter {
 public:
 	static constexpr double every_s = 1.0, beat_s = 5.0;
 	// <dir>/.loom-progress/rank.<rank>; the directory is made if needed.
-	ProgressReporter(const std::string &dir, int rank, std::string node);
+	ProgressReporter(const std::string &dir, int rank, int world, std::string node);
 	~ProgressReporter();
 	ProgressReporter(const ProgressReporter &) = delete;
 	ProgressReporter &operator=(const ProgressReporter &) = delete;

@@ -306,7 +306,7 @@ class RanksTest(unittest.TestCase):
                 ck.close()
         got = {r: progress.parse_progress(open(os.path.join(self.dir, ".loom-progress", "rank.%d" % r)).read(), "r")
                for r in (0, 1)}
-        self.assertEqual([got[r]["rank"] for r in (0, 1)], [0, 1])
+        self.assertEqual([(got[r]["rank"], got[r]["world"]) for r in (0, 1)], [(0, 2), (1, 2)])
         self.assertEqual(got[0]["node"], "n7")
         self.assertEqual(got[0]["step"], 3)
         self.assertEqual(got[1]["step"], 3)

@@ -22,6 +22,7 @@ void expect_field(const std::string &name, const ProgressReport &r, const char *
 		return;
 	}
 	double got = k == "rank"     ? r.rank
+		     : k == "world"  ? r.world
 		     : k == "step"   ? static_cast<double>(r.step)
 		     : k == "time"   ? r.time
 		     : k == "step_s" ? r.step_s
@@ -61,10 +62,10 @@ END_TEST
 
 START_TEST(what_is_written_reads_back)
 {
-	ProgressReport r{5, "gpu-b07", 31337, 1765098000.5, 1.25, 1765098001.75};
+	ProgressReport r{5, 16, "gpu-b07", 31337, 1765098000.5, 1.25, 1765098001.75};
 	auto back = parse_progress(format_progress(r), "x");
 	ck_assert(back.has_value());
-	ck_assert(back->rank == 5 && back->node == "gpu-b07" && back->step == 31337);
+	ck_assert(back->rank == 5 && back->world == 16 && back->node == "gpu-b07" && back->step == 31337);
 	ck_assert(std::fabs(back->time - r.time) < 1e-3 && std::fabs(back->beat - r.beat) < 1e-3);
 	ck_assert_str_eq(progress_file_name(12).c_str(), "rank.12");
 }

@@ -73,7 +73,7 @@ class Checkpointer:
         self.signal = None
         self.requests = RequestWatch(self.dir) if self.dir else None
         # Progress reports for spank_ckpt's keeper (a job with standby nodes).
-        self.progress = Reporter(self.dir, self.rank) if self.dir and env.get(_PROGRESS_ENV) == "1" else None
+        self.progress = Reporter(self.dir, self.rank, self.world_size) if self.dir and env.get(_PROGRESS_ENV) == "1" else None
         self._steps = 0
         if sig and install_signal_handler:
             self._install_handler(sig)

@@ -5,7 +5,7 @@ tests/ckpt/progress-cases.json).
 
 <checkpoint dir>/.loom-progress/rank.<R>, one line rewritten whole:
 
-    loom-progress 1 rank=3 node=n2 step=1200 time=1765098000.250 step_s=0.980 beat=1765098003.100
+    loom-progress 1 rank=3 world=8 node=n2 step=1200 time=1765098000.250 step_s=0.980 beat=1765098003.100
 
 A report is written at most once a second from the training loop
 (Checkpointer.should_checkpoint) and every BEAT_S seconds from a daemon
@@ -24,12 +24,12 @@ DIR_NAME = ".loom-progress"
 ENV = "LOOM_CKPT_PROGRESS"
 BEAT_S = 5.0
 EVERY_S = 1.0
-FIELDS = ("rank", "node", "step", "time", "step_s", "beat")
+FIELDS = ("rank", "world", "node", "step", "time", "step_s", "beat")
 
 
 def format_progress(r):
-    return "loom-progress 1 rank=%d node=%s step=%d time=%.3f step_s=%.3f beat=%.3f\n" % (
-        r["rank"], r["node"], r["step"], r["time"], r["step_s"], r["beat"])
+    return "loom-progress 1 rank=%d world=%d node=%s step=%d time=%.3f step_s=%.3f beat=%.3f\n" % (
+        r["rank"], r["world"], r["node"], r["step"], r["time"], r["step_s"], r["beat"])
 
 
 def _number(where, key, v):
@@ -75,9 +75,12 @@ def parse_progress(text, where):
             raise CheckpointError("%s: no %s=" % (where, k))
     if len(kv) != len(FIELDS):
         raise CheckpointError("%s: unknown fields" % where)
+    rank, world = _integer(where, "rank", kv["rank"], 0), _integer(where, "world", kv["world"], 1)
+    if rank >= world:
+        raise CheckpointError("%s: rank=%d is not a rank of world=%d" % (where, rank, world))
     if not kv["node"]:
         raise CheckpointError("%s: node= is empty" % where)
-    return {"rank": _integer(where, "rank", kv["rank"], 0), "node": kv["node"],
+    return {"rank": rank, "world": world, "node": kv["node"],
             "step": _integer(where, "step", kv["step"], -1), "time": _number(where, "time", kv["time"]),
             "step_s": _number(where, "step_s", kv["step_s"]), "beat": _number(where, "beat", kv["beat"])}
 
@@ -87,10 +90,10 @@ class Reporter:
     asks for reports (LOOM_CKPT_PROGRESS=1, set by spank_ckpt for a job with
     standby nodes)."""
 
-    def __init__(self, directory, rank, node=None):
+    def __init__(self, directory, rank, world, node=None):
         self.dir = os.path.join(directory, DIR_NAME)
         self.path = os.path.join(self.dir, "rank.%d" % rank)
-        self.state = {"rank": rank, "node": node or os.environ.get("SLURMD_NODENAME") or socket.gethostname(),
+        self.state = {"rank": rank, "world": world, "node": node or os.environ.get("SLURMD_NODENAME") or socket.gethostname(),
                       "step": -1, "time": 0.0, "step_s": 0.0, "beat": 0.0}
         self._lock = threading.Lock()
         self._written = 0.0
