@@ -134,6 +134,7 @@ one_run() { # MODE RUN -> seconds from the fault to the first step after the res
 		[ "$(date +%s)" -lt "$deadline" ] || die "cluster not idle again after run $r ($m): $(sinfo -h -N -o '%N %T' | tr '\n' ' ')"
 		sleep 0.5
 	done
+	echo "    $m run $r: fault at $t0, job $job: $line" >&2
 	since "$(echo "$line" | awk '{print $5}')" "$t0"
 }
 
