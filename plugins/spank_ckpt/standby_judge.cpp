@@ -213,14 +213,25 @@ void StandbyKeeper::mark_straggler(int rank, const std::string &node, const std:
 {
 	std::string text = "rank " + std::to_string(rank) + " on " + node + ": " + why;
 	log_info("job %u: straggler: %s; %s marked suspect", c_.job_id, text.c_str(), node.c_str());
-	std::string mark = exchange::suspect_mark("straggler", "job " + std::to_string(c_.job_id) + ": " + text);
-	auto shown = call({c_.scontrol, "-o", "show", "node", node});
-	std::string extra = shown ? field(*shown, "Extra") : "";
+	mark_suspect(node, "straggler", text);
+	post_note("loom straggler: ", "loom straggler: " + text);
+}
+
+// loom's suspect mark in the node's Extra field (lib/exchange/suspect_mark.hpp),
+// never over someone else's note there.
+void StandbyKeeper::mark_suspect(const std::string &node, const std::string &check, const std::string &evidence)
+{
+	std::string mark = exchange::suspect_mark(check, "job " + std::to_string(c_.job_id) + ": " + evidence);
+	auto shown = call({c_.scontrol, "show", "node", node});
+	std::string extra;
+	for (const auto &line : shown ? split_lines(*shown) : std::vector<std::string>{})
+		if (auto at = line.find("Extra="); at != std::string::npos && line.find_first_not_of(' ') == at)
+			extra = line.substr(at + 6);
 	if (!extra.empty() && extra != "(null)" && !exchange::is_loom_suspect_mark(extra))
-		log_info("job %u: %s's Extra holds someone else's note: not marked", c_.job_id, node.c_str());
+		log_info("job %u: %s's Extra holds someone else's note: not marked %s", c_.job_id, node.c_str(),
+			 check.c_str());
 	else if (auto st = call({c_.scontrol, "update", "NodeName=" + node, "Extra=" + mark}); !st)
 		log_warning("job %u: cannot mark %s suspect: %s", c_.job_id, node.c_str(), st.error().str().c_str());
-	post_note("loom straggler: ", "loom straggler: " + text);
 }
 
 } // namespace loom::spank_ckpt

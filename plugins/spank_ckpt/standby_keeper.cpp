@@ -164,8 +164,9 @@ void StandbyKeeper::run()
 		bool relaunched = !e.culprit.empty() && recover(e, ended);
 		if (!relaunched)
 			for (int64_t s : ended) {
-				std::string why = e.culprit.empty() ? "no fault of an active node found (" + e.cls + ")"
-								    : "not recovered in the allocation";
+				std::string why = !e.culprit.empty() ? "not recovered in the allocation"
+						  : e.cls.empty()    ? "no fault of an active node found"
+								  : "no fault of an active node found (" + e.cls + ")";
 				log_info("job %u: step %lld ended: %s", c_.job_id, static_cast<long long>(s),
 					 why.c_str());
 				answer(s, false, why);

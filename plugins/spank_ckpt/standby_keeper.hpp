@@ -71,6 +71,7 @@ private:
 	void post_note(const std::string &prefix, const std::string &note);
 	Evidence watch_progress();
 	void mark_straggler(int rank, const std::string &node, const std::string &why);
+	void mark_suspect(const std::string &node, const std::string &check, const std::string &evidence);
 	bool release(const std::string &culprit, const std::vector<std::string> &rest);
 	bool in_job(const std::string &node);
 	Evidence gather();

@@ -80,8 +80,7 @@ bool StandbyKeeper::recover(const Evidence &e, const std::vector<int64_t> &ended
 			log_warning("job %u: cannot set %s down: %s", c_.job_id, e.culprit.c_str(),
 				    st.error().str().c_str());
 	if (e.cls == "hang") // a stopped process is no proof of a broken node: marked, not drained
-		(void)call({c_.scontrol, "update", "NodeName=" + e.culprit,
-			    "Extra=" + exchange::suspect_mark("hang", "job " + job + ": " + e.evidence)});
+		mark_suspect(e.culprit, "hang", e.evidence);
 	else if (auto st = call({c_.scontrol, "update", "NodeName=" + e.culprit, "State=DRAIN", "Reason=" + reason});
 		 !st)
 		log_warning("job %u: cannot drain %s: %s", c_.job_id, e.culprit.c_str(), st.error().str().c_str());
