@@ -47,7 +47,7 @@ START_TEST(steps_reach_the_report)
 	auto r = exchange::parse_progress(read_file(path, 4096).value(), path);
 	ck_assert_msg(r.has_value(), "%s", r ? "" : r.error().str().c_str());
 	ck_assert_int_eq(r->rank, 0);
-	ck_assert_str_eq(r->node.c_str(), "n7");
+	ck_assert_sstr_eq(r->node, "n7");
 	ck_assert_int_eq(r->step, 2);
 	ck_assert_msg(r->step_s >= 1.0 && r->step_s < 5, "step_s %f", r->step_s);
 	ck_assert(r->beat >= r->time);

@@ -66,7 +66,7 @@ START_TEST(replacements_keep_the_active_nodes_first)
 	auto l = split_standbys(names({"n1", "n2", "n3", "n4", "n5", "n6"}), 2);
 	auto r = replace_node(*l, "n3", "n1");
 	ck_assert(r.done && r.release);
-	ck_assert_str_eq(r.taken.c_str(), "n5");
+	ck_assert_sstr_eq(r.taken, "n5");
 	ck_assert(r.after.job == names({"n1", "n2", "n4", "n5", "n6"}));
 	ck_assert(r.after.active == names({"n1", "n2", "n4", "n5"}));
 	ck_assert(r.after.standby == names({"n6"}));
@@ -77,7 +77,7 @@ START_TEST(replacements_keep_the_active_nodes_first)
 	ck_assert(b.after.exclude == names({"n1"}));
 	auto none = replace_node(b.after, "n2", "n1");
 	ck_assert(!none.done);
-	ck_assert_str_eq(none.why.c_str(), "no standby left for n2");
+	ck_assert_sstr_eq(none.why, "no standby left for n2");
 	ck_assert(!replace_node(b.after, "n3", "n1").done); // not active
 }
 END_TEST
@@ -87,8 +87,8 @@ START_TEST(per_node_counts)
 	auto c = expand_counts("2(x3),1");
 	ck_assert(c.has_value());
 	ck_assert(*c == names({"2", "2", "2", "1"}));
-	ck_assert_str_eq(compress_counts(*c).c_str(), "2(x3),1");
-	ck_assert_str_eq(compress_counts(names({"8"})).c_str(), "8");
+	ck_assert_sstr_eq(compress_counts(*c), "2(x3),1");
+	ck_assert_sstr_eq(compress_counts(names({"8"})), "8");
 	ck_assert(!expand_counts("2(x3").has_value());
 	ck_assert(!expand_counts("two").has_value());
 	ck_assert(!expand_counts("").has_value());
@@ -102,16 +102,16 @@ START_TEST(batch_environment_counts_the_active_nodes)
 	std::map<std::string, std::string> env = {{"SLURM_TASKS_PER_NODE", "2(x5)"}, {"SLURM_NTASKS_PER_NODE", "2"}};
 	auto l = split_standbys(names({"n1", "n2", "n3", "n4", "n5"}), 1);
 	auto e = active_env(*l, from_map, &env);
-	ck_assert_str_eq(value(e, "SLURM_JOB_NUM_NODES").c_str(), "4");
-	ck_assert_str_eq(value(e, "SLURM_NNODES").c_str(), "4");
-	ck_assert_str_eq(value(e, "SLURM_TASKS_PER_NODE").c_str(), "2(x4)");
-	ck_assert_str_eq(value(e, "SLURM_NTASKS").c_str(), "8");
-	ck_assert_str_eq(value(e, standby_nodes_env).c_str(), "n5");
+	ck_assert_sstr_eq(value(e, "SLURM_JOB_NUM_NODES"), "4");
+	ck_assert_sstr_eq(value(e, "SLURM_NNODES"), "4");
+	ck_assert_sstr_eq(value(e, "SLURM_TASKS_PER_NODE"), "2(x4)");
+	ck_assert_sstr_eq(value(e, "SLURM_NTASKS"), "8");
+	ck_assert_sstr_eq(value(e, standby_nodes_env), "n5");
 	// -n given, no per-node count: the task count is the user's.
 	std::map<std::string, std::string> bare = {{"SLURM_TASKS_PER_NODE", "garbage"}};
 	auto b = active_env(*l, from_map, &bare);
-	ck_assert_str_eq(value(b, "SLURM_NTASKS").c_str(), "(unset)");
-	ck_assert_str_eq(value(b, "SLURM_TASKS_PER_NODE").c_str(), "(unset)");
+	ck_assert_sstr_eq(value(b, "SLURM_NTASKS"), "(unset)");
+	ck_assert_sstr_eq(value(b, "SLURM_TASKS_PER_NODE"), "(unset)");
 }
 END_TEST
 
@@ -125,11 +125,11 @@ START_TEST(verdict_round_trip_and_bad_files)
 	ck_assert(back->relaunch && back->step == 7 && back->generation == 1);
 	ck_assert(back->layout.job == r.after.job && back->layout.active == r.after.active);
 	auto env = relaunch_env(*back);
-	ck_assert_str_eq(value(env, "SLURM_JOB_NODELIST").c_str(), "n[1-2,4-5]");
-	ck_assert_str_eq(value(env, "SLURM_JOB_NUM_NODES").c_str(), "4");
-	ck_assert_str_eq(value(env, "SLURM_JOB_CPUS_PER_NODE").c_str(), "16(x4)");
-	ck_assert_str_eq(value(env, "LOOM_CKPT_GENERATION").c_str(), "1");
-	ck_assert_str_eq(relaunch_exclude(*back).c_str(), "");
+	ck_assert_sstr_eq(value(env, "SLURM_JOB_NODELIST"), "n[1-2,4-5]");
+	ck_assert_sstr_eq(value(env, "SLURM_JOB_NUM_NODES"), "4");
+	ck_assert_sstr_eq(value(env, "SLURM_JOB_CPUS_PER_NODE"), "16(x4)");
+	ck_assert_sstr_eq(value(env, "LOOM_CKPT_GENERATION"), "1");
+	ck_assert_sstr_eq(relaunch_exclude(*back), "");
 	// Torn, unknown and empty-active files are errors naming the file.
 	auto torn = parse_verdict(format_verdict(v).substr(0, 20), "verdict.7");
 	ck_assert(!torn.has_value());

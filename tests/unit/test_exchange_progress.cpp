@@ -67,7 +67,7 @@ START_TEST(what_is_written_reads_back)
 	ck_assert(back.has_value());
 	ck_assert(back->rank == 5 && back->world == 16 && back->node == "gpu-b07" && back->step == 31337);
 	ck_assert(std::fabs(back->time - r.time) < 1e-3 && std::fabs(back->beat - r.beat) < 1e-3);
-	ck_assert_str_eq(progress_file_name(12).c_str(), "rank.12");
+	ck_assert_sstr_eq(progress_file_name(12), "rank.12");
 }
 END_TEST
 

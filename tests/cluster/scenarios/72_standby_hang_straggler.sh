@@ -27,8 +27,8 @@ finals() { grep -o 'rank [0-9]* final step=[0-9]* sha256=[0-9a-f]*' "$out/$1.out
 rank_pid() {
 	local p
 	for p in $(pgrep -f "$prog"); do
-		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_JOB_ID=$1" &&
-			tr '\0' '\n' <"/proc/$p/environ" | grep -qx "SLURM_PROCID=$2" && { echo "$p"; return; }
+		grep -qxz "SLURM_JOB_ID=$1" "/proc/$p/environ" 2>/dev/null &&
+			grep -qxz "SLURM_PROCID=$2" "/proc/$p/environ" && { echo "$p"; return; }
 	done
 }
 ref=$(ranks ref)

@@ -37,8 +37,8 @@ srun_pid=
 for p in $(pgrep -x srun); do
 	case $(ps -o stat= -p "$p") in Z*) continue ;; esac # sruns of earlier jobs nobody reaped
 	[ "$(ps -o comm= -p "$(ps -o ppid= -p "$p" | tr -d ' ')")" = srun ] && continue # srun's own child
-	tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_JOB_ID=$run" &&
-		tr '\0' '\n' <"/proc/$p/environ" | grep -qx "SLURM_CONF=$SLURM_CONF" && srun_pid=$p
+	grep -qxz "SLURM_JOB_ID=$run" "/proc/$p/environ" 2>/dev/null &&
+		grep -qxz "SLURM_CONF=$SLURM_CONF" "/proc/$p/environ" && srun_pid=$p
 done
 [ -n "$srun_pid" ] || fail "no srun of job $run"
 note "job $run on ${hosts[*]} committed $(cat "$CK_ROOT/root/$run/latest"): GPU fault on $culprit, then kill -9 of srun $srun_pid mid-recovery"
