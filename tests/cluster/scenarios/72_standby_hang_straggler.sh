@@ -23,12 +23,15 @@ ranks() { # NAME SBATCH_ARGS...
 		--wrap "export TRAIN_BARRIER_DIR=$out/barrier.\$SLURM_JOB_ID; exec srun --kill-on-bad-exit=1 $py $prog"
 }
 finals() { grep -o 'rank [0-9]* final step=[0-9]* sha256=[0-9a-f]*' "$out/$1.out" | sed 's/ final step=[0-9]*//' | sort; }
-# rank_pid JOB RANK: the pid of that rank's training process (every node is this host).
+# rank_pid JOB RANK: the pid of that rank's training process in this cluster
+# (every node is this host, and the clusters of the other releases beside
+# it run jobs of the same ids).
 rank_pid() {
 	local p
 	for p in $(pgrep -f "$prog"); do
 		grep -qxz "SLURM_JOB_ID=$1" "/proc/$p/environ" 2>/dev/null &&
-			grep -qxz "SLURM_PROCID=$2" "/proc/$p/environ" && { echo "$p"; return; }
+			grep -qxz "SLURM_PROCID=$2" "/proc/$p/environ" &&
+			grep -qxz "SLURM_CONF=$SLURM_CONF" "/proc/$p/environ" && { echo "$p"; return; }
 	done
 }
 ref=$(ranks ref)
