@@ -1,5 +1,5 @@
 #!/bin/bash
-# cluster: --nodes 9 --gpus-per-node 2 --select cons_tres --conf-line SlurmdTimeout=10
+# cluster: --nodes 9 --gpus-per-node 2 --select cons_tres --conf-line SlurmdTimeout=30
 # Two faults on a 4-node --ckpt job holding one standby (4 nodes x 2 ranks,
 # srun per rank, each rank with state of its own):
 #   - slurmd killed on the second node: Slurm sets the node DOWN and takes it
@@ -22,7 +22,7 @@ out=$CK_SCRATCH
 ranks() { # NAME SBATCH_ARGS...
 	local name=$1
 	shift
-	submit --job-name="$name" -N4 --ntasks-per-node=2 -o "$out/$name.out" --open-mode=append --ckpt "$@" \
+	submit --job-name="$name" -N4 --ntasks-per-node=2 --exclusive -o "$out/$name.out" --open-mode=append --ckpt "$@" \
 		--wrap "export TRAIN_BARRIER_DIR=$out/barrier.\$SLURM_JOB_ID; exec srun --kill-on-bad-exit=1 $py $prog"
 }
 finals() { grep -o 'rank [0-9]* final step=[0-9]* sha256=[0-9a-f]*' "$out/$1.out" | sed 's/ final step=[0-9]*//' | sort; }

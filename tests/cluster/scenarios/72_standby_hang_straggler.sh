@@ -19,7 +19,7 @@ out=$CK_SCRATCH
 ranks() { # NAME SBATCH_ARGS...
 	local name=$1
 	shift
-	submit --job-name="$name" -N4 --ntasks-per-node=2 -o "$out/$name.out" --open-mode=append --ckpt "$@" \
+	submit --job-name="$name" -N4 --ntasks-per-node=2 --exclusive -o "$out/$name.out" --open-mode=append --ckpt "$@" \
 		--wrap "export TRAIN_BARRIER_DIR=$out/barrier.\$SLURM_JOB_ID; exec srun --kill-on-bad-exit=1 $py $prog"
 }
 finals() { grep -o 'rank [0-9]* final step=[0-9]* sha256=[0-9a-f]*' "$out/$1.out" | sed 's/ final step=[0-9]*//' | sort; }
