@@ -17,7 +17,7 @@ ckpt_site "standby_dir=$LOOM_CLUSTER_DIR/run/loom-ckpt" "scontrol=$(command -v s
 	"loom=$(realpath "$LOOM_BUILDDIR/tools/loom")"
 py=/usr/bin/python3
 prog=$LOOM_SRCDIR/tests/ckpt/train_ranks.py
-export TRAIN_COMM=none TRAIN_STEPS=900 TRAIN_STEP_SLEEP=0.04 TRAIN_EVERY=50 LOOM_CKPT_COMMIT_TIMEOUT=60
+export TRAIN_COMM=none TRAIN_STEPS=1500 TRAIN_STEP_SLEEP=0.04 TRAIN_EVERY=50 LOOM_CKPT_COMMIT_TIMEOUT=60
 out=$CK_SCRATCH
 ranks() { # NAME SBATCH_ARGS...
 	local name=$1
