@@ -76,3 +76,24 @@ admin_notes_kept() {
 	[ -n "$(admin_note "$1" "loom ckpt: ")" ] && [ -n "$(admin_note "$1" "loom: ")" ] ||
 		fail "job $1: AdminComment does not hold both loom's restart note and its checkpoint note: '$all'"
 }
+
+# The standby scenarios (tests/cluster/scenarios/7*_standby_*.sh):
+# standby_site [KEY=VALUE...]: ckpt_site plus what the keeper runs.
+standby_site() {
+	ckpt_site "standby_dir=$LOOM_CLUSTER_DIR/run/loom-ckpt" "scontrol=$(command -v scontrol)" \
+		"loom=$(realpath "$LOOM_BUILDDIR/tools/loom")" "$@"
+}
+# standby_ranks NAME SBATCH_ARGS...: 4 whole nodes x 2 ranks of
+# tests/ckpt/train_ranks.py, srun per rank, output in $CK_SCRATCH/NAME.out;
+# prints the job id.
+standby_ranks() {
+	local name=$1
+	shift
+	submit --job-name="$name" -N4 --ntasks-per-node=2 --exclusive -o "$CK_SCRATCH/$name.out" --open-mode=append \
+		--ckpt "$@" --wrap "export TRAIN_BARRIER_DIR=$CK_SCRATCH/barrier.\$SLURM_JOB_ID; \
+exec srun --kill-on-bad-exit=1 /usr/bin/python3 $LOOM_SRCDIR/tests/ckpt/train_ranks.py"
+}
+# standby_finals NAME: "rank R sha256=H" per rank, sorted, from NAME's output.
+standby_finals() {
+	grep -o 'rank [0-9]* final step=[0-9]* sha256=[0-9a-f]*' "$CK_SCRATCH/$1.out" | sed 's/ final step=[0-9]*//' | sort
+}

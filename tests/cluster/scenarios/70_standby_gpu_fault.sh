@@ -12,22 +12,13 @@
 # an uninterrupted run. (Fault to step running again is printed, not
 # asserted: bench/ measures speed.)
 source "$LOOM_SRCDIR/tests/ckpt/scenario_lib.sh"
-ckpt_site "standby_dir=$LOOM_CLUSTER_DIR/run/loom-ckpt" "scontrol=$(command -v scontrol)" \
-	"loom=$(realpath "$LOOM_BUILDDIR/tools/loom")"
+standby_site
 py=/usr/bin/python3
-prog=$LOOM_SRCDIR/tests/ckpt/train_ranks.py
 export TRAIN_COMM=none TRAIN_STEPS=600 TRAIN_STEP_SLEEP=0.04 TRAIN_EVERY=50 LOOM_CKPT_COMMIT_TIMEOUT=60
 out=$CK_SCRATCH
-ranks() { # NAME SBATCH_ARGS...
-	local name=$1
-	shift
-	submit --job-name="$name" -N4 --ntasks-per-node=2 --exclusive -o "$out/$name.out" --open-mode=append --ckpt "$@" \
-		--wrap "export TRAIN_BARRIER_DIR=$out/barrier.\$SLURM_JOB_ID; exec srun --kill-on-bad-exit=1 $py $prog"
-}
-finals() { grep -o 'rank [0-9]* final step=[0-9]* sha256=[0-9a-f]*' "$out/$1.out" | sed 's/ final step=[0-9]*//' | sort; }
 
-ref=$(ranks ref)
-run=$(TRAIN_FAULT_FILE=$out/fault TRAIN_FAULT_RANK=5 ranks run --ckpt-standby=1)
+ref=$(standby_ranks ref)
+run=$(TRAIN_FAULT_FILE=$out/fault TRAIN_FAULT_RANK=5 standby_ranks run --ckpt-standby=1)
 wait_state "$run" RUNNING 60
 mapfile -t hosts < <(expand_hosts "$(job_field "$run" NodeList)")
 [ "${#hosts[@]}" = 5 ] || fail "job $run (-N4 --ckpt-standby=1) holds ${#hosts[@]} nodes, expected 5"
@@ -63,13 +54,13 @@ case $(sinfo -h -n "$culprit" -o %E) in "loom: standby: gpu_fault: job $run: "*)
 comment=$(admin_note "$run" "loom standby: ")
 [ "$comment" = "loom standby: $culprit -> $standby (gpu_fault), restart 1 in the allocation, 0 standby left" ] ||
 	fail "job $run: AdminComment's standby note '$comment' ($(job_field "$run" AdminComment))"
-[ "$(finals ref | wc -l)" = 8 ] && [ "$(finals ref | awk '{print $3}' | sort -u | wc -l)" = 8 ] ||
-	fail "job $ref (uninterrupted) did not end with 8 ranks of 8 different states: $(finals ref | tr '\n' ';')"
+[ "$(standby_finals ref | wc -l)" = 8 ] && [ "$(standby_finals ref | awk '{print $3}' | sort -u | wc -l)" = 8 ] ||
+	fail "job $ref (uninterrupted) did not end with 8 ranks of 8 different states: $(standby_finals ref | tr '\n' ';')"
 from=$(grep -o 'resumed_from=[0-9]*' "$out/run.out" | sort -u)
 [ "$(echo "$from" | wc -l)" = 1 ] && [ "$from" != resumed_from=0 ] ||
 	fail "job $run: the ranks did not resume from one committed step: ${from//$'\n'/ }"
-diff <(finals ref) <(finals run) >/dev/null ||
-	fail "job $run: final states differ from the uninterrupted run: $(diff <(finals ref) <(finals run) | tr '\n' ';')"
+diff <(standby_finals ref) <(standby_finals run) >/dev/null ||
+	fail "job $run: final states differ from the uninterrupted run: $(diff <(standby_finals ref) <(standby_finals run) | tr '\n' ';')"
 PYTHONPATH=$LOOM_SRCDIR/sdk/python "$py" "$LOOM_SRCDIR/tests/ckpt/ranks_check.py" "$CK_ROOT/root/$run" 8 >"$out/check" ||
 	fail "job $run: $(tail -1 "$out/check")"
 secs=$(awk -v a="$t1" -v b="$t0" 'BEGIN {printf "%.1f", a - b}')

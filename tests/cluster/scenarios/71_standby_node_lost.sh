@@ -13,19 +13,9 @@
 # The job ends with every rank's state bitwise identical to an
 # uninterrupted run, its ranks resumed from one committed step each time.
 source "$LOOM_SRCDIR/tests/ckpt/scenario_lib.sh"
-ckpt_site "standby_dir=$LOOM_CLUSTER_DIR/run/loom-ckpt" "scontrol=$(command -v scontrol)" \
-	"loom=$(realpath "$LOOM_BUILDDIR/tools/loom")"
-py=/usr/bin/python3
-prog=$LOOM_SRCDIR/tests/ckpt/train_ranks.py
+standby_site
 export TRAIN_COMM=none TRAIN_STEPS=1500 TRAIN_STEP_SLEEP=0.04 TRAIN_EVERY=50 LOOM_CKPT_COMMIT_TIMEOUT=60
 out=$CK_SCRATCH
-ranks() { # NAME SBATCH_ARGS...
-	local name=$1
-	shift
-	submit --job-name="$name" -N4 --ntasks-per-node=2 --exclusive -o "$out/$name.out" --open-mode=append --ckpt "$@" \
-		--wrap "export TRAIN_BARRIER_DIR=$out/barrier.\$SLURM_JOB_ID; exec srun --kill-on-bad-exit=1 $py $prog"
-}
-finals() { grep -o 'rank [0-9]* final step=[0-9]* sha256=[0-9a-f]*' "$out/$1.out" | sed 's/ final step=[0-9]*//' | sort; }
 committed() { cat "$CK_ROOT/root/$run/latest" 2>/dev/null; }
 # wait_newer STEP_DIR: a checkpoint newer than STEP_DIR committed.
 wait_newer() {
@@ -36,8 +26,8 @@ wait_newer() {
 	done
 }
 
-ref=$(ranks ref)
-run=$(TRAIN_FAULT_FILE=$out/fault TRAIN_FAULT_RANK=7 ranks run --ckpt-standby=1)
+ref=$(standby_ranks ref)
+run=$(TRAIN_FAULT_FILE=$out/fault TRAIN_FAULT_RANK=7 standby_ranks run --ckpt-standby=1)
 wait_state "$run" RUNNING 60
 mapfile -t hosts < <(expand_hosts "$(job_field "$run" NodeList)")
 [ "${#hosts[@]}" = 5 ] || fail "job $run (-N4 --ckpt-standby=1) holds ${#hosts[@]} nodes, expected 5"
@@ -74,12 +64,12 @@ wait_state "$ref" COMPLETED 300
 [ "$(grep -c 'starting the step again' "$out/run.out")" = 1 ] || fail "job $run restarted in its allocation more than once"
 case $(sinfo -h -n "$second" -o %E) in "loom: jobcomp: gpu_fault: job $run: "*) ;;
 	*) fail "$second: reason '$(sinfo -h -n "$second" -o %E)', expected jobcomp/health's drain" ;; esac
-[ "$(finals ref | wc -l)" = 8 ] || fail "job $ref (uninterrupted) did not end on 8 ranks"
-last=$(finals run | wc -l)
+[ "$(standby_finals ref | wc -l)" = 8 ] || fail "job $ref (uninterrupted) did not end on 8 ranks"
+last=$(standby_finals run | wc -l)
 [ "$last" = 8 ] || fail "job $run ended on $last ranks, expected 8"
 from=$(grep -o 'resumed_from=[0-9]*' "$out/run.out" | sort -u)
 [ "$(echo "$from" | wc -l)" = 1 ] && [ "$from" != resumed_from=0 ] ||
 	fail "job $run: its last run's ranks did not resume from one committed step: ${from//$'\n'/ }"
-diff <(finals ref) <(finals run) >/dev/null ||
-	fail "job $run: final states differ from the uninterrupted run: $(diff <(finals ref) <(finals run) | tr '\n' ';')"
+diff <(standby_finals ref) <(standby_finals run) >/dev/null ||
+	fail "job $run: final states differ from the uninterrupted run: $(diff <(standby_finals ref) <(standby_finals run) | tr '\n' ';')"
 note "job $run: $lost lost -> $standby in the allocation, then $second's GPU fault -> requeued (Restarts=$(job_field "$run" Restarts)); 8 ranks identical to job $ref"

@@ -10,19 +10,10 @@
 #     drained) and starts the step again on the others plus the standby.
 # The job ends with every rank identical to an uninterrupted run.
 source "$LOOM_SRCDIR/tests/ckpt/scenario_lib.sh"
-ckpt_site "standby_dir=$LOOM_CLUSTER_DIR/run/loom-ckpt" "scontrol=$(command -v scontrol)" \
-	"loom=$(realpath "$LOOM_BUILDDIR/tools/loom")" hang_floor=10s
-py=/usr/bin/python3
+standby_site hang_floor=10s
 prog=$LOOM_SRCDIR/tests/ckpt/train_ranks.py
 export TRAIN_COMM=none TRAIN_STEPS=450 TRAIN_STEP_SLEEP=0.2 TRAIN_EVERY=25 LOOM_CKPT_COMMIT_TIMEOUT=60
 out=$CK_SCRATCH
-ranks() { # NAME SBATCH_ARGS...
-	local name=$1
-	shift
-	submit --job-name="$name" -N4 --ntasks-per-node=2 --exclusive -o "$out/$name.out" --open-mode=append --ckpt "$@" \
-		--wrap "export TRAIN_BARRIER_DIR=$out/barrier.\$SLURM_JOB_ID; exec srun --kill-on-bad-exit=1 $py $prog"
-}
-finals() { grep -o 'rank [0-9]* final step=[0-9]* sha256=[0-9a-f]*' "$out/$1.out" | sed 's/ final step=[0-9]*//' | sort; }
 # rank_pid JOB RANK: the pid of that rank's training process in this cluster
 # (every node is this host, and the clusters of the other releases beside
 # it run jobs of the same ids).
@@ -34,8 +25,8 @@ rank_pid() {
 			grep -qxz "SLURM_CONF=$SLURM_CONF" "/proc/$p/environ" && { echo "$p"; return; }
 	done
 }
-ref=$(ranks ref)
-run=$(ranks run --ckpt-standby=1)
+ref=$(standby_ranks ref)
+run=$(standby_ranks run --ckpt-standby=1)
 wait_state "$run" RUNNING 60
 mapfile -t hosts < <(expand_hosts "$(job_field "$run" NodeList)")
 slow=${hosts[1]} stuck=${hosts[2]} standby=${hosts[4]}
@@ -72,7 +63,7 @@ case $(sinfo -h -n "$stuck" -o %T) in drain*) fail "$stuck was drained for a sto
 wait_state "$run" COMPLETED 300
 wait_state "$ref" COMPLETED 300
 [ "$(job_field "$run" Restarts)" = 0 ] || fail "job $run was requeued: not recovered in its allocation"
-diff <(finals ref) <(finals run) >/dev/null ||
-	fail "job $run: final states differ from the uninterrupted run: $(diff <(finals ref) <(finals run) | tr '\n' ';')"
-[ "$(finals run | wc -l)" = 8 ] || fail "job $run did not end on 8 ranks"
+diff <(standby_finals ref) <(standby_finals run) >/dev/null ||
+	fail "job $run: final states differ from the uninterrupted run: $(diff <(standby_finals ref) <(standby_finals run) | tr '\n' ';')"
+[ "$(standby_finals run | wc -l)" = 8 ] || fail "job $run did not end on 8 ranks"
 note "job $run: straggler named, hang recovered in the allocation; 8 ranks identical to job $ref"

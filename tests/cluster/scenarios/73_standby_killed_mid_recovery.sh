@@ -13,21 +13,12 @@
 # the batch step's slurmstepd itself leaves a job Slurm still counts
 # RUNNING: that is Slurm's, not a recovery's.)
 source "$LOOM_SRCDIR/tests/ckpt/scenario_lib.sh"
-ckpt_site "standby_dir=$LOOM_CLUSTER_DIR/run/loom-ckpt" "scontrol=$(command -v scontrol)" \
-	"loom=$(realpath "$LOOM_BUILDDIR/tools/loom")"
+standby_site
 py=/usr/bin/python3
-prog=$LOOM_SRCDIR/tests/ckpt/train_ranks.py
 export TRAIN_COMM=none TRAIN_STEPS=600 TRAIN_STEP_SLEEP=0.04 TRAIN_EVERY=50 LOOM_CKPT_COMMIT_TIMEOUT=60
 out=$CK_SCRATCH
-ranks() { # NAME SBATCH_ARGS...
-	local name=$1
-	shift
-	submit --job-name="$name" -N4 --ntasks-per-node=2 --exclusive -o "$out/$name.out" --open-mode=append --ckpt "$@" \
-		--wrap "export TRAIN_BARRIER_DIR=$out/barrier.\$SLURM_JOB_ID; exec srun --kill-on-bad-exit=1 $py $prog"
-}
-finals() { grep -o 'rank [0-9]* final step=[0-9]* sha256=[0-9a-f]*' "$out/$1.out" | sed 's/ final step=[0-9]*//' | sort; }
-ref=$(ranks ref)
-run=$(TRAIN_FAULT_FILE=$out/fault TRAIN_FAULT_RANK=5 ranks run --ckpt-standby=1)
+ref=$(standby_ranks ref)
+run=$(TRAIN_FAULT_FILE=$out/fault TRAIN_FAULT_RANK=5 standby_ranks run --ckpt-standby=1)
 wait_state "$run" RUNNING 60
 mapfile -t hosts < <(expand_hosts "$(job_field "$run" NodeList)")
 culprit=${hosts[2]}
@@ -59,9 +50,9 @@ state=$(sinfo -h -n "$culprit" -o '%T|%E')
 case $state in drain*"|loom: "*) ;; *) fail "$culprit after the kill: '$state', expected drained with loom's reason" ;; esac
 wait_state "$run" COMPLETED 300
 wait_state "$ref" COMPLETED 300
-diff <(finals ref) <(finals run) >/dev/null ||
-	fail "job $run: final states differ from the uninterrupted run: $(diff <(finals ref) <(finals run) | tr '\n' ';')"
-[ "$(finals run | wc -l)" = 8 ] || fail "job $run did not end on 8 ranks"
+diff <(standby_finals ref) <(standby_finals run) >/dev/null ||
+	fail "job $run: final states differ from the uninterrupted run: $(diff <(standby_finals ref) <(standby_finals run) | tr '\n' ';')"
+[ "$(standby_finals run | wc -l)" = 8 ] || fail "job $run did not end on 8 ranks"
 PYTHONPATH=$LOOM_SRCDIR/sdk/python "$py" "$LOOM_SRCDIR/tests/ckpt/ranks_check.py" "$CK_ROOT/root/$run" 8 >"$out/check" ||
 	fail "job $run: $(tail -1 "$out/check")"
 note "job $run: $culprit ${state%%|*} ('${state#*|}'); requeued (Restarts=$(job_field "$run" Restarts)), resumed, 8 ranks identical to job $ref; $(tail -1 "$out/check")"
